@@ -1,0 +1,13 @@
+#!/usr/bin/env node
+// The executable behind `flower`: kept separate from main.ts so importing the CLI in tests never runs it.
+import { main } from './main.js';
+
+main(process.argv.slice(2)).then(
+  (code) => {
+    process.exitCode = code;
+  },
+  (error: unknown) => {
+    process.stderr.write(`flower: ${error instanceof Error ? error.message : String(error)}\n`);
+    process.exitCode = 1;
+  },
+);

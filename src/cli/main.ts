@@ -1,0 +1,38 @@
+/**
+ * The `flower` command. This file only assembles the command tree and maps outcomes to exit
+ * codes; each subcommand lives in `src/cli/commands/<name>.ts`.
+ *
+ * Exit codes: 0 success, 1 a failure with a one-line reason (never a stack trace),
+ * 2 bad usage, 130 interrupted.
+ */
+import { Command, CommanderError } from 'commander';
+import { packageVersion } from '../version.js';
+
+export function buildProgram(): Command {
+  const program = new Command('flower')
+    .description(
+      'Carry one long task with Claude Code: clarify it, work on it with a coordinator and workers,\n' +
+        'have an independent judge rule whether it is done, and resume after any interruption.',
+    )
+    .version(packageVersion, '-V, --version', 'print the flower version')
+    .showHelpAfterError('(run "flower --help" for usage)')
+    .exitOverride();
+  return program;
+}
+
+export async function main(argv: string[]): Promise<number> {
+  const program = buildProgram();
+  try {
+    await program.parseAsync(argv, { from: 'user' });
+    return 0;
+  } catch (error) {
+    if (error instanceof CommanderError) {
+      // Commander already printed help/version/usage errors; map them onto our exit codes.
+      if (error.code === 'commander.helpDisplayed' || error.code === 'commander.version') return 0;
+      if (error.code === 'commander.help') return 0;
+      return 2;
+    }
+    process.stderr.write(`flower: ${error instanceof Error ? error.message : String(error)}\n`);
+    return 1;
+  }
+}

@@ -1,0 +1,206 @@
+/**
+ * Text that is about to reach the user's terminal: sanitising, display width, wrapping, truncation.
+ *
+ * Invariants ("red lines"):
+ * - Model output never drives the terminal. `sanitize` removes every escape sequence (CSI, OSC,
+ *   DCS/SOS/PM/APC, two-character escapes, a lone ESC, their 8-bit C1 forms) and every control
+ *   character except the newline; a tab becomes a space. flower adds its own colours only AFTER
+ *   sanitising and wrapping, so nothing here has to tell "our" escapes from "theirs".
+ * - Widths are display columns, not string length: East Asian Wide, Fullwidth and Ambiguous
+ *   characters count as 2 (counting Ambiguous as wide can only under-fill a line, never overflow it).
+ * - No produced line is wider than the width it was given.
+ * - A line never starts with closing punctuation (`。`, `,`, `)` ...) when it can stay on the
+ *   previous line; CJK text breaks between any two characters, Latin text between words.
+ */
+import stringWidth from 'string-width';
+
+/** How wide flower lets its output get. */
+export interface TerminalWidthPolicy {
+  /** Narrower than this and the markers plus indents leave no room for text. */
+  readonly min: number;
+  /** Wider than this and long lines become hard to read; flower's output is prose, not tables. */
+  readonly max: number;
+  /** Used when the output is not a terminal (piped, captured by a test). */
+  readonly fallback: number;
+}
+
+export const defaultWidthPolicy: TerminalWidthPolicy = { min: 40, max: 110, fallback: 80 };
+
+/** The column budget for a terminal reporting `columns` (undefined when not a terminal). */
+export function terminalWidth(
+  columns: number | undefined,
+  policy: TerminalWidthPolicy = defaultWidthPolicy,
+): number {
+  if (columns === undefined || !Number.isFinite(columns) || columns <= 0) return policy.fallback;
+  return Math.max(policy.min, Math.min(Math.floor(columns), policy.max));
+}
+
+// One alternation per escape family, longest forms first. OSC and the string commands run to their
+// terminator (BEL or ST) or, when a model leaves one unterminated, to the end of the text: an
+// unterminated OSC would otherwise swallow everything flower prints after it.
+const ESCAPE_SEQUENCE = new RegExp(
+  [
+    '\\x1b\\][\\s\\S]*?(?:\\x07|\\x1b\\\\|$)', // OSC: ESC ] ... BEL | ST
+    '\\x9d[\\s\\S]*?(?:\\x07|\\x1b\\\\|\\x9c|$)', // OSC, 8-bit introducer
+    '\\x1b[PX^_][\\s\\S]*?(?:\\x1b\\\\|$)', // DCS, SOS, PM, APC: ESC P|X|^|_ ... ST
+    '[\\x90\\x98\\x9e\\x9f][\\s\\S]*?(?:\\x1b\\\\|\\x9c|$)', // the same, 8-bit introducers
+    '\\x1b\\[[\\x30-\\x3f]*[\\x20-\\x2f]*[\\x40-\\x7e]?', // CSI: ESC [ params intermediates final
+    '\\x9b[\\x30-\\x3f]*[\\x20-\\x2f]*[\\x40-\\x7e]?', // CSI, 8-bit introducer
+    '\\x1b[\\x20-\\x2f]*[\\x30-\\x7e]?', // two-character escapes (ESC c, ESC ( B ...) and a lone ESC
+  ].join('|'),
+  'g',
+);
+
+// C0 controls except newline (tab is handled before), DEL, and the remaining C1 controls.
+const CONTROL_CHARACTER = /[\x00-\x09\x0b-\x1f\x7f-\x9f]/g;
+
+/**
+ * Make untrusted text (model output, tool results, file names) safe to print: the result contains
+ * no escape sequences and no control characters other than `\n`. `\r\n` becomes `\n`; a bare `\r`
+ * (which would let text overwrite what is already on the line) is dropped.
+ */
+export function sanitize(text: string): string {
+  return text
+    .replace(ESCAPE_SEQUENCE, '')
+    .replace(/\r\n/g, '\n')
+    .replace(/\t/g, ' ')
+    .replace(CONTROL_CHARACTER, '');
+}
+
+/** Collapse a text onto one line (for tool arguments, summaries): every run of whitespace → one space. */
+export function oneLine(text: string): string {
+  return sanitize(text).replace(/\s+/g, ' ').trim();
+}
+
+const widthOptions = { ambiguousIsNarrow: false } as const;
+
+/** Display columns of a (sanitised, uncoloured) string. */
+export function displayWidth(text: string): number {
+  return stringWidth(text, widthOptions);
+}
+
+const graphemeSegmenter = new Intl.Segmenter(undefined, { granularity: 'grapheme' });
+
+function graphemes(text: string): string[] {
+  return Array.from(graphemeSegmenter.segment(text), (segment) => segment.segment);
+}
+
+const ELLIPSIS = '...';
+
+/** Cut `text` to at most `width` columns, marking the cut with `...`. Text that fits is returned as is. */
+export function truncate(text: string, width: number): string {
+  if (displayWidth(text) <= width) return text;
+  if (width <= ELLIPSIS.length) return ELLIPSIS.slice(0, Math.max(0, width));
+  const budget = width - ELLIPSIS.length;
+  let used = 0;
+  let kept = '';
+  for (const grapheme of graphemes(text)) {
+    const columns = displayWidth(grapheme);
+    if (used + columns > budget) break;
+    kept += grapheme;
+    used += columns;
+  }
+  return kept + ELLIPSIS;
+}
+
+// Punctuation that closes a clause or a bracket; a line must not begin with one of these.
+const CLOSING_PUNCTUATION = new Set(Array.from('。，、；：！？」』）】》〉,.;:!?)]}%…'));
+
+/**
+ * Split one paragraph into break-free tokens: each wide (CJK) grapheme alone, each run of narrow
+ * non-space graphemes with its trailing spaces. Closing punctuation is glued to the token before it
+ * so that no line can start with it.
+ */
+function tokenize(paragraph: string): string[] {
+  const tokens: string[] = [];
+  let word = '';
+  const flushWord = () => {
+    if (word) tokens.push(word);
+    word = '';
+  };
+  for (const grapheme of graphemes(paragraph)) {
+    if (CLOSING_PUNCTUATION.has(grapheme)) {
+      if (word !== '') {
+        word += grapheme;
+        continue;
+      }
+      if (tokens.length > 0) {
+        tokens[tokens.length - 1] += grapheme;
+        continue;
+      }
+    }
+    if (grapheme === ' ') {
+      word += grapheme;
+      continue;
+    }
+    if (word.endsWith(' ')) flushWord();
+    if (displayWidth(grapheme) >= 2) {
+      flushWord();
+      tokens.push(grapheme);
+    } else {
+      word += grapheme;
+    }
+  }
+  flushWord();
+  return tokens;
+}
+
+/** Break one token that is wider than a whole line into line-sized pieces. */
+function splitOversized(token: string, width: number): string[] {
+  const pieces: string[] = [];
+  let piece = '';
+  for (const grapheme of graphemes(token)) {
+    if (piece === '' && grapheme === ' ') continue;
+    if (piece && displayWidth(piece + grapheme) > width) {
+      pieces.push(piece);
+      piece = '';
+    }
+    piece += grapheme;
+  }
+  if (piece) pieces.push(piece);
+  return pieces;
+}
+
+export interface WrapOptions {
+  /** Printed before the first line (a marker such as `  + `); counts against the width. */
+  readonly firstPrefix?: string;
+  /** Printed before every later line; defaults to spaces as wide as `firstPrefix` (hanging indent). */
+  readonly restPrefix?: string;
+}
+
+/**
+ * Wrap sanitised, uncoloured text to `width` columns. Paragraph breaks (`\n`) are kept; an empty
+ * input gives one line holding only the prefix. Every returned line includes its prefix.
+ */
+export function wrap(text: string, width: number, options: WrapOptions = {}): string[] {
+  const firstPrefix = options.firstPrefix ?? '';
+  const restPrefix = options.restPrefix ?? ' '.repeat(displayWidth(firstPrefix));
+  const lines: string[] = [];
+  let prefix = firstPrefix;
+  const room = () => Math.max(1, width - displayWidth(prefix));
+
+  for (const paragraph of text.split('\n')) {
+    let line = '';
+    const emit = () => {
+      lines.push(prefix + line.trimEnd());
+      prefix = restPrefix;
+      line = '';
+    };
+    for (const token of tokenize(paragraph)) {
+      if (displayWidth(line + token.trimEnd()) <= room()) {
+        line += token;
+        continue;
+      }
+      if (line) emit();
+      // Spaces that did not fit are the break itself; a new line never starts with them.
+      if (token.trim() === '') continue;
+      const pieces = displayWidth(token.trimEnd()) > room() ? splitOversized(token, room()) : [token];
+      for (const [index, piece] of pieces.entries()) {
+        line = piece;
+        if (index < pieces.length - 1) emit();
+      }
+    }
+    emit();
+  }
+  return lines.map((line) => truncate(line, width));
+}

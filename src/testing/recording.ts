@@ -1,0 +1,112 @@
+/**
+ * What the mock model remembers about each request, for assertions.
+ *
+ * Invariants: every request that reaches the server is recorded, in arrival order, before it is
+ * answered (so a test sees requests that were failed or dropped too); `body` is the parsed JSON or
+ * `undefined` when the body was empty or not JSON (`rawBody` keeps the text either way).
+ */
+import type { AgentIdentity } from './script.js';
+
+/** How the server answered a request. */
+export type RequestOutcome =
+  | { kind: 'pending' }
+  | { kind: 'reply'; source: string }
+  | { kind: 'error'; status: number; source: string }
+  | { kind: 'drop'; source: string }
+  | { kind: 'refuse'; source: string }
+  | { kind: 'count_tokens' }
+  | { kind: 'not_found' };
+
+/** A message in a Messages API request body, loosely typed: only what assertions commonly read. */
+export interface RequestMessage {
+  role: 'user' | 'assistant';
+  content: string | Array<{ type: string; [key: string]: unknown }>;
+}
+
+/** The Messages API request body, loosely typed. */
+export interface MessagesRequestBody {
+  model?: string;
+  max_tokens?: number;
+  stream?: boolean;
+  system?: string | Array<{ type: string; text?: string; [key: string]: unknown }>;
+  messages?: RequestMessage[];
+  tools?: Array<{ name: string; [key: string]: unknown }>;
+  [key: string]: unknown;
+}
+
+export interface RecordedRequest {
+  /** 0-based position among all requests this server received. */
+  index: number;
+  method: string;
+  /** The path without the query string, e.g. `/v1/messages`. */
+  path: string;
+  /** The query string parameters, e.g. `{ beta: 'true' }`. */
+  query: Record<string, string>;
+  /** Lower-cased header names, as Node delivers them. */
+  headers: Record<string, string | string[] | undefined>;
+  rawBody: string;
+  body: MessagesRequestBody | undefined;
+  /** Which agent the server attributed the request to. */
+  agent: AgentIdentity;
+  /** True when the request found its agent's queue empty and got the fallback. */
+  unmatched: boolean;
+  outcome: RequestOutcome;
+  receivedAt: Date;
+}
+
+/** The system prompt as one string, whichever of the API's two shapes the request used. */
+export function systemText(body: MessagesRequestBody | undefined): string {
+  const system = body?.system;
+  if (system === undefined) return '';
+  if (typeof system === 'string') return system;
+  return system.map((block) => block.text ?? '').join('\n');
+}
+
+/** The text of a message's content, text blocks joined. */
+export function messageText(message: RequestMessage | undefined): string {
+  if (message === undefined) return '';
+  if (typeof message.content === 'string') return message.content;
+  return message.content
+    .map((block) => (block.type === 'text' && typeof block.text === 'string' ? block.text : ''))
+    .join('\n');
+}
+
+/** The last user message's text (including tool results' text), the usual thing to assert on. */
+export function lastUserText(request: RecordedRequest): string {
+  const messages = request.body?.messages ?? [];
+  for (let i = messages.length - 1; i >= 0; i--) {
+    const message = messages[i];
+    if (message?.role === 'user') return contentText(message.content);
+  }
+  return '';
+}
+
+/** All text in a content value, descending into tool_result blocks. */
+export function contentText(content: RequestMessage['content'] | unknown): string {
+  if (typeof content === 'string') return content;
+  if (!Array.isArray(content)) return '';
+  return content
+    .map((block: { type?: string; text?: unknown; content?: unknown }) => {
+      if (block.type === 'text' && typeof block.text === 'string') return block.text;
+      if (block.type === 'tool_result') return contentText(block.content);
+      return '';
+    })
+    .filter((text) => text !== '')
+    .join('\n');
+}
+
+/** The tool_result blocks of the last user message, by tool_use id. */
+export function toolResults(
+  request: RecordedRequest,
+): Array<{ toolUseId: string; text: string; isError: boolean }> {
+  const messages = request.body?.messages ?? [];
+  const last = messages[messages.length - 1];
+  if (last?.role !== 'user' || typeof last.content === 'string') return [];
+  return last.content
+    .filter((block) => block.type === 'tool_result')
+    .map((block) => ({
+      toolUseId: String(block.tool_use_id),
+      text: contentText(block.content),
+      isError: block.is_error === true,
+    }));
+}

@@ -1,0 +1,190 @@
+/**
+ * `Workflow`: runs steps in order, with retries, verdict gates and cross-process continuity.
+ *
+ * Invariants ("red lines"):
+ * - A gate runs exactly once per attempt and only for an ok attempt; its answer is reused.
+ * - The session hook that writes lineage is attached only around the step's own `runner.run`.
+ *   A gate that runs another agent on the same runner (the judge) must never be recorded as the
+ *   step's session, or the next wake would resume the judge instead of the work.
+ * - Only plain step names enter lineage; attempt labels (`#retryN`, `#roundN`) never do.
+ * - An explicit `resumeFrom` that names a step without a session is an error, never a silent
+ *   fresh start. A lineage record whose session is gone is silently ignored: continuity is a
+ *   bonus and its failure must not stop anyone from working.
+ * - Per-attempt prompt, resume id and fork flag are locals; the step objects are never changed.
+ */
+
+import type { Workbench } from '../agents/workbench.js';
+import type { EventSink } from '../runtime/events.js';
+import { Lineage } from '../runtime/lineage.js';
+import type { StepResult } from '../runtime/step-result.js';
+import { newContext, type WorkflowContext } from './context.js';
+import type { StepRunner } from './runner.js';
+import { attemptLabel, renderPrompt, type Step, StepAbort } from './step.js';
+
+/** Anything that emits events of its own (the human channel) and can share the run's sink. */
+export interface EventSource {
+  onEvent?: EventSink | undefined;
+}
+
+export interface WorkflowOptions {
+  name?: string;
+  /** Initial context; the same object is reused by every run of this workflow. */
+  context?: WorkflowContext;
+  /** The human channel; a driver answers questions through it. Wired to the run's sink if unset. */
+  channel?: EventSource;
+  /** The workbench the steps write into; a driver must hand this same object to the Runtime. */
+  workbench?: Workbench;
+  /** Same workspace and run directory = same conversation for each step name (default true). */
+  continuous?: boolean;
+}
+
+export interface WorkflowRunOptions {
+  onEvent?: EventSink;
+  /** Called after every step that ran, passed or failed. */
+  onStep?: (step: Step, result: StepResult) => void;
+}
+
+export class Workflow {
+  readonly steps: readonly Step[];
+  readonly name: string;
+  readonly context: WorkflowContext;
+  readonly channel: EventSource | undefined;
+  readonly workbench: Workbench | undefined;
+  readonly continuous: boolean;
+
+  constructor(steps: readonly Step[], options: WorkflowOptions = {}) {
+    this.steps = steps;
+    this.name = options.name ?? 'workflow';
+    this.context = options.context ?? newContext();
+    this.channel = options.channel;
+    this.workbench = options.workbench;
+    this.continuous = options.continuous ?? true;
+  }
+
+  async run(runner: StepRunner, options: WorkflowRunOptions = {}): Promise<WorkflowContext> {
+    const ctx = this.context;
+    const { onEvent, onStep } = options;
+    ctx.runtime = runner;
+    ctx.onEvent = onEvent;
+    if (this.channel && onEvent && !this.channel.onEvent) this.channel.onEvent = onEvent;
+
+    const lineage = this.openLineage(runner);
+    const total = this.steps.length;
+    for (const [index, step] of this.steps.entries()) {
+      if (step.when && !(await step.when(ctx))) continue;
+      const { resume, carried } = this.resumeSource(step, ctx);
+      onEvent?.({
+        kind: 'step',
+        text: step.name,
+        payload: { name: step.name, index: index + 1, total, resumed: carried, woke: ctx.woke ?? 1 },
+      });
+      const { result, passed } = await runAttempts(step, ctx, runner, {
+        prompt: renderPrompt(step, ctx, carried),
+        resume,
+        fork: Boolean(step.fork && step.resumeFrom),
+        onEvent,
+        lineage,
+      });
+
+      ctx.results[step.name] = result;
+      if (result.sessionId) {
+        ctx.sessions[step.name] = result.sessionId;
+        lineage?.remember(step.name, result.sessionId);
+      }
+      if (passed) {
+        ctx.outputs[step.name] = step.reduce ? step.reduce(result, ctx) : result.text;
+      } else if (step.onFail === 'continue') {
+        ctx.outputs[step.name] = result.text;
+      }
+      onStep?.(step, result);
+      if (!passed && (step.onFail ?? 'stop') === 'stop') {
+        ctx.failedAt = step.name;
+        break;
+      }
+    }
+    return ctx;
+  }
+
+  /** Opens lineage, counts the wake and pours still-existing sessions into the context. */
+  private openLineage(runner: StepRunner): Lineage | undefined {
+    if (!this.continuous || !runner.runDir || !runner.workspace) return undefined;
+    const ctx = this.context;
+    const lineage = Lineage.open(runner.runDir, runner.workspace);
+    ctx.lineage = lineage;
+    ctx.woke = lineage.bump();
+    const exists = (sessionId: string) => runner.hasSession?.(sessionId) ?? true;
+    for (const name of Object.keys(lineage.steps)) {
+      const { sessionId } = lineage.sessionFor(name, exists);
+      if (sessionId && !ctx.sessions[name]) ctx.sessions[name] = sessionId;
+    }
+    return lineage;
+  }
+
+  /** Which session the step starts in, and whether that continues its own earlier session. */
+  private resumeSource(step: Step, ctx: WorkflowContext): { resume: string | undefined; carried: boolean } {
+    if (step.resumeFrom !== undefined) {
+      const resume = ctx.sessions[step.resumeFrom];
+      if (!resume) {
+        throw new Error(
+          `Step "${step.name}" resumes from step "${step.resumeFrom}", but that step has no session ` +
+            '(it has not run yet, or it failed before starting one). Order the steps so that ' +
+            `"${step.resumeFrom}" runs first, or remove resumeFrom.`,
+        );
+      }
+      return { resume, carried: false };
+    }
+    const resume = this.continuous ? ctx.sessions[step.name] : undefined;
+    return { resume, carried: resume !== undefined };
+  }
+}
+
+interface AttemptStart {
+  prompt: string;
+  resume: string | undefined;
+  fork: boolean;
+  onEvent: EventSink | undefined;
+  lineage: Lineage | undefined;
+}
+
+/** Runs the attempt loop of one step: run, gate, then retry fresh or resume the rejected session. */
+async function runAttempts(
+  step: Step,
+  ctx: WorkflowContext,
+  runner: StepRunner,
+  start: AttemptStart,
+): Promise<{ result: StepResult; passed: boolean }> {
+  const retries = Math.max(0, step.retries ?? 0);
+  let { prompt, resume, fork } = start;
+  let result: StepResult | undefined;
+  let passed = false;
+  for (let attempt = 0; attempt <= retries; attempt++) {
+    // The lineage hook lives only for this call: the gate below may run the judge on this runner.
+    const lineage = start.lineage;
+    result = await runner.run(step.spec, prompt, {
+      stepName: attemptLabel(step, attempt),
+      ...(resume === undefined ? {} : { resume, fork }),
+      ...(start.onEvent ? { onEvent: start.onEvent } : {}),
+      ...(lineage ? { onSession: (sessionId: string) => lineage.remember(step.name, sessionId) } : {}),
+    });
+    try {
+      passed = result.ok && (step.gate ? await step.gate(result, ctx) : true);
+    } catch (error) {
+      if (!(error instanceof StepAbort)) throw error;
+      ctx.aborted = error.message;
+      passed = false;
+      break;
+    }
+    if (passed || attempt === retries) break;
+
+    const next = step.onReject && result.sessionId ? await step.onReject(result, ctx) : '';
+    if (next && result.sessionId) {
+      prompt = next;
+      resume = result.sessionId;
+      fork = false;
+    } else {
+      ({ prompt, resume, fork } = start);
+    }
+  }
+  // retries >= 0, so the loop ran at least once.
+  return { result: result as StepResult, passed };
+}

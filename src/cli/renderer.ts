@@ -1,0 +1,247 @@
+/**
+ * The terminal renderer for `go` and `run`: every FlowerEvent kind becomes zero or more finished
+ * screen lines (wrapped, truncated, coloured). It does no I/O; the terminal layer prints the lines
+ * above the bottom prompt.
+ *
+ * Invariants:
+ * - Every kind has a branch, and an unknown one falls through to a `-v`-only line, so a new event
+ *   kind can never crash the screen.
+ * - Model and tool text is sanitised before it is wrapped; colour is added last, per line, so
+ *   wrapping and truncation only ever measure plain text and no line is wider than `width()`.
+ * - Icons are ASCII only (`= | ~ > * - ? + x # <- ! .`): emoji and box drawing have crashed terminals.
+ * - Colour says who speaks: cyan the main thread's thinking and step headers, blue its tool calls,
+ *   magenta dispatches, tasks and asides, dim subagents and status, yellow questions, warnings and
+ *   handoffs, green success, red errors.
+ * - One renderer per process: the status line's cost and elapsed time are cumulative and real; the
+ *   context figure is the main thread's only (a subagent's context says nothing about the main one).
+ */
+import { createColors } from 'picocolors';
+import type { FlowerEvent, HandoffPayload } from '../runtime/events.js';
+import { formatElapsed, formatTokens } from './plain-renderer.js';
+import { displayWidth, oneLine, sanitize, truncate, wrap } from './terminal-text.js';
+
+export interface RendererOptions {
+  /** Show subagent prose, successful tool results, prompts and system notices. */
+  readonly verbose?: boolean;
+  /** Colour on or off (off for pipes and tests). Default: on. */
+  readonly color?: boolean;
+  /** The current column budget; read per event so a resized terminal is honoured. */
+  readonly width?: () => number;
+  /** Milliseconds clock; injectable for tests. */
+  readonly now?: () => number;
+}
+
+/** How many characters of a dispatch description the `>` line shows. */
+const DISPATCH_DESCRIPTION_CHARS = 60;
+const SUBAGENT_GUTTER = '  | ';
+/** A step rule never has fewer `=` than this, however long the step name. */
+const MIN_RULE_FILL = 4;
+
+type Colors = ReturnType<typeof createColors>;
+type QuestionPayload = {
+  kind?: unknown;
+  state?: unknown;
+  options?: unknown;
+  remaining?: unknown;
+  answer?: unknown;
+};
+
+export class TerminalRenderer {
+  private readonly verbose: boolean;
+  private readonly colors: Colors;
+  private readonly width: () => number;
+  private readonly now: () => number;
+  private readonly startedAt: number;
+  private costUsd = 0;
+  private context = 0;
+
+  constructor(options: RendererOptions = {}) {
+    this.verbose = options.verbose ?? false;
+    this.colors = createColors(options.color ?? true);
+    this.width = options.width ?? (() => 80);
+    this.now = options.now ?? Date.now;
+    this.startedAt = this.now();
+  }
+
+  /** Cost of every query this renderer saw finish, in USD. */
+  get totalCostUsd(): number {
+    return this.costUsd;
+  }
+
+  elapsed(): string {
+    return formatElapsed(this.now() - this.startedAt);
+  }
+
+  /** The screen lines for one event (possibly none). */
+  render(event: FlowerEvent): string[] {
+    const c = this.colors;
+    switch (event.kind) {
+      case 'step':
+        return this.stepLines(
+          event.payload.name,
+          event.payload.index,
+          event.payload.total,
+          event.payload.resumed,
+          event.payload.woke,
+        );
+      case 'thinking':
+        if (event.payload.subagent) return [];
+        return this.block(event.text, '  ~ ', c.cyan);
+      case 'text':
+        if (event.payload.subagent) return this.verbose ? this.block(event.text, SUBAGENT_GUTTER, c.dim) : [];
+        if (event.payload.context) this.context = event.payload.context;
+        if (sanitize(event.text).trim() === '') return [];
+        return [...this.block(event.text, '  ', (line) => line), this.status()];
+      case 'prompt':
+        return this.verbose ? this.line(`  ${event.payload.subagent ? '| ' : ''}> `, event.text, c.dim) : [];
+      case 'tool_call': {
+        const label = `* ${oneLine(event.tool ?? '')} `;
+        if (event.payload.subagent) return this.line(`  | ${label}`, event.text, c.dim);
+        return this.line(`  ${label}`, event.text, c.blue);
+      }
+      case 'dispatch': {
+        const description = truncate(oneLine(event.payload.description), DISPATCH_DESCRIPTION_CHARS);
+        return this.line(`  > dispatch ${oneLine(event.payload.subagentType)} `, description, c.magenta);
+      }
+      case 'tool_result': {
+        const gutter = event.payload.subagent ? '  | ' : '  ';
+        if (event.payload.isError) return this.line(`${gutter}x `, event.text, c.red);
+        return this.verbose && event.text.trim() !== '' ? this.line(`${gutter}  `, event.text, c.dim) : [];
+      }
+      case 'task':
+        return event.text.trim() === '' ? [] : this.line('  # ', event.text, c.magenta);
+      case 'error':
+        return this.block(event.text, '  ! ', c.red);
+      case 'retry':
+        return this.line('  ~ ', event.text, c.yellow);
+      case 'reset':
+        this.context = event.payload.postTokens ?? 0;
+        return this.line('  ~ ', event.text, c.yellow);
+      case 'result': {
+        this.costUsd += event.payload.costUsd;
+        const { numTurns, costUsd, isError } = event.payload;
+        const summary = `${numTurns} turns · $${costUsd.toFixed(4)} · ${this.elapsed()}`;
+        return isError ? [c.red(`  x failed ${summary}`)] : [c.green(`  + done ${summary}`)];
+      }
+      case 'handoff':
+        return this.handoffLines(event.text, event.payload);
+      case 'ask':
+        return this.askLines(event.text, event.payload as QuestionPayload);
+      case 'system':
+      case 'unknown':
+        return this.verbose && event.text !== '' ? this.line('  - ', event.text, c.dim) : [];
+      default:
+        return this.verbose ? this.line('  - ', String((event as { text?: unknown }).text ?? ''), c.dim) : [];
+    }
+  }
+
+  /** The status line after main-thread prose: context · cumulative cost · elapsed. */
+  status(): string {
+    const parts = [];
+    if (this.context > 0) parts.push(`context ${formatTokens(this.context)}`);
+    parts.push(`total $${this.costUsd.toFixed(2)}`, this.elapsed());
+    return this.colors.dim(truncate(`  - ${parts.join(' · ')}`, this.width()));
+  }
+
+  /** `== name ======= 2/3`, preceded by a blank line; on resume a second line says so. */
+  private stepLines(name: string, index: number, total: number, resumed: boolean, woke: number): string[] {
+    const c = this.colors;
+    const title = `== ${truncate(oneLine(name), this.width() - 20)} `;
+    const counter = ` ${index}/${total}`;
+    const fill = Math.max(MIN_RULE_FILL, this.width() - displayWidth(title) - counter.length);
+    const lines = ['', c.cyan(truncate(`${title}${'='.repeat(fill)}${counter}`, this.width()))];
+    if (resumed) lines.push(c.cyan(`  <- resumed the last session · wake ${woke}`));
+    return lines;
+  }
+
+  private askLines(text: string, payload: QuestionPayload): string[] {
+    const c = this.colors;
+    if (payload.kind === 'mail') {
+      return payload.state === 'delivered'
+        ? this.line('  + delivered ', text, c.green)
+        : this.line('  + received ', text, c.green);
+    }
+    switch (payload.state) {
+      case 'asked': {
+        const lines = this.block(text, '  ? ', c.yellow);
+        const options = Array.isArray(payload.options) ? payload.options.map(String) : [];
+        options.forEach((option, index) => {
+          lines.push(...this.block(option, `     ${index + 1}) `, c.yellow));
+        });
+        const remaining = typeof payload.remaining === 'number' ? payload.remaining : -1;
+        if (remaining >= 0)
+          lines.push(c.dim(`     (${remaining} more question${remaining === 1 ? '' : 's'} allowed)`));
+        return lines;
+      }
+      case 'answered':
+        return this.block(String(payload.answer ?? ''), '  + ', c.green);
+      case 'timeout':
+        return this.block(
+          'nobody answered: it decides itself and records the assumption under "Unknowns & assumptions"',
+          '  ! ',
+          c.yellow,
+        );
+      case 'over_budget':
+        return this.line('  ! ', `out of questions: "${oneLine(text)}" was not asked`, c.yellow);
+      case 'declined':
+        return [c.dim('  . skipped')];
+      case 'invalid':
+        return this.line('  ! ', 'the agent asked an empty question; it was told to write it out', c.yellow);
+      default:
+        return this.verbose ? this.line('  ? ', text, c.dim) : [];
+    }
+  }
+
+  private handoffLines(text: string, payload: HandoffPayload): string[] {
+    const c = this.colors;
+    if (payload.phase !== 'done') return this.line('  # ', text, c.yellow);
+    const lines = this.line(
+      '  # ',
+      `context ${formatTokens(payload.context)}/${formatTokens(payload.window)}: writing a handoff, a new session takes over`,
+      c.yellow,
+    );
+    if (payload.degraded) {
+      lines.push(
+        ...this.block(
+          'the handoff could not be written; a mechanical one was used (the successor looks at the scene itself)',
+          '  ',
+          c.red,
+        ),
+      );
+    }
+    const sections = payload.sections;
+    if (sections) {
+      const labelled: Array<[string, string]> = [
+        ['Doing', sections.doing],
+        ['Decided', sections.decided],
+        ['Dead ends', sections.deadends],
+        ['Next', sections.next],
+      ];
+      const labelWidth = Math.max(...labelled.map(([label]) => label.length)) + 2;
+      for (const [label, body] of labelled) {
+        if (oneLine(body) !== '')
+          lines.push(...this.line(`    ${label.padEnd(labelWidth)}`, body, (line) => line));
+      }
+    }
+    if (payload.path) lines.push(...this.line('  <- handoff written to ', payload.path, c.yellow));
+    lines.push(c.yellow('  <- the new session starts with a fresh context'));
+    this.context = 0;
+    return lines;
+  }
+
+  /** One line: prefix + the text collapsed to a single line and cut to the width. */
+  private line(prefix: string, text: string, paint: (line: string) => string): string[] {
+    return [paint(truncate(`${prefix}${oneLine(text)}`.trimEnd(), this.width()))];
+  }
+
+  /** Wrapped text with a hanging indent under the prefix; blank lines at either end are dropped. */
+  private block(text: string, prefix: string, paint: (line: string) => string): string[] {
+    const body = sanitize(text)
+      .replace(/^\s*\n|\n\s*$/g, '')
+      .trimEnd();
+    if (body.trim() === '') return [];
+    // A subagent's gutter runs down every line; any other marker appears on the first line only.
+    const restPrefix = prefix === SUBAGENT_GUTTER ? prefix : ' '.repeat(displayWidth(prefix));
+    return wrap(body, this.width(), { firstPrefix: prefix, restPrefix }).map(paint);
+  }
+}

@@ -1,0 +1,289 @@
+import { describe, expect, it } from 'vitest';
+import { TerminalRenderer } from '../../../src/cli/renderer.js';
+import { displayWidth } from '../../../src/cli/terminal-text.js';
+import type { FlowerEvent } from '../../../src/runtime/events.js';
+
+function renderer(options: { verbose?: boolean; width?: number; color?: boolean } = {}) {
+  let clock = 0;
+  const instance = new TerminalRenderer({
+    verbose: options.verbose ?? false,
+    color: options.color ?? false,
+    width: () => options.width ?? 60,
+    now: () => clock,
+  });
+  return {
+    instance,
+    advance: (ms: number) => {
+      clock += ms;
+    },
+  };
+}
+
+const main = { subagent: false };
+const sub = { subagent: true, parentToolUseId: 'toolu_1' };
+
+const text = (body: string, context?: number): FlowerEvent => ({
+  kind: 'text',
+  text: body,
+  payload: context === undefined ? main : { ...main, context },
+});
+const result = (costUsd: number, isError = false): FlowerEvent => ({
+  kind: 'result',
+  text: 'success',
+  payload: { sessionId: 's', costUsd, numTurns: 3, isError, subtype: 'success', errors: [] },
+});
+const question = (state: string, extra: Record<string, unknown> = {}): FlowerEvent => ({
+  kind: 'ask',
+  text: 'Which language?',
+  payload: {
+    kind: 'question',
+    id: 'q1',
+    options: ['Python', 'Go'],
+    state,
+    answer: '',
+    remaining: -1,
+    ...extra,
+  },
+});
+
+describe('TerminalRenderer', () => {
+  it('draws a step rule across the width with its position, and says when a session is resumed', () => {
+    const { instance } = renderer({ width: 40 });
+    const lines = instance.render({
+      kind: 'step',
+      text: 'clarify',
+      payload: { name: 'clarify', index: 1, total: 3, resumed: true, woke: 2 },
+    });
+    expect(lines[0]).toBe('');
+    expect(lines[1]).toMatch(/^== clarify =+ 1\/3$/);
+    expect(displayWidth(lines[1]!)).toBe(40);
+    expect(lines[2]).toBe('  <- resumed the last session · wake 2');
+  });
+
+  it('wraps main-thread prose and follows it with context, cumulative cost and elapsed time', () => {
+    const { instance, advance } = renderer({ width: 40 });
+    instance.render(result(0.5));
+    advance(75_000);
+    const lines = instance.render(text('The tests pass now and the build is green again.', 36_800));
+    expect(lines.slice(0, -1)).toEqual(['  The tests pass now and the build is', '  green again.']);
+    expect(lines.at(-1)).toBe('  - context 36.8K · total $0.50 · 1:15');
+  });
+
+  it('omits the context figure until the main thread reports one', () => {
+    const { instance } = renderer();
+    expect(instance.render(text('hi')).at(-1)).toBe('  - total $0.00 · 0:00');
+  });
+
+  it('ignores a subagent context for the status line', () => {
+    const { instance } = renderer({ verbose: true });
+    instance.render({ kind: 'text', text: 'worker talk', payload: { ...sub, context: 99_000 } });
+    expect(instance.render(text('main')).at(-1)).toBe('  - total $0.00 · 0:00');
+  });
+
+  it('shows main thinking always, subagent thinking never', () => {
+    const { instance } = renderer();
+    expect(instance.render({ kind: 'thinking', text: 'plan first', payload: main })).toEqual([
+      '  ~ plan first',
+    ]);
+    expect(instance.render({ kind: 'thinking', text: 'hidden', payload: sub })).toEqual([]);
+  });
+
+  it('shows subagent prose only with -v, in the gutter on every line', () => {
+    expect(renderer().instance.render({ kind: 'text', text: 'done', payload: sub })).toEqual([]);
+    const lines = renderer({ verbose: true, width: 40 }).instance.render({
+      kind: 'text',
+      text: 'I wrote hello.py and ran it; it printed the expected greeting.',
+      payload: sub,
+    });
+    expect(lines.length).toBeGreaterThan(1);
+    for (const line of lines) expect(line.startsWith('  | ')).toBe(true);
+  });
+
+  it('shows tool calls on one line, subagent ones in the gutter', () => {
+    const { instance } = renderer();
+    expect(
+      instance.render({
+        kind: 'tool_call',
+        tool: 'Bash',
+        text: 'npm\ntest',
+        payload: { ...main, id: 't', input: {} },
+      }),
+    ).toEqual(['  * Bash npm test']);
+    expect(
+      instance.render({
+        kind: 'tool_call',
+        tool: 'Write',
+        text: 'hello.py',
+        payload: { ...sub, id: 't', input: {} },
+      }),
+    ).toEqual(['  | * Write hello.py']);
+  });
+
+  it('shows a dispatch with the subagent type and at most 60 characters of description', () => {
+    const { instance } = renderer({ width: 110 });
+    const [line] = instance.render({
+      kind: 'dispatch',
+      tool: 'Agent',
+      text: '',
+      payload: { ...main, id: 't', input: {}, subagentType: 'coder', description: 'x'.repeat(100) },
+    });
+    expect(line).toBe(`  > dispatch coder ${'x'.repeat(57)}...`);
+  });
+
+  it('shows tool errors always and other tool results only with -v', () => {
+    const event = (isError: boolean): FlowerEvent => ({
+      kind: 'tool_result',
+      text: 'No such file',
+      payload: { ...main, toolUseId: 't', isError },
+    });
+    expect(renderer().instance.render(event(true))).toEqual(['  x No such file']);
+    expect(renderer().instance.render(event(false))).toEqual([]);
+    expect(renderer({ verbose: true }).instance.render(event(false))).toEqual(['    No such file']);
+  });
+
+  it('shows prompts, system notices and unknown events only with -v', () => {
+    const events: FlowerEvent[] = [
+      { kind: 'prompt', text: 'Write hello.py', payload: main },
+      { kind: 'system', text: 'init', payload: { subtype: 'init', data: {} } },
+      { kind: 'unknown', text: 'rate_limit_event', payload: {} },
+    ];
+    for (const event of events) {
+      expect(renderer().instance.render(event)).toEqual([]);
+      expect(renderer({ verbose: true }).instance.render(event)).toHaveLength(1);
+    }
+  });
+
+  it('shows tasks with text, errors, retries and resets', () => {
+    const { instance } = renderer();
+    expect(instance.render({ kind: 'task', text: '', payload: { phase: 'started', taskId: 't' } })).toEqual(
+      [],
+    );
+    expect(
+      instance.render({
+        kind: 'task',
+        text: 'worker finished',
+        payload: { phase: 'notification', taskId: 't' },
+      }),
+    ).toEqual(['  # worker finished']);
+    expect(instance.render({ kind: 'error', text: 'API Error: 500', payload: { synthetic: true } })).toEqual([
+      '  ! API Error: 500',
+    ]);
+    expect(
+      instance.render({ kind: 'retry', text: 'retrying in 4s', payload: { source: 'runtime' } }),
+    ).toEqual(['  ~ retrying in 4s']);
+    instance.render(text('x', 150_000));
+    expect(
+      instance.render({
+        kind: 'reset',
+        text: 'compaction (auto)',
+        payload: { subtype: 'compact_boundary', trigger: 'auto', micro: false, postTokens: 42_000 },
+      }),
+    ).toEqual(['  ~ compaction (auto)']);
+    expect(instance.render(text('y')).at(-1)).toContain('context 42.0K');
+  });
+
+  it('ends a query with done or failed, turns, its cost and the elapsed time, and adds up the cost', () => {
+    const { instance } = renderer();
+    expect(instance.render(result(0.1234))).toEqual(['  + done 3 turns · $0.1234 · 0:00']);
+    expect(instance.render(result(0.5, true))).toEqual(['  x failed 3 turns · $0.5000 · 0:00']);
+    expect(instance.totalCostUsd).toBeCloseTo(0.6234);
+  });
+
+  it('shows a question with numbered options and the remaining quota when there is one', () => {
+    expect(renderer().instance.render(question('asked'))).toEqual([
+      '  ? Which language?',
+      '     1) Python',
+      '     2) Go',
+    ]);
+    expect(
+      renderer()
+        .instance.render(question('asked', { remaining: 2 }))
+        .at(-1),
+    ).toBe('     (2 more questions allowed)');
+  });
+
+  it('shows every way a question ends', () => {
+    const { instance } = renderer({ width: 110 });
+    expect(instance.render(question('answered', { answer: 'Python' }))).toEqual(['  + Python']);
+    expect(instance.render(question('declined'))).toEqual(['  . skipped']);
+    expect(instance.render(question('timeout'))[0]).toMatch(/^ {2}! nobody answered/);
+    expect(instance.render(question('over_budget'))[0]).toMatch(/^ {2}! out of questions/);
+    expect(instance.render(question('invalid'))[0]).toMatch(/^ {2}! .*empty question/);
+  });
+
+  it('shows mail being received and delivered', () => {
+    const { instance } = renderer();
+    const mail = (state: string): FlowerEvent => ({
+      kind: 'ask',
+      text: 'also report total bytes',
+      payload: { kind: 'mail', id: 'm1', state, amended: '' },
+    });
+    expect(instance.render(mail('queued'))).toEqual(['  + received also report total bytes']);
+    expect(instance.render(mail('delivered'))).toEqual(['  + delivered also report total bytes']);
+  });
+
+  it('shows a finished handoff with its sections, path and the context reset', () => {
+    const { instance } = renderer({ width: 80 });
+    instance.render(text('x', 950_000));
+    const lines = instance.render({
+      kind: 'handoff',
+      text: 'handoff done',
+      payload: {
+        phase: 'done',
+        step: 'work',
+        context: 950_000,
+        window: 1_000_000,
+        degraded: true,
+        path: '/w/.flower/notes/handoff-work.md',
+        sections: {
+          doing: 'porting the parser',
+          decided: 'keep the AST',
+          deadends: '',
+          next: 'run the tests',
+        },
+      },
+    });
+    expect(lines[0]).toBe('  # context 950.0K/1000.0K: writing a handoff, a new session takes over');
+    expect(lines.join('\n')).toContain('mechanical');
+    expect(lines).toContain('    Doing      porting the parser');
+    expect(lines.some((line) => line.includes('Dead ends'))).toBe(false);
+    expect(lines).toContain('  <- handoff written to /w/.flower/notes/handoff-work.md');
+    expect(instance.render(text('z')).at(-1)).toBe('  - total $0.00 · 0:00');
+  });
+
+  it('shows the near and writing handoff phases as one line', () => {
+    const { instance } = renderer();
+    expect(
+      instance.render({
+        kind: 'handoff',
+        text: 'context 930K, handoff at 950K',
+        payload: { phase: 'near', step: 'work', context: 930_000, window: 1_000_000, at: 950_000 },
+      }),
+    ).toEqual(['  # context 930K, handoff at 950K']);
+  });
+
+  it('never lets escape sequences from the model through and never exceeds the width', () => {
+    const { instance } = renderer({ width: 40 });
+    const hostile = `\x1b]0;pwned\x07\x1b[2J${'你好 world '.repeat(20)}\x1b[31m`;
+    const lines = [
+      ...instance.render(text(hostile)),
+      ...instance.render({
+        kind: 'tool_call',
+        tool: 'Bash',
+        text: hostile,
+        payload: { ...main, id: 't', input: {} },
+      }),
+      ...instance.render({ kind: 'error', text: hostile, payload: {} }),
+    ];
+    for (const line of lines) {
+      expect(line).not.toContain('\x1b');
+      expect(displayWidth(line)).toBeLessThanOrEqual(40);
+    }
+  });
+
+  it('colours by speaker when colour is on', () => {
+    const { instance } = renderer({ color: true });
+    const [line] = instance.render({ kind: 'error', text: 'boom', payload: {} });
+    expect(line).toBe('\x1b[31m  ! boom\x1b[39m');
+  });
+});

@@ -42,6 +42,10 @@ export const PROBE_TIMEOUT_MS = 20_000;
 /** Body characters kept in the detail line. */
 const DETAIL_CHARS = 200;
 
+/**
+ * Phrases that, in a 400 body, mean the model name is wrong. "not a valid model" is ours: gateways
+ * word an unknown model ID that way ("model: X is not a valid model ID").
+ */
 const MISSING_MODEL_PHRASES = [
   'not_found',
   'not found',
@@ -49,6 +53,7 @@ const MISSING_MODEL_PHRASES = [
   'unknown model',
   'no such model',
   'invalid model',
+  'not a valid model',
 ];
 
 /** `FLOWER_NO_PROBE` set to anything non-empty turns the probe off (its value is not parsed). */

@@ -1,0 +1,196 @@
+import { createServer, type Server } from 'node:net';
+import { afterEach, describe, expect, it } from 'vitest';
+import {
+  classifyProbeResponse,
+  DEFAULT_PROBE_MODEL,
+  probeCredentials,
+  probeDisabled,
+  probeModel,
+} from '../../../src/config/probe.js';
+import { checkReachable, endpointOf } from '../../../src/config/reachability.js';
+import { type MockModel, mock, startMockModel } from '../../../src/testing/index.js';
+
+let model: MockModel | undefined;
+afterEach(async () => {
+  await model?.close();
+  model = undefined;
+});
+
+/** A port on 127.0.0.1 that nothing listens on (bound, noted, released). */
+async function closedPort(): Promise<number> {
+  const server: Server = createServer();
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const address = server.address();
+  await new Promise<void>((resolve) => server.close(() => resolve()));
+  if (address === null || typeof address === 'string') throw new Error('no port');
+  return address.port;
+}
+
+describe('classifyProbeResponse', () => {
+  it.each([
+    [200, '{}', 'ok'],
+    [301, '', 'ok'],
+    [401, '{"error":{"type":"authentication_error"}}', 'auth'],
+    [403, 'forbidden', 'auth'],
+    [404, '{"error":{"type":"not_found_error","message":"model: x"}}', 'config'],
+    [400, '{"error":{"message":"model: claude-x does not exist"}}', 'config'],
+    [400, 'Unknown model claude-x', 'config'],
+    [400, 'no such model', 'config'],
+    [400, 'Invalid model name', 'config'],
+    [400, 'model: claude-x is not a valid model ID', 'config'],
+    [400, '{"error":{"type":"invalid_request_error","message":"model: field required"}}', 'ok'],
+    [429, 'rate limited', 'ok'],
+    [500, 'boom', 'net'],
+    [503, 'unavailable', 'net'],
+    [529, 'overloaded', 'net'],
+  ] as const)('HTTP %d %j → %s', (status, body, verdict) => {
+    expect(classifyProbeResponse(status, body).verdict).toBe(verdict);
+  });
+
+  it('keeps at most 200 body characters in the detail', () => {
+    const { detail } = classifyProbeResponse(401, 'x'.repeat(500));
+    expect(detail).toBe(`HTTP 401 ${'x'.repeat(200)}`);
+  });
+});
+
+describe('probe model and switch', () => {
+  it('prefers the haiku mapping, then the main model, then a default', () => {
+    expect(probeModel({ ANTHROPIC_DEFAULT_HAIKU_MODEL: 'h', ANTHROPIC_MODEL: 'm' })).toBe('h');
+    expect(probeModel({ ANTHROPIC_MODEL: 'm' })).toBe('m');
+    expect(probeModel({})).toBe(DEFAULT_PROBE_MODEL);
+  });
+
+  it('FLOWER_NO_PROBE set to anything non-empty turns the probe off', () => {
+    expect(probeDisabled({ FLOWER_NO_PROBE: '0' })).toBe(true);
+    expect(probeDisabled({ FLOWER_NO_PROBE: '' })).toBe(false);
+    expect(probeDisabled({})).toBe(false);
+  });
+});
+
+// The probe's request offers no tools, so the mock files it under its "side" queue.
+describe('probeCredentials against the mock model', () => {
+  it('ok: one POST /v1/messages with max_tokens 16, the haiku model and x-api-key', async () => {
+    model = await startMockModel({ side: [mock.text('hello')] });
+    const result = await probeCredentials({
+      ANTHROPIC_BASE_URL: `${model.url}/`,
+      ANTHROPIC_API_KEY: 'test-key',
+      ANTHROPIC_AUTH_TOKEN: 'ignored-token',
+      ANTHROPIC_DEFAULT_HAIKU_MODEL: 'claude-haiku-test',
+      ANTHROPIC_MODEL: 'claude-opus-test',
+    });
+    expect(result).toMatchObject({ verdict: 'ok', status: 200, model: 'claude-haiku-test' });
+    expect(result.url).toBe(`${model.url}/v1/messages`);
+    expect(model.requests).toHaveLength(1);
+    const [request] = model.requests;
+    expect(request?.method).toBe('POST');
+    expect(request?.path).toBe('/v1/messages');
+    expect(request?.body).toEqual({
+      model: 'claude-haiku-test',
+      max_tokens: 16,
+      messages: [{ role: 'user', content: 'hi' }],
+    });
+    expect(request?.headers['x-api-key']).toBe('test-key');
+    expect(request?.headers.authorization).toBeUndefined();
+    expect(request?.headers['anthropic-version']).toBe('2023-06-01');
+    expect(request?.headers['content-type']).toBe('application/json');
+  });
+
+  it('sends a gateway token as a Bearer authorization', async () => {
+    model = await startMockModel({ side: [mock.text('hello')] });
+    const result = await probeCredentials({
+      ANTHROPIC_BASE_URL: model.url,
+      ANTHROPIC_AUTH_TOKEN: 'gw-token',
+    });
+    expect(result.verdict).toBe('ok');
+    expect(model.requests[0]?.headers.authorization).toBe('Bearer gw-token');
+    expect(model.requests[0]?.headers['x-api-key']).toBeUndefined();
+    expect(model.requests[0]?.body?.model).toBe(DEFAULT_PROBE_MODEL);
+  });
+
+  it.each([
+    ['401', mock.error(401), 'auth', 401],
+    ['404', mock.error(404), 'config', 404],
+    [
+      '400 naming the model',
+      mock.error(400, { message: 'model: claude-nope is not a valid model ID' }),
+      'config',
+      400,
+    ],
+    ['503', mock.error(503), 'net', 503],
+  ] as const)('%s → %s', async (_name, fault, verdict, status) => {
+    model = await startMockModel({ side: [fault] });
+    const result = await probeCredentials({ ANTHROPIC_BASE_URL: model.url, ANTHROPIC_API_KEY: 'test-key' });
+    expect(result.verdict).toBe(verdict);
+    expect(result.status).toBe(status);
+    expect(result.detail).toMatch(new RegExp(`^HTTP ${status} `));
+    expect(model.requests).toHaveLength(1);
+  });
+
+  it('a refused port → net, naming the connection error', async () => {
+    const port = await closedPort();
+    const result = await probeCredentials({
+      ANTHROPIC_BASE_URL: `http://127.0.0.1:${port}`,
+      ANTHROPIC_API_KEY: 'k',
+    });
+    expect(result.verdict).toBe('net');
+    expect(result.detail).toContain('ECONNREFUSED');
+  });
+
+  it('a server that does not answer in time → net (timeout)', async () => {
+    model = await startMockModel({ side: [mock.text('late', { delayMs: 2_000 })] });
+    const result = await probeCredentials(
+      { ANTHROPIC_BASE_URL: model.url, ANTHROPIC_API_KEY: 'k' },
+      { timeoutMs: 200 },
+    );
+    expect(result.verdict).toBe('net');
+    expect(result.detail).toMatch(/timeout/i);
+  });
+
+  it('no credentials → auth without any request', async () => {
+    model = await startMockModel([]);
+    const result = await probeCredentials({ ANTHROPIC_BASE_URL: model.url, ANTHROPIC_API_KEY: '' });
+    expect(result.verdict).toBe('auth');
+    expect(model.requests).toHaveLength(0);
+  });
+
+  it('a base URL that is not a URL → config', async () => {
+    const result = await probeCredentials({ ANTHROPIC_BASE_URL: 'gateway.example', ANTHROPIC_API_KEY: 'k' });
+    expect(result.verdict).toBe('config');
+  });
+});
+
+describe('checkReachable (DNS + TCP, no HTTP)', () => {
+  it('derives host and port from the base URL', () => {
+    expect(endpointOf(undefined)).toEqual({ host: 'api.anthropic.com', port: 443 });
+    expect(endpointOf('')).toEqual({ host: 'api.anthropic.com', port: 443 });
+    expect(endpointOf('http://gw.example/anthropic')).toEqual({ host: 'gw.example', port: 80 });
+    expect(endpointOf('https://gw.example:8443')).toEqual({ host: 'gw.example', port: 8443 });
+    expect(endpointOf('http://[::1]:9000')).toEqual({ host: '::1', port: 9000 });
+  });
+
+  it('reachable when a TCP handshake succeeds, without sending an HTTP request', async () => {
+    model = await startMockModel([]);
+    const result = await checkReachable(model.url, 2_000);
+    expect(result).toMatchObject({ reachable: true, host: '127.0.0.1', port: model.port });
+    expect(model.requests).toHaveLength(0);
+  });
+
+  it('unreachable on a refused port, with the reason', async () => {
+    const port = await closedPort();
+    const result = await checkReachable(`http://127.0.0.1:${port}`, 2_000);
+    expect(result).toMatchObject({ reachable: false, port });
+    expect(result.reason).toContain('ECONNREFUSED');
+  });
+
+  it('unreachable when the name does not resolve', async () => {
+    const result = await checkReachable('https://no-such-host.invalid', 2_000);
+    expect(result.reachable).toBe(false);
+    expect(result.reason).toMatch(/ENOTFOUND|EAI_AGAIN/);
+  });
+
+  it('unreachable for a malformed URL, without throwing', async () => {
+    const result = await checkReachable('not a url', 500);
+    expect(result.reachable).toBe(false);
+    expect(result.reason).toContain('not a valid URL');
+  });
+});

@@ -1,0 +1,78 @@
+/**
+ * Module hooks that let `flower run ./flow.ts:main` import TypeScript on Node 20, which cannot.
+ * Registered with `module.register` (they run on Node's loader thread) only when a `.ts` target is
+ * given; every other import goes through Node untouched.
+ *
+ * Invariants:
+ * - Only files ending in `.ts` / `.mts` are transpiled, each on its own (`transpileModule`: types are
+ *   erased, never checked; type-only imports are dropped), always as ES modules.
+ * - A relative `./x.js` import from a TypeScript file that has no `x.js` next to it resolves to
+ *   `x.ts`: that is how NodeNext TypeScript spells imports of sibling sources.
+ * - The TypeScript compiler is the user's (resolved next to their file) or flower's own; which one is
+ *   decided by the caller and handed over in `initialize`.
+ */
+import { readFile } from 'node:fs/promises';
+import { fileURLToPath, pathToFileURL } from 'node:url';
+import type * as TypeScript from 'typescript';
+
+export interface TypeScriptHooksData {
+  /** Absolute path of the `typescript` package's main file. */
+  readonly typescriptPath: string;
+}
+
+type ResolveResult = { url: string; format?: string | null; shortCircuit?: boolean };
+type ResolveContext = { parentURL?: string; conditions: string[]; importAttributes?: Record<string, string> };
+type LoadResult = { format: string; source?: string | ArrayBuffer | Uint8Array; shortCircuit?: boolean };
+type LoadContext = {
+  format?: string | null;
+  conditions: string[];
+  importAttributes?: Record<string, string>;
+};
+
+let compiler: typeof TypeScript | undefined;
+
+const TYPESCRIPT_FILE = /\.m?ts$/;
+
+export async function initialize(data: TypeScriptHooksData): Promise<void> {
+  const loaded = (await import(pathToFileURL(data.typescriptPath).href)) as { default?: typeof TypeScript };
+  compiler = loaded.default ?? (loaded as unknown as typeof TypeScript);
+}
+
+export async function resolve(
+  specifier: string,
+  context: ResolveContext,
+  nextResolve: (specifier: string, context: ResolveContext) => Promise<ResolveResult>,
+): Promise<ResolveResult> {
+  try {
+    return await nextResolve(specifier, context);
+  } catch (error) {
+    const fromTypeScript =
+      context.parentURL !== undefined && TYPESCRIPT_FILE.test(new URL(context.parentURL).pathname);
+    if (fromTypeScript && /^\.{1,2}\//.test(specifier) && /\.m?js$/.test(specifier)) {
+      return nextResolve(specifier.replace(/js$/, 'ts'), context);
+    }
+    throw error;
+  }
+}
+
+export async function load(
+  url: string,
+  context: LoadContext,
+  nextLoad: (url: string, context: LoadContext) => Promise<LoadResult>,
+): Promise<LoadResult> {
+  if (!url.startsWith('file:') || !TYPESCRIPT_FILE.test(new URL(url).pathname) || !compiler) {
+    return nextLoad(url, context);
+  }
+  const fileName = fileURLToPath(url);
+  const source = await readFile(fileName, 'utf8');
+  const output = compiler.transpileModule(source, {
+    fileName,
+    compilerOptions: {
+      module: compiler.ModuleKind.ESNext,
+      target: compiler.ScriptTarget.ES2022,
+      inlineSourceMap: true,
+      inlineSources: true,
+    },
+  });
+  return { format: 'module', source: output.outputText, shortCircuit: true };
+}

@@ -1,0 +1,86 @@
+/**
+ * Expire layer: old results of quick looks (`git status`, `ls`, `ps` …) are replaced by a short
+ * "expired" note when a transcript is loaded for resume.
+ *
+ * Why: such results are tiny, so trimming by size never touches them, but their truth decays. A
+ * `git status` from twenty glances ago is not merely useless, it misleads. Only the newest few
+ * stay verbatim.
+ *
+ * Invariants:
+ * - Only Bash results whose command passes `isEphemeral` (the same predicate the coordinator's
+ *   guard allows) are candidates. Read results never expire: file contents do not turn
+ *   misleading with time and may be exactly what the model is reasoning from.
+ * - Only plain-text results up to `maxChars`; larger ones are the trim layer's business.
+ * - The tool_result block stays; only its content changes. Protected entries are skipped.
+ * - Expired text is not spilled to disk: running the command again is how to get it back.
+ * - Pure: the input is never modified.
+ */
+import { isEphemeral } from './glance.js';
+import {
+  blocksOf,
+  type Entry,
+  isToolUse,
+  replaceBlocks,
+  type ToolResultSite,
+  toolResultSites,
+  toolResultText,
+} from './transcript.js';
+
+export interface EphemeralPolicy {
+  /** Off only when the coordinator cannot glance either; the two sets must match. */
+  enabled: boolean;
+  /** The newest results stay verbatim: the model may be acting on them right now. */
+  keepRecent: number;
+  /** Results above this are not glances (and are left to the trim layer). */
+  maxChars: number;
+  /** The note that replaces an expired result; `age` counts glances since, not turns. */
+  placeholder: (command: string, age: number) => string;
+}
+
+export const defaultEphemeralPolicy: EphemeralPolicy = {
+  enabled: true,
+  keepRecent: 6,
+  maxChars: 2000,
+  placeholder: (command, age) =>
+    `[result of \`${command}\` expired (${age} glances ago); the state may have changed — run it again if you need it]`,
+};
+
+/** How a command is shown in the note: its first line, at most 60 characters. */
+export function commandLabel(command: string): string {
+  return (command.trim().split('\n')[0] ?? '').slice(0, 60);
+}
+
+export interface ExpireResult {
+  entries: Entry[];
+  expired: number;
+}
+
+/** Replace all but the newest `keepRecent` glance results with the expiry note. */
+export function expireStaleGlances(
+  entries: readonly Entry[],
+  policy: EphemeralPolicy = defaultEphemeralPolicy,
+): ExpireResult {
+  if (!policy.enabled) return { entries: [...entries], expired: 0 };
+  const bashCommands = new Map<string, string>();
+  for (const entry of entries) {
+    for (const block of blocksOf(entry)) {
+      if (!isToolUse(block) || block.name !== 'Bash') continue;
+      const command = (block.input as { command?: unknown } | undefined)?.command;
+      if (typeof command === 'string') bashCommands.set(block.id, command);
+    }
+  }
+  const sites: Array<{ site: ToolResultSite; command: string }> = [];
+  for (const site of toolResultSites(entries)) {
+    const command = bashCommands.get(site.block.tool_use_id);
+    if (command === undefined || !isEphemeral(command)) continue;
+    const text = toolResultText(site.block);
+    if (text === null || text.length > policy.maxChars) continue;
+    sites.push({ site, command });
+  }
+  const targets = sites.slice(0, Math.max(0, sites.length - Math.max(0, policy.keepRecent)));
+  const replacements = targets.map(({ site, command }, index) => ({
+    site,
+    block: { ...site.block, content: policy.placeholder(commandLabel(command), sites.length - index) },
+  }));
+  return { entries: replaceBlocks(entries, replacements), expired: replacements.length };
+}

@@ -13,6 +13,7 @@
  * - Per-attempt prompt, resume id and fork flag are locals; the step objects are never changed.
  */
 
+import type { HumanChannel } from '../agents/human/channel.js';
 import type { Workbench } from '../agents/workbench.js';
 import type { EventSink } from '../runtime/events.js';
 import { Lineage } from '../runtime/lineage.js';
@@ -21,17 +22,15 @@ import { newContext, type WorkflowContext } from './context.js';
 import type { StepRunner } from './runner.js';
 import { attemptLabel, renderPrompt, type Step, StepAbort } from './step.js';
 
-/** Anything that emits events of its own (the human channel) and can share the run's sink. */
-export interface EventSource {
-  onEvent?: EventSink | undefined;
-}
-
 export interface WorkflowOptions {
   name?: string;
   /** Initial context; the same object is reused by every run of this workflow. */
   context?: WorkflowContext;
-  /** The human channel; a driver answers questions through it. Wired to the run's sink if unset. */
-  channel?: EventSource;
+  /**
+   * The human channel; a driver answers questions through it. To have its events reach the sink of
+   * whichever run is active, build it with `onEvent: (event) => context.onEvent?.(event)`.
+   */
+  channel?: HumanChannel;
   /** The workbench the steps write into; a driver must hand this same object to the Runtime. */
   workbench?: Workbench;
   /** Same workspace and run directory = same conversation for each step name (default true). */
@@ -48,7 +47,7 @@ export class Workflow {
   readonly steps: readonly Step[];
   readonly name: string;
   readonly context: WorkflowContext;
-  readonly channel: EventSource | undefined;
+  readonly channel: HumanChannel | undefined;
   readonly workbench: Workbench | undefined;
   readonly continuous: boolean;
 
@@ -66,7 +65,6 @@ export class Workflow {
     const { onEvent, onStep } = options;
     ctx.runtime = runner;
     ctx.onEvent = onEvent;
-    if (this.channel && onEvent && !this.channel.onEvent) this.channel.onEvent = onEvent;
 
     const lineage = this.openLineage(runner);
     const total = this.steps.length;

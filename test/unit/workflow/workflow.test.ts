@@ -4,7 +4,6 @@ import { describe, expect, it, vi } from 'vitest';
 import type { FlowerEvent } from '../../../src/runtime/events.js';
 import { newContext } from '../../../src/workflow/context.js';
 import { type Step, StepAbort } from '../../../src/workflow/step.js';
-import type { EventSource } from '../../../src/workflow/workflow.js';
 import { Workflow } from '../../../src/workflow/workflow.js';
 import { FakeRunner, fakeSpec } from './fake-runner.js';
 
@@ -215,17 +214,6 @@ describe('Workflow.run: sessions', () => {
   it('resumeFrom a step without a session is an error that says what to do', async () => {
     const flow = new Workflow([step('b', { resumeFrom: 'a' })]);
     await expect(flow.run(new FakeRunner())).rejects.toThrow(/"a" runs first, or remove resumeFrom/);
-  });
-
-  it('wires the channel to the run sink only when it has none', async () => {
-    const sink = () => {};
-    const bare: EventSource = {};
-    await new Workflow([], { channel: bare }).run(new FakeRunner(), { onEvent: sink });
-    expect(bare.onEvent).toBe(sink);
-    const own = () => {};
-    const wired: EventSource = { onEvent: own };
-    await new Workflow([], { channel: wired }).run(new FakeRunner(), { onEvent: sink });
-    expect(wired.onEvent).toBe(own);
   });
 });
 

@@ -1,0 +1,195 @@
+/**
+ * `runs/lineage.json`: which session each step of this workspace last ran in, so that running
+ * flower again in the same directory (after a crash, kill or reboot) re-attaches every step to its
+ * conversation. Shape: `{ "workspace": "<absolute path>", "woke": N, "steps": { name: sessionId } }`.
+ *
+ * Invariants:
+ * - A session id is recorded the moment it is known (`remember`), not at the end of the step: a
+ *   process killed inside its first step must still find its session next time.
+ * - Every write is a merge under the file lock: re-read, change one step (or the wake counter),
+ *   write atomically. Parallel processes in one run directory keep each other's steps.
+ * - Only plain step names are recorded. Labels with a suffix (`#retryN`, `#roundN`,
+ *   `:verdict#N`) name one attempt or one judge round; recording them would, for instance, let a
+ *   judge resume its own earlier verdict session instead of judging afresh.
+ * - A mismatch means "no lineage", never an error: a file recorded for another workspace path
+ *   (the directory was copied or moved, so the SDK's project key differs and the sessions cannot
+ *   be found) or a recorded session the store no longer has. The reason is kept for `-v`.
+ * - Writing never throws: continuity is a bonus, and failing to record it must not stop the work.
+ */
+import { join, resolve } from 'node:path';
+import {
+  type JsonDocumentCodec,
+  type JsonFileOptions,
+  readJsonDocument,
+  updateJsonDocument,
+} from './locked-json-file.js';
+
+export const LINEAGE_FILE = 'lineage.json';
+
+export interface LineageRecord {
+  /** Absolute workspace path the sessions belong to. */
+  workspace: string;
+  /** How many times flower has woken up in this workspace (1 on the first run). */
+  woke: number;
+  /** Step name → session id. */
+  steps: Record<string, string>;
+}
+
+/** What a lookup found: a session to resume, or why there is none (for `-v`). */
+export type LineageLookup = { sessionId: string } | { sessionId: undefined; reason: string };
+
+const SUFFIXED_LABEL = /#(?:retry|round)\d+|:verdict#\d+/;
+
+/** Whether `step` is a plain step name that may enter lineage (no attempt or judge suffix). */
+export function isLineageStepName(step: string): boolean {
+  return step.length > 0 && !SUFFIXED_LABEL.test(step);
+}
+
+export function lineagePath(runDir: string): string {
+  return join(runDir, LINEAGE_FILE);
+}
+
+function isPlainObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+/** Keeps only usable records: non-empty ids (numbers written by hand are accepted as text). */
+function decodeSteps(value: unknown): Record<string, string> {
+  const steps: Record<string, string> = {};
+  if (!isPlainObject(value)) return steps;
+  for (const [name, id] of Object.entries(value)) {
+    if ((typeof id === 'string' || typeof id === 'number') && String(id) !== '') steps[name] = String(id);
+  }
+  return steps;
+}
+
+/** The file as found on disk; `workspace` is empty when the file has none. */
+const lineageCodec: JsonDocumentCodec<LineageRecord> = {
+  empty: () => ({ workspace: '', woke: 0, steps: {} }),
+  decode: (value) => {
+    if (!isPlainObject(value)) return undefined;
+    const woke = Number(value.woke ?? 0);
+    return {
+      workspace: typeof value.workspace === 'string' ? value.workspace : '',
+      woke: Number.isFinite(woke) && woke > 0 ? Math.floor(woke) : 0,
+      steps: decodeSteps(value.steps),
+    };
+  },
+};
+
+export interface LineageOptions extends JsonFileOptions {
+  /** Receives the reason when the file exists but is ignored (shown under `-v`). */
+  onVerbose?: (message: string) => void;
+}
+
+export class Lineage {
+  /** Why an existing lineage file was ignored when opened, if it was. */
+  readonly ignoredReason: string | undefined;
+  private record: LineageRecord;
+
+  private constructor(
+    readonly path: string,
+    readonly workspace: string,
+    private readonly options: LineageOptions,
+    record: LineageRecord,
+    ignoredReason: string | undefined,
+  ) {
+    this.record = record;
+    this.ignoredReason = ignoredReason;
+  }
+
+  /** Opens the lineage of `workspace` kept in `runDir`; a missing or foreign file reads as empty. */
+  static open(runDir: string, workspace: string, options: LineageOptions = {}): Lineage {
+    const path = lineagePath(runDir);
+    const absolute = resolve(workspace);
+    let onDisk: LineageRecord;
+    try {
+      onDisk = readJsonDocument(path, lineageCodec, options);
+    } catch (error) {
+      const reason = `${path} could not be read (${(error as Error).message}); starting without lineage.`;
+      options.onVerbose?.(reason);
+      return new Lineage(path, absolute, options, Lineage.emptyFor(absolute), reason);
+    }
+    if (
+      onDisk.workspace === absolute ||
+      (onDisk.workspace === '' && Object.keys(onDisk.steps).length === 0)
+    ) {
+      return new Lineage(path, absolute, options, { ...onDisk, workspace: absolute }, undefined);
+    }
+    const reason =
+      `${path} belongs to the workspace ${onDisk.workspace || '(none recorded)'}, not ${absolute} ` +
+      '(the directory was probably copied or moved); its sessions are not resumed.';
+    options.onVerbose?.(reason);
+    return new Lineage(path, absolute, options, Lineage.emptyFor(absolute), reason);
+  }
+
+  private static emptyFor(workspace: string): LineageRecord {
+    return { workspace, woke: 0, steps: {} };
+  }
+
+  /** Wake count as last read or written. */
+  get woke(): number {
+    return this.record.woke;
+  }
+
+  /** A copy of step name → session id, as last read or written. */
+  get steps(): Record<string, string> {
+    return { ...this.record.steps };
+  }
+
+  /**
+   * Records that `step` now runs in `sessionId`, merged into the file at once. Suffixed labels and
+   * empty values are ignored.
+   */
+  remember(step: string, sessionId: string): void {
+    if (!isLineageStepName(step) || sessionId === '') return;
+    this.merge((record) => ({ ...record, steps: { ...record.steps, [step]: sessionId } }));
+    // Keep our view even if the write failed, so this process still resumes correctly.
+    this.record.steps[step] = sessionId;
+  }
+
+  /** Counts one more wake-up in this workspace and returns the new count (1 on the first run). */
+  bump(): number {
+    const before = this.record.woke;
+    this.merge((record) => ({ ...record, woke: record.woke + 1 }));
+    if (this.record.woke === before) this.record.woke = before + 1;
+    return this.record.woke;
+  }
+
+  /**
+   * The session to resume for `step`: the recorded one, unless the session store does not have
+   * it (lineage can outlive `sessions.db`, and resuming a missing session fails only later,
+   * inside the agent process).
+   */
+  sessionFor(step: string, hasSession: (sessionId: string) => boolean): LineageLookup {
+    const sessionId = this.record.steps[step];
+    if (sessionId === undefined)
+      return { sessionId: undefined, reason: `no session recorded for step "${step}"` };
+    if (!hasSession(sessionId)) {
+      return {
+        sessionId: undefined,
+        reason: `session ${sessionId} recorded for step "${step}" is not in the session store; starting fresh`,
+      };
+    }
+    return { sessionId };
+  }
+
+  /**
+   * Applies `change` to the on-disk record under the lock. A file that belongs to another
+   * workspace is replaced: its sessions cannot be resumed from here, and the first write of this
+   * workspace takes the file over. Nothing is lost: the copy it came from still has its own lineage.
+   */
+  private merge(change: (record: LineageRecord) => LineageRecord): void {
+    try {
+      const written = updateJsonDocument(
+        this.path,
+        lineageCodec,
+        (onDisk) => change(onDisk.workspace === this.workspace ? onDisk : Lineage.emptyFor(this.workspace)),
+        this.options,
+      );
+      this.record = written;
+    } catch (error) {
+      this.options.onWarning?.(`Could not write ${this.path}: ${(error as Error).message}.`);
+    }
+  }
+}

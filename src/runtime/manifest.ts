@@ -1,0 +1,75 @@
+/**
+ * `runs/manifest.json`: the books of every step any flower process ran in this run directory.
+ *
+ * A JSON array of manifest rows (see `step-result.ts`), one per step-attempt label per process.
+ * Invariants:
+ * - A process owns exactly the rows carrying its run id. Each save re-reads the file under the
+ *   lock, keeps every row of other runs as it is, and replaces its own rows with its current
+ *   results, so repeated saves never duplicate rows and parallel processes never lose each
+ *   other's rows.
+ * - Rows written by other versions are kept verbatim, unknown keys included: the merge only looks
+ *   at `run`.
+ * - Saving never throws: the manifest is a record of the work, and failing to write it must not
+ *   fail the work. Problems go to the warning callback instead.
+ */
+import { join } from 'node:path';
+import {
+  type JsonDocumentCodec,
+  type JsonFileOptions,
+  readJsonDocument,
+  updateJsonDocument,
+} from './locked-json-file.js';
+import { type ManifestRow, type StepResult, toManifestRow } from './step-result.js';
+
+/** A row as found on disk: flower's own shape, or anything another version wrote. */
+export type StoredManifestRow = Partial<ManifestRow> & Record<string, unknown>;
+
+export const MANIFEST_FILE = 'manifest.json';
+
+export function manifestPath(runDir: string): string {
+  return join(runDir, MANIFEST_FILE);
+}
+
+function isPlainObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+/** An array of objects; anything else is treated as corrupt and set aside, never silently dropped. */
+const manifestCodec: JsonDocumentCodec<StoredManifestRow[]> = {
+  empty: () => [],
+  decode: (value) =>
+    Array.isArray(value) && value.every(isPlainObject) ? (value as StoredManifestRow[]) : undefined,
+};
+
+/** All rows in the manifest of `runDir` (empty when there is none yet). */
+export function readManifest(runDir: string, options: JsonFileOptions = {}): StoredManifestRow[] {
+  return readJsonDocument(manifestPath(runDir), manifestCodec, options);
+}
+
+/**
+ * Saves this process's results: rows of other runs are kept, rows of `run` are replaced by
+ * `results`. Returns false (after telling `onWarning`) when the file could not be written.
+ */
+export function saveManifestRows(
+  runDir: string,
+  run: string,
+  results: readonly StepResult[],
+  options: JsonFileOptions = {},
+): boolean {
+  const own = results.map((result) => ({ ...toManifestRow(result), run }));
+  try {
+    updateJsonDocument(
+      manifestPath(runDir),
+      manifestCodec,
+      (rows) => [...rows.filter((row) => row.run !== run), ...own],
+      options,
+    );
+    return true;
+  } catch (error) {
+    options.onWarning?.(
+      `Could not write ${manifestPath(runDir)}: ${(error as Error).message}. The step results of this ` +
+        'run are only in memory.',
+    );
+    return false;
+  }
+}

@@ -1,0 +1,36 @@
+/**
+ * Run ids and the compact local timestamp used in flower's file names.
+ *
+ * A run id marks every manifest row a process writes: `YYYYmmdd-HHMMSS-<6 hex>`. The manifest
+ * merge replaces rows *by run id*, so two processes sharing an id would delete each other's rows;
+ * the random suffix (16.7 million values) makes that practically impossible even for processes
+ * started in the same second. The timestamp is local time because humans read these ids next to
+ * their own clock, and it sorts chronologically as plain text.
+ */
+import { randomBytes } from 'node:crypto';
+
+const RUN_ID = /^\d{8}-\d{6}-[0-9a-f]{6}$/;
+
+function twoDigits(value: number): string {
+  return String(value).padStart(2, '0');
+}
+
+/** `YYYYmmdd-HHMMSS` in local time; sorts chronologically as text. */
+export function compactTimestamp(at: Date = new Date()): string {
+  const date = `${at.getFullYear()}${twoDigits(at.getMonth() + 1)}${twoDigits(at.getDate())}`;
+  const time = `${twoDigits(at.getHours())}${twoDigits(at.getMinutes())}${twoDigits(at.getSeconds())}`;
+  return `${date}-${time}`;
+}
+
+/** A fresh run id: `YYYYmmdd-HHMMSS-<6 hex>`, unique per process (per Runtime). */
+export function newRunId(
+  at: Date = new Date(),
+  randomHex: () => string = () => randomBytes(3).toString('hex'),
+): string {
+  return `${compactTimestamp(at)}-${randomHex()}`;
+}
+
+/** Whether `text` has the shape of a run id. */
+export function isRunId(text: string): boolean {
+  return RUN_ID.test(text);
+}

@@ -1,0 +1,141 @@
+/**
+ * `StepResult`: the books for one `Runtime.run` call, and its row in `runs/manifest.json`.
+ *
+ * Invariants:
+ * - `sessionId` is always the session that holds the step *now* (the last successor after
+ *   handoffs); the sessions burned by handoffs are listed in `retired`, in order.
+ * - `costUsd` and `numTurns` accumulate over every attempt, resume and handoff of the step.
+ * - `text` is main-thread prose only; synthetic API errors and handoff-degradation notes go to
+ *   `errors`, which no model ever sees.
+ * - `attempts` counts real attempts only: human interrupts and handoffs do not consume one.
+ * - Times are Unix epoch *seconds* (fractional), as in the on-disk format that tools already read.
+ *
+ * The manifest row keeps the reference's on-disk shape (snake_case keys, this field order, plus
+ * `duration_s` and `run`) so that existing tooling and older run directories stay readable.
+ */
+
+/** Error value of a step cut short by a human interrupt (resumed in place, not a failure). */
+export const INTERRUPTED_BY_HUMAN = 'interrupted-by-human';
+/** Error value of an attempt broken off because the context reached the handoff threshold. */
+export const CONTEXT_FULL_HANDOFF = 'context-full-handoff';
+/** Error value of a step that was in flight when the process received SIGTERM or SIGHUP. */
+export const KILLED_BY_SIGNAL = 'killed-by-signal';
+
+export interface StepResult {
+  /** Step label: the step name, or a suffixed label such as `work#retry2` or `work:verdict#1`. */
+  step: string;
+  /** The session holding the step now; null until the first session id is seen. */
+  sessionId: string | null;
+  ok: boolean;
+  /** USD, accumulated over attempts, resumes and handoffs. */
+  costUsd: number;
+  /** Turns, accumulated like the cost. */
+  numTurns: number;
+  /** Main-thread prose of the final reply (never subagent text, never synthetic errors). */
+  text: string;
+  /** Why the step failed, or one of the special values above; null on success. */
+  error: string | null;
+  /** Epoch seconds. */
+  startedAt: number;
+  /** Epoch seconds; 0 while the step is still running. */
+  endedAt: number;
+  /** Real attempts made (interrupts and handoffs excluded). */
+  attempts: number;
+  /** Per-attempt failure reasons and handoff-degradation notes; never shown to the model. */
+  errors: string[];
+  /** Whether the step resumed its session in the middle (after an outage or interrupt). */
+  resumed: boolean;
+  /** Session ids retired by handoffs, oldest first. */
+  retired: string[];
+  /** Peak main-thread context (tokens) seen on the current generation's last turn. */
+  context: number;
+  /** `endedAt - startedAt` rounded to 10 ms; 0 while the step is still running. */
+  durationS: number;
+  /** Run id of the process that ran the step. */
+  run: string;
+}
+
+/** Current time in epoch seconds. */
+export function epochSeconds(at: number = Date.now()): number {
+  return at / 1000;
+}
+
+/** A fresh result for a step that starts now. */
+export function newStepResult(step: string, run: string, startedAt: number = epochSeconds()): StepResult {
+  return {
+    step,
+    sessionId: null,
+    ok: false,
+    costUsd: 0,
+    numTurns: 0,
+    text: '',
+    error: null,
+    startedAt,
+    endedAt: 0,
+    attempts: 1,
+    errors: [],
+    resumed: false,
+    retired: [],
+    context: 0,
+    durationS: 0,
+    run,
+  };
+}
+
+/** Stamps the end time and the derived duration. */
+export function finishStepResult(result: StepResult, endedAt: number = epochSeconds()): void {
+  result.endedAt = endedAt;
+  result.durationS = Math.round((endedAt - result.startedAt) * 100) / 100;
+}
+
+/**
+ * Marks a step that was still running when the process got a termination signal: it ends now,
+ * and keeps an earlier, more specific error if it had one.
+ */
+export function markKilledBySignal(result: StepResult, at: number = epochSeconds()): void {
+  if (result.endedAt === 0) finishStepResult(result, at);
+  result.ok = false;
+  result.error ??= KILLED_BY_SIGNAL;
+}
+
+/** One manifest row: the on-disk shape of a `StepResult`. */
+export interface ManifestRow {
+  step: string;
+  session_id: string | null;
+  ok: boolean;
+  cost_usd: number;
+  num_turns: number;
+  text: string;
+  error: string | null;
+  started_at: number;
+  ended_at: number;
+  attempts: number;
+  errors: string[];
+  resumed: boolean;
+  retired: string[];
+  context: number;
+  duration_s: number;
+  run: string;
+}
+
+/** The manifest row for `result`, keys in the documented order. Arrays are copied. */
+export function toManifestRow(result: StepResult): ManifestRow {
+  return {
+    step: result.step,
+    session_id: result.sessionId,
+    ok: result.ok,
+    cost_usd: result.costUsd,
+    num_turns: result.numTurns,
+    text: result.text,
+    error: result.error,
+    started_at: result.startedAt,
+    ended_at: result.endedAt,
+    attempts: result.attempts,
+    errors: [...result.errors],
+    resumed: result.resumed,
+    retired: [...result.retired],
+    context: result.context,
+    duration_s: result.durationS,
+    run: result.run,
+  };
+}

@@ -1,0 +1,172 @@
+import { spawnSync } from 'node:child_process';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { hostname, tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import {
+  type JsonDocumentCodec,
+  LockTimeoutError,
+  readJsonDocument,
+  updateJsonDocument,
+  withFileLock,
+} from '../../../src/runtime/locked-json-file.js';
+
+const counter: JsonDocumentCodec<{ count: number }> = {
+  empty: () => ({ count: 0 }),
+  decode: (value) =>
+    typeof value === 'object' && value !== null && typeof (value as { count?: unknown }).count === 'number'
+      ? (value as { count: number })
+      : undefined,
+};
+
+let dir: string;
+let file: string;
+beforeEach(() => {
+  dir = mkdtempSync(join(tmpdir(), 'flower-locked-'));
+  file = join(dir, 'state.json');
+});
+afterEach(() => rmSync(dir, { recursive: true, force: true }));
+
+/** A pid that is certainly not running: a child that has already exited. */
+function deadPid(): number {
+  const child = spawnSync(process.execPath, ['-e', '0']);
+  return child.pid ?? 999_999;
+}
+
+describe('updateJsonDocument', () => {
+  it('creates the file (and its folder) from the empty document, pretty-printed', () => {
+    const nested = join(dir, 'runs', 'state.json');
+    updateJsonDocument(nested, counter, (current) => ({ count: current.count + 1 }));
+    expect(readFileSync(nested, 'utf8')).toBe('{\n  "count": 1\n}\n');
+  });
+
+  it('applies each change to the latest content', () => {
+    for (let i = 0; i < 5; i += 1)
+      updateJsonDocument(file, counter, (current) => ({ count: current.count + 1 }));
+    expect(readJsonDocument(file, counter)).toEqual({ count: 5 });
+  });
+
+  it('leaves no lock or temporary file behind', () => {
+    updateJsonDocument(file, counter, () => ({ count: 1 }));
+    expect(readdirSync(dir)).toEqual(['state.json']);
+  });
+
+  it('releases the lock when the change throws, and keeps the old content', () => {
+    updateJsonDocument(file, counter, () => ({ count: 1 }));
+    expect(() =>
+      updateJsonDocument(file, counter, () => {
+        throw new Error('boom');
+      }),
+    ).toThrow('boom');
+    expect(readdirSync(dir)).toEqual(['state.json']);
+    expect(readJsonDocument(file, counter)).toEqual({ count: 1 });
+  });
+});
+
+describe('corrupt files', () => {
+  it.each([
+    ['invalid JSON', '{"count": 3,'],
+    ['the wrong structure', '["not", "an", "object"]'],
+    ['an empty file', ''],
+  ])('sets aside %s, warns once, and starts fresh', (_label, content) => {
+    writeFileSync(file, content);
+    const warnings: string[] = [];
+    const result = updateJsonDocument(file, counter, (current) => ({ count: current.count + 1 }), {
+      onWarning: (message) => warnings.push(message),
+    });
+    expect(result).toEqual({ count: 1 });
+    expect(warnings).toHaveLength(1);
+    const kept = readdirSync(dir).filter((name) => name.startsWith('state.json.corrupt-'));
+    expect(kept).toHaveLength(1);
+    expect(readFileSync(join(dir, kept[0]!), 'utf8')).toBe(content);
+    expect(warnings[0]).toContain(kept[0]);
+    expect(JSON.parse(readFileSync(file, 'utf8'))).toEqual({ count: 1 });
+  });
+
+  it('sets a corrupt file aside on read too, so the next reader sees a fresh file', () => {
+    writeFileSync(file, 'garbage');
+    const warnings: string[] = [];
+    expect(readJsonDocument(file, counter, { onWarning: (message) => warnings.push(message) })).toEqual({
+      count: 0,
+    });
+    expect(readJsonDocument(file, counter, { onWarning: (message) => warnings.push(message) })).toEqual({
+      count: 0,
+    });
+    expect(warnings).toHaveLength(1);
+    expect(JSON.parse(readFileSync(file, 'utf8'))).toEqual({ count: 0 });
+  });
+
+  it('never overwrites an earlier corrupt copy', () => {
+    writeFileSync(file, 'first');
+    readJsonDocument(file, counter);
+    writeFileSync(file, 'second');
+    readJsonDocument(file, counter);
+    const kept = readdirSync(dir)
+      .filter((name) => name.startsWith('state.json.corrupt-'))
+      .map((name) => readFileSync(join(dir, name), 'utf8'))
+      .sort();
+    expect(kept).toEqual(['first', 'second']);
+  });
+
+  it('reads a missing file as empty without creating anything', () => {
+    const missing = join(dir, 'not-yet', 'state.json');
+    expect(readJsonDocument(missing, counter)).toEqual({ count: 0 });
+    expect(existsSync(join(dir, 'not-yet'))).toBe(false);
+  });
+});
+
+describe('the advisory lock', () => {
+  const lockOf = () => `${file}.lock`;
+
+  it('takes over a lock whose owner process is gone', () => {
+    writeFileSync(
+      lockOf(),
+      JSON.stringify({ pid: deadPid(), host: hostname(), createdAt: Date.now(), token: 'x' }),
+    );
+    updateJsonDocument(file, counter, () => ({ count: 7 }), { lock: { waitTimeoutMs: 1_000 } });
+    expect(readJsonDocument(file, counter)).toEqual({ count: 7 });
+    expect(existsSync(lockOf())).toBe(false);
+  });
+
+  it('takes over a lock older than the stale bound even if its owner still runs', () => {
+    writeFileSync(
+      lockOf(),
+      JSON.stringify({ pid: process.pid, host: hostname(), createdAt: Date.now() - 60_000, token: 'x' }),
+    );
+    updateJsonDocument(file, counter, () => ({ count: 8 }), { lock: { waitTimeoutMs: 1_000 } });
+    expect(readJsonDocument(file, counter)).toEqual({ count: 8 });
+  });
+
+  it('waits for a live, fresh lock and gives up with a clear message after the bound', () => {
+    writeFileSync(
+      lockOf(),
+      JSON.stringify({ pid: process.pid, host: hostname(), createdAt: Date.now(), token: 'x' }),
+    );
+    const started = Date.now();
+    let thrown: unknown;
+    try {
+      updateJsonDocument(file, counter, () => ({ count: 9 }), { lock: { waitTimeoutMs: 150 } });
+    } catch (error) {
+      thrown = error;
+    }
+    expect(thrown).toBeInstanceOf(LockTimeoutError);
+    expect((thrown as Error).message).toContain(lockOf());
+    expect((thrown as Error).message).toContain('delete that file');
+    expect(Date.now() - started).toBeGreaterThanOrEqual(150);
+    expect(existsSync(file)).toBe(false);
+  });
+
+  it("does not trust a pid recorded on another host; only the lock's age frees it", () => {
+    writeFileSync(
+      lockOf(),
+      JSON.stringify({ pid: deadPid(), host: 'elsewhere', createdAt: Date.now(), token: 'x' }),
+    );
+    expect(() => withFileLock(file, () => 1, { waitTimeoutMs: 100 })).toThrow(LockTimeoutError);
+  });
+
+  it('falls back to the file age for a lock whose content was never written', () => {
+    writeFileSync(lockOf(), '');
+    expect(() => withFileLock(file, () => 1, { waitTimeoutMs: 100 })).toThrow(LockTimeoutError);
+    expect(withFileLock(file, () => 2, { waitTimeoutMs: 500, staleAfterMs: 0 })).toBe(2);
+  });
+});

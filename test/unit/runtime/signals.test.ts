@@ -1,0 +1,51 @@
+import { afterEach, describe, expect, it } from 'vitest';
+import { onTerminationSignal, type TerminationSignal } from '../../../src/runtime/signals.js';
+
+// Re-raising the signal is covered end to end (test/e2e/manifest-signal.test.ts). Here another
+// listener stays attached, so the registry leaves ending the process to it and the test survives.
+const bystander = () => {};
+
+afterEach(() => {
+  process.off('SIGTERM', bystander);
+  process.off('SIGHUP', bystander);
+});
+
+describe('onTerminationSignal', () => {
+  it('listens only while something is registered', () => {
+    const before = process.listenerCount('SIGTERM');
+    const first = onTerminationSignal(() => {});
+    const second = onTerminationSignal(() => {});
+    expect(process.listenerCount('SIGTERM')).toBe(before + 1);
+    expect(process.listenerCount('SIGHUP')).toBeGreaterThanOrEqual(1);
+    first();
+    expect(process.listenerCount('SIGTERM')).toBe(before + 1);
+    second();
+    second();
+    expect(process.listenerCount('SIGTERM')).toBe(before);
+  });
+
+  it.each(['SIGTERM', 'SIGHUP'] as const)('runs every rescue once on %s, even when one throws', (signal) => {
+    process.on(signal, bystander);
+    const seen: string[] = [];
+    onTerminationSignal(() => {
+      throw new Error('disk full');
+    });
+    const release = onTerminationSignal((received: TerminationSignal) => seen.push(received));
+    process.emit(signal, signal);
+    process.emit(signal, signal);
+    expect(seen).toEqual([signal]);
+    release();
+    expect(process.listeners(signal)).toEqual([bystander]);
+  });
+
+  it('does not run a rescue that was released before the signal', () => {
+    process.on('SIGTERM', bystander);
+    const seen: string[] = [];
+    const release = onTerminationSignal(() => seen.push('late'));
+    release();
+    const keep = onTerminationSignal(() => seen.push('in flight'));
+    process.emit('SIGTERM', 'SIGTERM');
+    keep();
+    expect(seen).toEqual(['in flight']);
+  });
+});

@@ -1,0 +1,236 @@
+import type { SDKMessage } from '@anthropic-ai/claude-agent-sdk';
+import { describe, expect, it } from 'vitest';
+import {
+  contextFromUsage,
+  describeEvent,
+  isSyntheticApiError,
+  messageMetaOf,
+  normalize,
+} from '../../../src/runtime/events.js';
+import { captured } from './events-captured.js';
+
+const message = (value: unknown) => value as SDKMessage;
+
+describe('normalize, on messages captured from the real binary', () => {
+  it('turns a thinking block into a main-thread thinking event with the context of its request', () => {
+    const [event] = normalize(captured.thinking!);
+    expect(event).toMatchObject({ kind: 'thinking', text: 'let me look' });
+    expect(event?.payload).toMatchObject({ subagent: false, context: 1500, model: 'claude-opus-5-5' });
+  });
+
+  it('turns a tool_use block into a tool_call whose text is the file it works on', () => {
+    const [event] = normalize(captured.toolUse!);
+    expect(event).toMatchObject({ kind: 'tool_call', tool: 'Read', text: '/etc/hostname' });
+    expect(event?.payload).toMatchObject({
+      id: 'toolu_mock7f3aed4d00e636cd7e',
+      input: { file_path: '/etc/hostname' },
+    });
+    expect(describeEvent(event!)).toBe('[Read] /etc/hostname');
+  });
+
+  it('turns the tool result in a user message into a tool_result, not a prompt', () => {
+    const events = normalize(captured.toolResult!);
+    expect(events).toHaveLength(1);
+    expect(events[0]).toMatchObject({ kind: 'tool_result', text: '1\tvm\n2\t' });
+    expect(events[0]?.payload).toMatchObject({
+      toolUseId: 'toolu_mock7f3aed4d00e636cd7e',
+      isError: false,
+      subagent: false,
+    });
+  });
+
+  it('turns assistant prose into text', () => {
+    expect(normalize(captured.text!)).toMatchObject([
+      { kind: 'text', text: 'All done.', payload: { context: 1200 } },
+    ]);
+  });
+
+  it('turns a result into its cost, turns and outcome', () => {
+    expect(normalize(captured.resultOk!)).toMatchObject([
+      {
+        kind: 'result',
+        text: 'success',
+        payload: {
+          sessionId: 'cc1d4a0c-b494-4514-92a0-3c61d1f3fb08',
+          costUsd: 0.01004,
+          numTurns: 2,
+          isError: false,
+        },
+      },
+    ]);
+    expect(normalize(captured.resultError!)[0]?.payload).toMatchObject({ isError: true, costUsd: 0 });
+  });
+
+  it('makes the synthetic "API Error" message an error event and never text', () => {
+    expect(isSyntheticApiError(captured.syntheticError!)).toBe(true);
+    const events = normalize(captured.syntheticError!);
+    expect(events).toHaveLength(1);
+    expect(events[0]).toMatchObject({ kind: 'error', payload: { synthetic: true } });
+    expect(events[0]?.text).toContain('API Error: Connection dropped');
+    expect(events.some((event) => event.kind === 'text')).toBe(false);
+  });
+
+  it("reports the binary's own retries as retry events", () => {
+    expect(normalize(captured.apiRetry!)).toMatchObject([
+      {
+        kind: 'retry',
+        payload: { source: 'binary', attempt: 1, maxRetries: 1, delayMs: 567, errorStatus: null },
+      },
+    ]);
+  });
+
+  it('keeps other system messages as system events named by subtype', () => {
+    expect(normalize(captured.init!)).toMatchObject([
+      { kind: 'system', text: 'init', payload: { subtype: 'init' } },
+    ]);
+  });
+});
+
+describe('normalize, on shapes the capture does not cover', () => {
+  const assistant = (content: unknown[], extra: Record<string, unknown> = {}) =>
+    message({
+      type: 'assistant',
+      message: {
+        model: 'm',
+        content,
+        usage: { input_tokens: 10, cache_read_input_tokens: 20, cache_creation_input_tokens: 30 },
+      },
+      parent_tool_use_id: null,
+      session_id: 's',
+      ...extra,
+    });
+
+  it('marks subagent messages and names their parent tool call', () => {
+    const [event] = normalize(
+      assistant([{ type: 'text', text: 'worker prose' }], { parent_tool_use_id: 'toolu_1' }),
+    );
+    expect(event?.payload).toMatchObject({ subagent: true, parentToolUseId: 'toolu_1', context: 60 });
+  });
+
+  it('turns an Agent call into a dispatch naming the subagent and its task', () => {
+    const [event] = normalize(
+      assistant([
+        {
+          type: 'tool_use',
+          id: 't',
+          name: 'Agent',
+          input: { subagent_type: 'coder', description: 'write hello.py' },
+        },
+      ]),
+    );
+    expect(event).toMatchObject({
+      kind: 'dispatch',
+      tool: 'Agent',
+      payload: { subagentType: 'coder', description: 'write hello.py' },
+    });
+  });
+
+  it('turns several blocks into several events, in order, each with the message facts', () => {
+    const events = normalize(
+      assistant([
+        { type: 'thinking', thinking: 'hmm' },
+        { type: 'text', text: 'ok' },
+        { type: 'tool_use', id: 't', name: 'Bash', input: { command: 'ls -la' } },
+        { type: 'image', source: {} },
+      ]),
+    );
+    expect(events.map((event) => event.kind)).toEqual(['thinking', 'text', 'tool_call']);
+    expect(events.every((event) => messageMetaOf(event)?.context === 60)).toBe(true);
+  });
+
+  it('treats a synthetic model name as an API error even without the flag', () => {
+    const synthetic = message({
+      type: 'assistant',
+      message: { model: '<synthetic>', content: [{ type: 'text', text: 'API Error: 529 overloaded' }] },
+      parent_tool_use_id: null,
+      api_error_status: 529,
+    });
+    expect(normalize(synthetic)).toMatchObject([
+      { kind: 'error', text: 'API Error: 529 overloaded', payload: { synthetic: true, status: 529 } },
+    ]);
+  });
+
+  it('turns a user prompt into a prompt event and a string prompt likewise', () => {
+    expect(
+      normalize(
+        message({ type: 'user', message: { role: 'user', content: 'do it' }, parent_tool_use_id: null }),
+      ),
+    ).toMatchObject([{ kind: 'prompt', text: 'do it', payload: { subagent: false } }]);
+  });
+
+  it('keeps the error flag of a failed tool result and cuts its text to 500 characters', () => {
+    const [event] = normalize(
+      message({
+        type: 'user',
+        message: {
+          role: 'user',
+          content: [
+            {
+              type: 'tool_result',
+              tool_use_id: 't',
+              is_error: true,
+              content: [{ type: 'text', text: 'x'.repeat(900) }],
+            },
+          ],
+        },
+        parent_tool_use_id: null,
+      }),
+    );
+    expect(event).toMatchObject({ kind: 'tool_result', payload: { isError: true } });
+    expect(event?.text).toHaveLength(500);
+  });
+
+  it('turns compaction boundaries into reset events with their sizes', () => {
+    const [event] = normalize(
+      message({
+        type: 'system',
+        subtype: 'compact_boundary',
+        compact_metadata: { trigger: 'auto', pre_tokens: 167000, post_tokens: 9000 },
+      }),
+    );
+    expect(event).toMatchObject({
+      kind: 'reset',
+      payload: { trigger: 'auto', preTokens: 167000, postTokens: 9000, micro: false },
+    });
+    expect(event?.text).toBe('compaction (auto) 167000 → 9000 tokens');
+    expect(normalize(message({ type: 'system', subtype: 'microcompact_boundary' }))[0]).toMatchObject({
+      kind: 'reset',
+      payload: { micro: true, trigger: '?' },
+    });
+    expect(normalize(message({ type: 'conversation_reset', session_id: 's' }))[0]?.kind).toBe('reset');
+  });
+
+  it('turns task notices into task events; only a finished task carries text', () => {
+    expect(
+      normalize(message({ type: 'system', subtype: 'task_started', task_id: 'a1', description: 'build' })),
+    ).toMatchObject([
+      { kind: 'task', text: '', payload: { phase: 'started', taskId: 'a1', description: 'build' } },
+    ]);
+    expect(
+      normalize(
+        message({
+          type: 'system',
+          subtype: 'task_notification',
+          task_id: 'a1',
+          status: 'completed',
+          summary: 'built it',
+        }),
+      ),
+    ).toMatchObject([
+      { kind: 'task', text: 'built it', payload: { phase: 'notification', status: 'completed' } },
+    ]);
+  });
+
+  it('marks unrecognised messages as unknown', () => {
+    expect(normalize(message({ type: 'rate_limit_event' }))).toMatchObject([
+      { kind: 'unknown', text: 'rate_limit_event' },
+    ]);
+  });
+});
+
+describe('contextFromUsage', () => {
+  it('adds input, cache-read and cache-creation tokens; missing fields count as zero', () => {
+    expect(contextFromUsage({ input_tokens: 5, cache_read_input_tokens: 7 })).toBe(12);
+    expect(contextFromUsage(undefined)).toBeUndefined();
+  });
+});

@@ -48,6 +48,8 @@ export interface RecordedRequest {
   body: MessagesRequestBody | undefined;
   /** Which agent the server attributed the request to. */
   agent: AgentIdentity;
+  /** The `x-claude-code-agent-id` header: set on a subagent's requests, one id per subagent run. */
+  agentId: string | undefined;
   /** True when the request found its agent's queue empty and got the fallback. */
   unmatched: boolean;
   outcome: RequestOutcome;

@@ -9,7 +9,8 @@
  * - Steps are consumed in order and exactly once; a request with nothing left for it gets the
  *   script's `fallback` and is recorded as unmatched, so a test can assert that nothing went
  *   unscripted instead of silently passing on a default answer.
- * - Side requests (see README.md) never consume main-thread or subagent steps.
+ * - Side requests (see README.md) never consume main-thread or subagent steps; an unscripted side
+ *   request gets a canned reply and is not counted as unmatched (it is not the test's business).
  * - Everything here is plain data, so a script can be written inline in a test.
  */
 import type { RecordedRequest } from './recording.js';
@@ -180,4 +181,11 @@ export const mock = {
   }),
   drop: (extra: Omit<MockDropFault, 'kind'> = {}): MockDropFault => ({ kind: 'drop', ...extra }),
   refuse: (forMs: number): MockRefuseFault => ({ kind: 'refuse', forMs }),
+  /** The 400 the API gives for a model it does not know, naming the model the request asked for. */
+  modelNotFound: (): MockStep => (request) => ({
+    kind: 'error',
+    status: 400,
+    errorType: 'invalid_request_error',
+    message: `model: ${request.body?.model ?? '(none)'} is not a valid model ID`,
+  }),
 };

@@ -16,7 +16,14 @@
  */
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
-import { identifyAgent as defaultIdentifyAgent, type IdentifyInput } from './identify.js';
+import {
+  agentIdOf,
+  type Delegation,
+  identifyAgent as defaultIdentifyAgent,
+  delegationsIn,
+  type IdentifyInput,
+  UNKNOWN_SUBAGENT,
+} from './identify.js';
 import { contentText, type MessagesRequestBody, type RecordedRequest } from './recording.js';
 import {
   type AgentIdentity,
@@ -35,14 +42,15 @@ export interface MockModelOptions {
   /** Port to listen on; default 0 (a free port chosen by the OS). */
   port?: number;
   /**
-   * Attributes a request to an agent. Default: `identifyAgent` from `identify.js`, which tells
-   * the main thread, subagents (by the names in `agentPrompts`) and the binary's side requests
-   * apart; replace it when a test needs different routing.
+   * Attributes a request to an agent. Default: `identifyAgent` from `identify.js`, which tells the
+   * main thread, subagents (by name, learnt from the Agent tool calls the script makes) and the
+   * binary's side requests apart; replace it when a test needs different routing.
    */
   identifyAgent?: (input: IdentifyInput) => AgentIdentity;
   /**
    * Subagent name → a piece of that agent's prompt (the `prompt` of its SDK AgentDefinition, or
-   * any distinctive part of it). The default `identifyAgent` finds the agent by this text in the
+   * any distinctive part of it). Only needed when a subagent is started by something other than a
+   * scripted Agent tool call; the default `identifyAgent` then finds it by this text in the
    * request's system prompt.
    */
   agentPrompts?: Record<string, string>;
@@ -86,6 +94,11 @@ export interface MockModel {
 const HOST = '127.0.0.1';
 const DEFAULT_DROP_AFTER_EVENTS = 3;
 const DEFAULT_PARTIAL_REPLY: MockReply = { text: 'This reply is cut off in the middle of the stream.' };
+/**
+ * What an unscripted side request gets. The only side request seen (title generation) asks for
+ * JSON with a `title`; this answers it, and reads as plain text to anything else.
+ */
+const DEFAULT_SIDE_REPLY: MockReply = { text: '{"title":"Scripted session"}' };
 
 /** The key of an agent's queue; side requests share one queue whatever their purpose. */
 function queueKey(agent: AgentIdentity): string | undefined {
@@ -169,6 +182,10 @@ export async function startMockModel(
   let queues = queuesOf(current);
   /** Steps taken per queue, to name the step that answered each request (`main#0`, `agent:x#2`). */
   const consumed = new Map<string, number>();
+  /** Subagent name per `x-claude-code-agent-id`, once attributed (the header is all later requests carry). */
+  const knownAgents = new Map<string, string>();
+  /** The Agent tool calls this server has emitted: how a subagent's first request is attributed. */
+  const delegations: Delegation[] = [];
   const injected: MockFault[] = [];
   const requests: RecordedRequest[] = [];
   const waiters = new Set<{
@@ -222,16 +239,31 @@ export async function startMockModel(
     const url = new URL(request.url ?? '/', `http://${HOST}`);
     const body = parseJson(rawBody);
     const path = url.pathname;
-    const input: IdentifyInput = { method: request.method ?? 'GET', path, body, agentPrompts };
+    const headers = { ...request.headers };
+    const input: IdentifyInput = {
+      method: request.method ?? 'GET',
+      path,
+      headers,
+      body,
+      agentPrompts,
+      knownAgents,
+      delegations,
+    };
+    const agent = identify(input);
+    const agentId = agentIdOf(headers);
+    if (agent.kind === 'subagent' && agentId !== undefined && agent.name !== UNKNOWN_SUBAGENT) {
+      knownAgents.set(agentId, agent.name);
+    }
     const recorded: RecordedRequest = {
       index: requests.length,
       method: request.method ?? 'GET',
       path,
       query: Object.fromEntries(url.searchParams),
-      headers: { ...request.headers },
+      headers,
       rawBody,
       body,
-      agent: identify(input),
+      agent,
+      agentId,
       unmatched: false,
       outcome: { kind: 'pending' },
       receivedAt: new Date(),
@@ -258,6 +290,7 @@ export async function startMockModel(
       consumed.set(key, position + 1);
       return { response: typeof step === 'function' ? step(recorded) : step, source: `${key}#${position}` };
     }
+    if (recorded.agent.kind === 'side') return { response: DEFAULT_SIDE_REPLY, source: 'side-default' };
     recorded.unmatched = true;
     const fallback = current.fallback;
     const response =
@@ -288,12 +321,19 @@ export async function startMockModel(
     }
     const { response: scripted, source } = nextResponse(recorded);
     await sleep(delayMs + ('delayMs' in scripted ? (scripted.delayMs ?? 0) : 0));
+    if (closed) {
+      response.socket?.destroy();
+      return;
+    }
     if (isFault(scripted)) {
       await answerWithFault(scripted, recorded, response, source);
       return;
     }
     recorded.outcome = { kind: 'reply', source };
     const message = buildMessage(scripted, recorded.body, rawBody);
+    delegations.push(
+      ...delegationsIn(message.content.flatMap((block) => (block.type === 'tool_use' ? [block] : []))),
+    );
     if (recorded.body?.stream !== true) {
       sendJson(response, 200, message, { 'request-id': message.id.replace('msg_', 'req_') });
       return;
@@ -307,14 +347,16 @@ export async function startMockModel(
       'cache-control': 'no-cache',
       'request-id': 'req_mock_stream',
     });
+    response.flushHeaders();
     for (const [index, event] of events.entries()) {
       if (index >= limit) {
         response.socket?.destroy();
         return;
       }
       if (index > 0) await sleep(streamIntervalMs);
-      if (response.destroyed) return;
-      response.write(event);
+      if (response.destroyed || closed) return;
+      // Waiting for each write to reach the socket keeps a planned cut after exactly `limit` events.
+      await new Promise<void>((resolve) => response.write(event, () => resolve()));
     }
     response.end();
   }

@@ -237,8 +237,3 @@ export function errorBody(
     request_id: freshId('req'),
   };
 }
-
-/** The 400 the API returns for an unknown model, as a credential probe sees it. */
-export function modelNotFoundMessage(model: string): string {
-  return `model: ${model} is not a valid model ID`;
-}

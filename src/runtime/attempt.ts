@@ -1,0 +1,93 @@
+/**
+ * One attempt: one SDK query from start to end (or to a cooperative break), with its books kept
+ * in the step's `StepResult`.
+ *
+ * Invariants:
+ * - The session id is captured from the first message that carries one (the init message), and
+ *   announced at once, so a process killed a second later still leaves it in the lineage.
+ * - A break (handoff due, human interrupt) happens only at a message boundary, and never in front
+ *   of a `result` message: the turn it closes is already over, and cutting it would throw away its
+ *   cost and its outcome.
+ * - Synthetic API errors go to `errors`, never to `text`. A failed attempt that produced no prose
+ *   keeps the text of an earlier one.
+ * - Cost and turns are added up over every `result` message: with background subagents one query
+ *   reports several results (one per main-thread turn the subagents' notifications start).
+ * - Nothing a model or API does makes this throw: failures end up in `result.error`.
+ */
+import type { Options } from '@anthropic-ai/claude-agent-sdk';
+import { type EventSink, type FlowerEvent, normalize } from './events.js';
+import { startQuery } from './options.js';
+import type { StepResult } from './step-result.js';
+
+/** How the step loop watches an attempt from outside. */
+export interface AttemptWatch {
+  /** A session id appeared for the first time in this attempt (or changed, after a fork). */
+  onSession(sessionId: string): void;
+  /** Checked at every message boundary; a returned error value ends the attempt with it. */
+  breakReason(result: StepResult): string | undefined;
+  /** Every normalised event, before it reaches the sink: the loop tracks context and models here. */
+  observe(event: FlowerEvent, result: StepResult): void;
+}
+
+function describeError(error: unknown): string {
+  if (error instanceof Error) return `${error.name}: ${error.message}`;
+  return String(error);
+}
+
+/** Runs `prompt` with `options` and records the outcome in `result`. */
+export async function runAttempt(
+  prompt: string,
+  options: Options,
+  result: StepResult,
+  watch: AttemptWatch,
+  sink: EventSink | undefined,
+): Promise<void> {
+  result.ok = false;
+  result.error = null;
+  const texts: string[] = [];
+  const errorsBefore = result.errors.length;
+  const session = startQuery(prompt, options);
+  try {
+    for await (const message of session) {
+      const sessionId = (message as { session_id?: unknown }).session_id;
+      if (typeof sessionId === 'string' && sessionId !== '' && sessionId !== result.sessionId) {
+        result.sessionId = sessionId;
+        watch.onSession(sessionId);
+      }
+      if (message.type !== 'result') {
+        const reason = watch.breakReason(result);
+        if (reason !== undefined) {
+          result.ok = false;
+          result.error = reason;
+          break;
+        }
+      }
+      for (const event of normalize(message)) {
+        watch.observe(event, result);
+        sink?.(event);
+        if (event.kind === 'text' && !event.payload.subagent) texts.push(event.text);
+        else if (event.kind === 'error' && event.payload.synthetic) result.errors.push(event.text);
+        else if (event.kind === 'result') {
+          if (event.payload.sessionId) result.sessionId = event.payload.sessionId;
+          result.costUsd += event.payload.costUsd;
+          result.numTurns += event.payload.numTurns;
+          result.ok = !event.payload.isError;
+          if (result.ok) result.error = null;
+          else result.error = event.payload.errors.join('; ') || null;
+        }
+      }
+    }
+  } catch (error) {
+    result.ok = false;
+    result.error = describeError(error);
+  } finally {
+    session.close();
+  }
+  const newErrors = result.errors.slice(errorsBefore);
+  if (!result.ok && !result.error && newErrors.length > 0)
+    result.error = newErrors[newErrors.length - 1] ?? null;
+  if (!result.ok && !result.error) result.error = 'the session ended without a result';
+  if (newErrors.length === 0 || result.ok || texts.length > 0) {
+    result.text = texts.join('\n').trim() || result.text;
+  }
+}

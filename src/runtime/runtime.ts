@@ -1,0 +1,517 @@
+/**
+ * `Runtime`: runs one agent spec as one step, and decides what happens when something goes wrong.
+ *
+ * A step ends in exactly one of these ways (the run loop, `run`):
+ * - success;
+ * - a human interrupt: the same session is resumed with the human's words (not an attempt);
+ * - a full context: the session writes a handoff document and a fresh session takes over (not an
+ *   attempt either; at most `maxGenerations` times, and never twice degraded in a row);
+ * - a failure: fatal ones (credentials, permissions, bad requests) stop at once with a hint to run
+ *   `flower setup`; the others wait for the endpoint, back off, and resume the same session with a
+ *   prompt that carries no error details, up to `maxAttempts`.
+ *
+ * Invariants (red lines):
+ * - `run` never throws for a model or API failure: the outcome is in the returned `StepResult`.
+ * - The handoff watermark counts main-thread context only, and it is per step and per generation.
+ * - The step's session id reaches `lineage.json` the moment it appears; the manifest row is written
+ *   when the step ends, or by the SIGTERM/SIGHUP rescue if the process is told to stop first.
+ * - `run_dir` resolves against the workspace, so `runs/` and `.flower/` stay together.
+ * - The subprocess never compacts on its own while handoff is on (auto-compact is forced off for a
+ *   spec that leaves compaction unset): a context drop always has a visible cause.
+ */
+import { mkdirSync } from 'node:fs';
+import { join, resolve } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { checkCredentials } from '../config/credentials.js';
+import type { EnvMap } from '../config/paths.js';
+import { HandoffPolicy, type HandoffPolicyOptions } from '../config/policies.js';
+import { defaultWindow, rememberOverflow } from '../config/window.js';
+import type { RewriteOptions } from '../store/rewrite.js';
+import { projectKeyFor } from '../store/session-key.js';
+import { SqliteSessionStore } from '../store/sqlite-session-store.js';
+import type { AgentSpec } from './agent-spec.js';
+import { type AttemptWatch, runAttempt } from './attempt.js';
+import { type EventSink, type FlowerEvent, messageMetaOf } from './events.js';
+import { handoffStopReason, isContextOverflow } from './handoff-document.js';
+import { type HandoffRequest, writeHandoff } from './handoff-turn.js';
+import { Lineage } from './lineage.js';
+import { manifestPath, saveManifestRows } from './manifest.js';
+import { buildOptions } from './options.js';
+import {
+  backoffDelay,
+  classifyFailure,
+  fatalFailureMessage,
+  offlineGaveUpError,
+  type ResiliencePolicy,
+  resiliencePolicy,
+  shouldRetry,
+  waitOnline,
+} from './resilience.js';
+import { newRunId } from './run-id.js';
+import { onTerminationSignal } from './signals.js';
+import {
+  CONTEXT_FULL_HANDOFF,
+  finishStepResult,
+  INTERRUPTED_BY_HUMAN,
+  markKilledBySignal,
+  newStepResult,
+  type StepResult,
+} from './step-result.js';
+
+/** Appended after the human's words when a step resumes from an interrupt. */
+export const INTERRUPT_NOTE =
+  'Note: a tool call or subagent that was running when you were interrupted may report that it was ' +
+  'interrupted or that the user did not want it. That is only a side effect of the interruption, not ' +
+  'a problem with the environment: do not investigate it and do not change your approach because of ' +
+  'it; run the call again if you still need its result.';
+
+export interface RuntimeOptions {
+  /** The agent's working directory; created if missing. */
+  workspace: string;
+  /** Sessions, manifest and lineage; default `runs`, resolved against the workspace. */
+  runDir?: string;
+  /**
+   * The environment for credentials, the endpoint, the window and the agent process.
+   * Default: this process's environment (after the `.env` chain has been applied to it).
+   */
+  env?: EnvMap;
+  /** Default true: ignore host and project Claude Code settings. Only library callers can turn it off. */
+  portable?: boolean;
+  /** Outage handling: `false` turns it off, an object overrides some of the defaults. */
+  resilience?: boolean | Partial<ResiliencePolicy>;
+  /** Handoff: `false` turns it off (the harness compacts instead); options or a policy to tune it. */
+  handoff?: boolean | HandoffPolicy | HandoffPolicyOptions;
+  /** How the session store rewrites history on resume (expire, trim, prune). */
+  store?: RewriteOptions;
+  /**
+   * Where handoff documents are kept (`handoff-<step>.md`), usually the workbench's `notes/`.
+   * Without it the document only travels in the successor's prompt.
+   */
+  notesDir?: string;
+  /** Extra directories every session may use (e.g. an external workbench). */
+  addDirs?: string[];
+  /** One line per problem with flower's own files (corrupt manifest set aside, write failed). */
+  onWarning?: (line: string) => void;
+  /** Details shown only under `-v` (why a lineage was ignored, for instance). */
+  onVerbose?: (line: string) => void;
+}
+
+export interface RunOptions {
+  /** The step's name in the manifest and lineage; default `spec.name`. */
+  stepName?: string;
+  /** Continue this session. */
+  resume?: string;
+  /** With `resume`: continue in a fork instead of the session itself. */
+  fork?: boolean;
+  /** With `resume`: roll back to this message uuid first. */
+  resumeAt?: string;
+  onEvent?: EventSink;
+  /** Called the moment the step's session id is known, and again after every handoff. Errors are ignored. */
+  onSession?: (sessionId: string) => void;
+  /**
+   * Cross-process continuity for this step: its session is recorded in `lineage.json` the moment
+   * it appears, and, unless `resume` is given, a session recorded by an earlier process (and still
+   * in the store) is continued with the resume prompt instead of starting over with `prompt`.
+   * Default false (workflows keep their own lineage; `flower once` keeps none).
+   */
+  continuous?: boolean;
+}
+
+/** Watermark state of one step; reset for every step and every handoff generation. */
+interface StepState {
+  name: string;
+  /** Highest main-thread context seen in the current generation. */
+  watermark: number;
+  /** The `near` warning was emitted in this generation. */
+  warned: boolean;
+  /** The session is writing its handoff: exempt from the threshold and from interrupts. */
+  writingHandoff: boolean;
+}
+
+interface SessionTarget {
+  resume?: string | undefined;
+  fork?: boolean;
+  resumeAt?: string | undefined;
+}
+
+export class Runtime {
+  readonly workspace: string;
+  readonly runDir: string;
+  readonly runId: string = newRunId();
+  readonly env: EnvMap;
+  readonly portable: boolean;
+  readonly resilience: ResiliencePolicy;
+  readonly handoff: HandoffPolicy;
+  readonly store: SqliteSessionStore;
+  readonly lineage: Lineage;
+  readonly notesDir: string | undefined;
+  /** Every step this runtime ran, in order. */
+  readonly results: StepResult[] = [];
+
+  private readonly options: RuntimeOptions;
+  private pendingInterrupt: string | null = null;
+  private current: StepResult | null = null;
+  /** Handoffs in a row that had to be assembled mechanically (across steps: the cause is the setup). */
+  private degradedStreak = 0;
+  private modelWarned = false;
+
+  constructor(options: RuntimeOptions) {
+    this.options = options;
+    this.env = options.env ?? process.env;
+    const missing = checkCredentials(this.env);
+    if (missing !== undefined) throw new Error(missing);
+    this.workspace = resolve(options.workspace);
+    this.runDir = resolve(this.workspace, options.runDir ?? 'runs');
+    mkdirSync(this.workspace, { recursive: true });
+    mkdirSync(this.runDir, { recursive: true });
+    this.portable = options.portable ?? true;
+    this.resilience =
+      options.resilience === false
+        ? resiliencePolicy({ enabled: false })
+        : resiliencePolicy(options.resilience === true ? {} : (options.resilience ?? {}));
+    this.handoff = handoffPolicyOf(options.handoff, this.env);
+    this.notesDir = options.notesDir;
+    this.store = new SqliteSessionStore(join(this.runDir, 'sessions.db'), {
+      workspace: this.workspace,
+      ...options.store,
+    });
+    this.lineage = Lineage.open(this.runDir, this.workspace, this.fileOptions());
+  }
+
+  get manifestPath(): string {
+    return manifestPath(this.runDir);
+  }
+
+  /** The key the SDK files this workspace's sessions under. */
+  get projectKey(): string {
+    return projectKeyFor(this.workspace);
+  }
+
+  /** Whether the store holds `sessionId` for this workspace. */
+  hasSession(sessionId: string): boolean {
+    return this.store.hasSession(this.projectKey, sessionId);
+  }
+
+  /** The main-thread context of the last turn `sessionId` recorded (0 when unknown). */
+  contextOf(sessionId: string): number {
+    return this.store.lastContext(this.projectKey, sessionId);
+  }
+
+  /** This process's total spend in USD, rounded to 1/100 cent. */
+  totalCost(): number {
+    return Math.round(this.results.reduce((sum, result) => sum + result.costUsd, 0) * 10_000) / 10_000;
+  }
+
+  /**
+   * Asks the running step to stop at the next message boundary and continue in the same session
+   * with `words` (empty: just continue). Safe to call at any time; a no-op between steps until one runs.
+   */
+  interrupt(words = ''): void {
+    this.pendingInterrupt = words;
+  }
+
+  /** Writes the step in flight as killed by a signal. Synchronous and never throws (signal handlers). */
+  rescue(): void {
+    try {
+      const result = this.current;
+      if (result === null || result.endedAt !== 0) return;
+      markKilledBySignal(result);
+      this.results.push(result);
+      this.current = null;
+      this.persist();
+    } catch {
+      // Last words must not turn into a crash report.
+    }
+  }
+
+  close(): void {
+    this.store.close();
+  }
+
+  async run(spec: AgentSpec, prompt: string, options: RunOptions = {}): Promise<StepResult> {
+    const step: StepState = {
+      name: options.stepName ?? spec.name,
+      watermark: 0,
+      warned: false,
+      writingHandoff: false,
+    };
+    const result = newStepResult(step.name, this.runId);
+    const emit = (event: FlowerEvent): void => options.onEvent?.(event);
+    const continuous = options.continuous ?? false;
+    this.current = result;
+    const stopRescue = onTerminationSignal(() => this.rescue());
+    let target: SessionTarget = {
+      resume: options.resume,
+      fork: options.fork ?? false,
+      resumeAt: options.resumeAt,
+    };
+    let nextPrompt = prompt;
+    if (!options.resume && continuous) {
+      const found = this.lineage.sessionFor(step.name, (id) => this.hasSession(id));
+      if (found.sessionId !== undefined) {
+        target = { resume: found.sessionId };
+        nextPrompt = this.resilience.resumePrompt;
+        result.resumed = true;
+      } else {
+        this.options.onVerbose?.(found.reason);
+      }
+    }
+    let attempt = 0;
+    try {
+      for (;;) {
+        attempt += 1;
+        result.attempts = attempt;
+        const errorsBefore = result.errors.length;
+        await this.attempt(spec, nextPrompt, result, step, target, options.onEvent, (sessionId) => {
+          if (continuous) this.lineage.remember(step.name, sessionId);
+          try {
+            options.onSession?.(sessionId);
+          } catch {
+            // The callback's failure is its own business; the step goes on.
+          }
+        });
+        if (result.ok) break;
+
+        if (result.error === INTERRUPTED_BY_HUMAN) {
+          const words = this.pendingInterrupt ?? '';
+          this.pendingInterrupt = null;
+          if (!result.sessionId) break;
+          emit({
+            kind: 'retry',
+            text: words ? 'Interrupted; continuing with your words' : 'Interrupted; continuing',
+            payload: { source: 'runtime', step: step.name, reason: 'interrupt' },
+          });
+          target = { resume: result.sessionId };
+          nextPrompt = interruptPrompt(words, this.resilience.resumePrompt);
+          result.resumed = true;
+          attempt -= 1;
+          continue;
+        }
+
+        const overflowed =
+          this.handoff.enabled &&
+          Boolean(result.sessionId) &&
+          isContextOverflow(result.error, ...result.errors.slice(errorsBefore));
+        if (result.error === CONTEXT_FULL_HANDOFF || overflowed) {
+          // The overflow tells the real window: remember it so the next run hands off in time.
+          if (overflowed && step.watermark > 0) rememberOverflow(step.watermark, { env: this.env });
+          const stop = handoffStopReason(
+            { step: step.name, generations: result.retired.length, degradedInARow: this.degradedStreak },
+            this.handoff,
+          );
+          if (stop !== undefined) {
+            result.error = stop;
+            break;
+          }
+          const handoff = await writeHandoff(
+            this.handoffRequest(spec, prompt, step, result, overflowed, emit),
+          );
+          if (result.sessionId) result.retired.push(result.sessionId);
+          this.degradedStreak = handoff.degraded ? this.degradedStreak + 1 : 0;
+          target = {};
+          nextPrompt = handoff.prompt;
+          result.sessionId = null;
+          step.watermark = 0;
+          step.warned = false;
+          attempt -= 1;
+          continue;
+        }
+
+        if (!this.resilience.enabled || attempt >= this.resilience.maxAttempts) break;
+        const kind = classifyFailure(result.error);
+        if (!shouldRetry(kind, this.resilience)) {
+          if (kind === 'fatal')
+            result.error = fatalFailureMessage(result.error ?? '', this.env.ANTHROPIC_BASE_URL);
+          break;
+        }
+        emit({
+          kind: 'retry',
+          text: `Attempt ${attempt} failed (${kind}); retrying`,
+          payload: { source: 'runtime', step: step.name, attempt, reason: 'failure' },
+        });
+        const online = await waitOnline(this.env.ANTHROPIC_BASE_URL, {
+          policy: this.resilience,
+          onNotice: (line) =>
+            emit({
+              kind: 'retry',
+              text: line,
+              payload: { source: 'runtime', step: step.name, reason: 'offline' },
+            }),
+        });
+        if (!online) {
+          result.error = offlineGaveUpError(result.error ?? '', this.resilience);
+          break;
+        }
+        await sleep(backoffDelay(attempt, this.resilience));
+        if (result.sessionId) {
+          target = { resume: result.sessionId };
+          nextPrompt = this.resilience.resumePrompt;
+          result.resumed = true;
+        }
+      }
+    } finally {
+      stopRescue();
+      if (this.current === result) {
+        finishStepResult(result);
+        this.current = null;
+        this.results.push(result);
+        this.persist();
+      }
+    }
+    return result;
+  }
+
+  /** One query of `spec` for the step, with the runtime's hooks, store and compaction rules applied. */
+  private async attempt(
+    spec: AgentSpec,
+    prompt: string,
+    result: StepResult,
+    step: StepState,
+    target: SessionTarget,
+    sink: EventSink | undefined,
+    onSession: (sessionId: string) => void,
+  ): Promise<void> {
+    const effective: AgentSpec =
+      this.handoff.enabled && spec.compact === undefined
+        ? { ...spec, compact: { mode: 'no-summary' } }
+        : spec;
+    const preamble = target.resume ? '' : (spec.sessionPreamble?.() ?? '');
+    const options = buildOptions(effective, {
+      cwd: this.workspace,
+      sessionStore: this.store,
+      resume: target.resume,
+      fork: target.fork,
+      resumeAt: target.resumeAt,
+      portable: this.portable,
+      addDirs: this.options.addDirs,
+      baseEnv: this.env,
+    });
+    const watch = this.watchFor(step, sink, onSession);
+    await runAttempt(preamble ? `${preamble}\n\n${prompt}` : prompt, options, result, watch, sink);
+  }
+
+  private watchFor(
+    step: StepState,
+    sink: EventSink | undefined,
+    onSession: (sessionId: string) => void,
+  ): AttemptWatch {
+    return {
+      onSession: (sessionId) => {
+        if (!step.writingHandoff) onSession(sessionId);
+      },
+      breakReason: (result) => {
+        if (step.writingHandoff) return undefined;
+        if (this.handoff.enabled && step.watermark >= this.handoff.at && result.sessionId)
+          return CONTEXT_FULL_HANDOFF;
+        if (this.pendingInterrupt !== null) return INTERRUPTED_BY_HUMAN;
+        return undefined;
+      },
+      observe: (event, result) => {
+        if (step.writingHandoff) return;
+        const meta = messageMetaOf(event);
+        if (meta === undefined || meta.subagent) return;
+        const { context, model } = meta;
+        if (context !== undefined && context > 0) {
+          step.watermark = Math.max(step.watermark, context);
+          result.context = step.watermark;
+          this.maybeWarnNear(step, sink);
+        }
+        if (model) this.warnModelMismatch(model, sink);
+      },
+    };
+  }
+
+  private maybeWarnNear(step: StepState, sink: EventSink | undefined): void {
+    if (!this.handoff.enabled || step.warned || step.watermark < this.handoff.warnAt) return;
+    step.warned = true;
+    const { window, at } = this.handoff;
+    sink?.({
+      kind: 'handoff',
+      text: `context ${kilo(step.watermark, 1)}/${kilo(window, 0)} · about ${kilo(Math.max(0, at - step.watermark), 0)} until handoff`,
+      payload: { phase: 'near', step: step.name, context: step.watermark, window, at },
+    });
+  }
+
+  /** Once per runtime: the endpoint served another model than configured, so the window guess may be off. */
+  private warnModelMismatch(served: string, sink: EventSink | undefined): void {
+    if (this.modelWarned) return;
+    this.modelWarned = true;
+    const want = (this.env.ANTHROPIC_MODEL ?? '').trim();
+    if (want === '' || want.toLowerCase() === served.toLowerCase()) return;
+    sink?.({
+      kind: 'error',
+      text:
+        `The endpoint served ${served}, not the configured ${want}. The context window used for ` +
+        `handoff (${kilo(this.handoff.window, 0)}) may be wrong: set FLOWER_WINDOW or --window if it is.`,
+      payload: { modelMismatch: true, want, served },
+    });
+  }
+
+  private handoffRequest(
+    spec: AgentSpec,
+    originalPrompt: string,
+    step: StepState,
+    result: StepResult,
+    forced: boolean,
+    emit: EventSink,
+  ): HandoffRequest {
+    return {
+      step: step.name,
+      result,
+      originalPrompt,
+      context: step.watermark,
+      policy: this.handoff,
+      notesDir: this.notesDir,
+      forced,
+      emit,
+      runTurn: async (prompt, probe) => {
+        step.writingHandoff = true;
+        try {
+          const unbudgeted: AgentSpec = { ...spec, maxBudgetUsd: undefined };
+          await this.attempt(
+            unbudgeted,
+            prompt,
+            probe,
+            step,
+            { resume: result.sessionId ?? undefined },
+            undefined,
+            () => {},
+          );
+        } finally {
+          step.writingHandoff = false;
+        }
+      },
+    };
+  }
+
+  private fileOptions() {
+    const options: { onWarning?: (line: string) => void; onVerbose?: (line: string) => void } = {};
+    if (this.options.onWarning) options.onWarning = this.options.onWarning;
+    if (this.options.onVerbose) options.onVerbose = this.options.onVerbose;
+    return options;
+  }
+
+  private persist(): void {
+    saveManifestRows(this.runDir, this.runId, this.results, this.fileOptions());
+  }
+}
+
+/** The handoff policy from the constructor option; the window defaults from `env`, not `process.env`. */
+function handoffPolicyOf(option: RuntimeOptions['handoff'], env: EnvMap): HandoffPolicy {
+  if (option instanceof HandoffPolicy) return option;
+  const given: HandoffPolicyOptions = typeof option === 'object' ? option : { enabled: option ?? true };
+  return new HandoffPolicy({ ...given, window: given.window ?? defaultWindow({ env }) });
+}
+
+/** Tokens as `12.3K` (one decimal) or `200K` (none). */
+function kilo(tokens: number, decimals: number): string {
+  return `${(tokens / 1000).toFixed(decimals)}K`;
+}
+
+/** The prompt that continues a step after an interrupt. */
+export function interruptPrompt(words: string, resumePrompt: string): string {
+  const head = words.trim()
+    ? `The human interrupted you here and said:\n\n${words.trim()}\n\nAdjust to that and carry on.`
+    : resumePrompt;
+  return `${head}\n\n${INTERRUPT_NOTE}`;
+}

@@ -1,0 +1,136 @@
+/**
+ * Shared setup for the runtime's end-to-end tests: a mock model, a fresh workspace and config
+ * directory, the child environment pointing at the mock, and resilience timings shrunk so an
+ * outage test takes seconds, not minutes. Everything else is the real SDK and binary.
+ */
+import { spawn } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { FlowerEvent } from '../../src/runtime/events.js';
+import type { ResiliencePolicy } from '../../src/runtime/resilience.js';
+import { Runtime, type RuntimeOptions } from '../../src/runtime/runtime.js';
+import {
+  type MockModel,
+  type MockScript,
+  type MockStep,
+  mockModelEnv,
+  startMockModel,
+} from '../../src/testing/index.js';
+
+export const repoRoot = join(import.meta.dirname, '..', '..');
+export const distRoot = join(repoRoot, 'dist');
+
+/** Outage handling with every wait cut to milliseconds; the logic is unchanged. */
+export const fastResilience: Partial<ResiliencePolicy> = {
+  baseDelayMs: 20,
+  maxDelayMs: 100,
+  probeTimeoutMs: 500,
+  probeIntervalMs: 100,
+  maxOfflineWaitMs: 20_000,
+};
+
+export interface Harness {
+  model: MockModel;
+  root: string;
+  workspace: string;
+  /** What the runtime and the agent process see. */
+  env: Record<string, string>;
+  runtime(options?: Partial<RuntimeOptions>): Runtime;
+  cleanup(): Promise<void>;
+}
+
+export async function startHarness(
+  script: MockScript | MockStep[],
+  extraEnv: Record<string, string> = {},
+): Promise<Harness> {
+  const model = await startMockModel(script);
+  const root = mkdtempSync(join(tmpdir(), 'flower-rt-'));
+  const workspace = join(root, 'ws');
+  const env = mockModelEnv(model, {
+    configDir: mkdtempSync(join(root, 'claude-config-')),
+    maxRetries: 0,
+    extra: { XDG_CONFIG_HOME: join(root, 'xdg'), FLOWER_NO_UPDATE: '1', ...extraEnv },
+  });
+  const runtimes: Runtime[] = [];
+  return {
+    model,
+    root,
+    workspace,
+    env,
+    runtime(options = {}) {
+      const runtime = new Runtime({ workspace, env, resilience: fastResilience, ...options });
+      runtimes.push(runtime);
+      return runtime;
+    },
+    async cleanup() {
+      for (const runtime of runtimes) runtime.close();
+      await model.close();
+      rmSync(root, { recursive: true, force: true });
+    },
+  };
+}
+
+/** Collects events, for asserting on what a run showed. */
+export function eventLog(): {
+  events: FlowerEvent[];
+  sink: (event: FlowerEvent) => void;
+  texts(kind: FlowerEvent['kind']): string[];
+} {
+  const events: FlowerEvent[] = [];
+  return {
+    events,
+    sink: (event) => events.push(event),
+    texts: (kind) => events.filter((event) => event.kind === kind).map((event) => event.text),
+  };
+}
+
+export interface ChildRun {
+  code: number | null;
+  signal: NodeJS.Signals | null;
+  stdout: string;
+  stderr: string;
+}
+
+/** Runs `node <args>` with `env`; resolves when it exits. `onSpawn` gets the child (to kill it). */
+export function runNode(
+  args: string[],
+  env: Record<string, string>,
+  options: { cwd?: string; onSpawn?: (child: ReturnType<typeof spawn>) => void } = {},
+): Promise<ChildRun> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, args, {
+      env,
+      cwd: options.cwd ?? repoRoot,
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (chunk) => {
+      stdout += chunk;
+    });
+    child.stderr.on('data', (chunk) => {
+      stderr += chunk;
+    });
+    child.on('error', reject);
+    child.on('close', (code, signal) => resolve({ code, signal, stdout, stderr }));
+    options.onSpawn?.(child);
+  });
+}
+
+/**
+ * A tiny program that runs one step through the built runtime (`dist/`), the way an application
+ * embedding flower would: `node -e <driver> <workspace> <step> <prompt>`. Continuity on.
+ */
+export const stepDriver = `
+const [workspace, step, prompt] = process.argv.slice(1);
+const { Runtime } = await import(${JSON.stringify(join(distRoot, 'runtime', 'runtime.js'))});
+const runtime = new Runtime({ workspace, resilience: false });
+const result = await runtime.run(
+  { name: step, instructions: '', allowedTools: ['Read', 'Glob', 'Grep'], permissionMode: 'default' },
+  prompt,
+  { continuous: true, onSession: (id) => console.log('session ' + id) },
+);
+runtime.close();
+console.log('result ' + JSON.stringify(result));
+`;

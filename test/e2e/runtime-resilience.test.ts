@@ -1,0 +1,130 @@
+/**
+ * Acceptance 1 and 2 of the runtime: outages are waited out and the same session resumed;
+ * credential errors stop at once; overload and server errors are retried with backoff.
+ */
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import type { AgentSpec } from '../../src/runtime/agent-spec.js';
+import { defaultResiliencePolicy } from '../../src/runtime/resilience.js';
+import { contentText, lastUserText, mock, type RecordedRequest } from '../../src/testing/index.js';
+import { eventLog, fastResilience, type Harness, startHarness } from './runtime-harness.js';
+
+const spec: AgentSpec = {
+  name: 'work',
+  instructions: '',
+  allowedTools: ['Read', 'Glob', 'Grep'],
+  permissionMode: 'default',
+};
+
+let harness: Harness | undefined;
+afterEach(async () => {
+  await harness?.cleanup();
+  harness = undefined;
+});
+
+function historyText(request: RecordedRequest): string {
+  return (request.body?.messages ?? []).map((message) => contentText(message.content)).join('\n');
+}
+
+describe('Runtime resilience (real SDK and binary against the mock model)', () => {
+  it('waits out a dropped stream and refused connections, then resumes the same session', async () => {
+    let refusal: Promise<void> | undefined;
+    harness = await startHarness([
+      mock.toolUse('Read', { file_path: 'notes.txt' }),
+      () => {
+        // Cut this reply mid-stream, then refuse connections for a while, like a network outage.
+        setTimeout(() => {
+          refusal = harness?.model.refuseConnectionsFor(2_500);
+        }, 20);
+        return mock.drop({ afterEvents: 3 });
+      },
+      mock.text('Finished after the outage.'),
+    ]);
+    const runtime = harness.runtime();
+    const log = eventLog();
+    const sessions: string[] = [];
+    const result = await runtime.run(spec, 'Read notes.txt and summarise it.', {
+      onEvent: log.sink,
+      onSession: (id) => sessions.push(id),
+    });
+    await refusal;
+
+    expect(result.ok).toBe(true);
+    expect(result.attempts).toBe(2);
+    expect(result.resumed).toBe(true);
+    expect(result.text).toBe('Finished after the outage.');
+    expect(result.text).not.toContain('API Error');
+    expect(result.errors.some((error) => error.includes('API Error'))).toBe(true);
+    // One session throughout: the failed attempt's session is the one that finished.
+    expect(new Set(sessions).size).toBe(1);
+    expect(result.sessionId).toBe(sessions[0]);
+
+    const retries = log.texts('retry');
+    expect(retries.some((line) => /unreachable; waiting/.test(line))).toBe(true);
+    expect(retries.some((line) => /reachable again/.test(line))).toBe(true);
+
+    const main = harness.model.mainRequests();
+    const resumed = main[main.length - 1]!;
+    expect(lastUserText(resumed)).toContain(defaultResiliencePolicy.resumePrompt);
+    expect(lastUserText(resumed)).not.toMatch(/ECONNRESET|API Error/);
+    // The earlier turns are carried over, the synthetic error is not.
+    expect(historyText(resumed)).toContain('notes.txt');
+    expect(historyText(resumed)).not.toContain('API Error');
+
+    const rows = JSON.parse(readFileSync(join(runtime.runDir, 'manifest.json'), 'utf8')) as Array<
+      Record<string, unknown>
+    >;
+    expect(rows).toHaveLength(1);
+    expect(rows[0]).toMatchObject({
+      step: 'work',
+      ok: true,
+      attempts: 2,
+      resumed: true,
+      session_id: result.sessionId,
+      run: runtime.runId,
+    });
+  });
+
+  it('stops at once on a rejected key, with the hint to run flower setup', async () => {
+    harness = await startHarness([mock.error(401), mock.text('never reached')]);
+    const runtime = harness.runtime();
+    const started = Date.now();
+    const result = await runtime.run(spec, 'Do something.');
+    expect(result.ok).toBe(false);
+    expect(result.attempts).toBe(1);
+    expect(result.error).toContain('flower setup');
+    expect(result.error).toMatch(/invalid api key|401|authentication/i);
+    expect(harness.model.mainRequests()).toHaveLength(1);
+    expect(Date.now() - started).toBeLessThan(30_000);
+  });
+
+  it.each([
+    [529, 'overloaded'],
+    [500, 'internal server error'],
+  ])('retries HTTP %i with backoff and resumes', async (status) => {
+    harness = await startHarness([mock.error(status), mock.text('Done on the second attempt.')]);
+    const runtime = harness.runtime();
+    const log = eventLog();
+    const result = await runtime.run(spec, 'Do something.', { onEvent: log.sink });
+    expect(result.ok).toBe(true);
+    expect(result.attempts).toBe(2);
+    expect(result.text).toBe('Done on the second attempt.');
+    expect(log.events).toContainEqual(
+      expect.objectContaining({
+        kind: 'retry',
+        payload: expect.objectContaining({ source: 'runtime', attempt: 1, reason: 'failure' }),
+      }),
+    );
+    expect(harness.model.mainRequests()).toHaveLength(2);
+  });
+
+  it('gives up after the attempt budget and says why', async () => {
+    harness = await startHarness([mock.error(529), mock.error(529), mock.error(529)]);
+    const runtime = harness.runtime({ resilience: { ...fastResilience, maxAttempts: 3 } });
+    const result = await runtime.run(spec, 'Do something.');
+    expect(result.ok).toBe(false);
+    expect(result.attempts).toBe(3);
+    expect(result.error).toMatch(/529|overloaded/i);
+  });
+});

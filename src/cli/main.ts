@@ -7,6 +7,9 @@
  */
 import { Command, CommanderError } from 'commander';
 import { packageVersion } from '../version.js';
+import { registerDoctor } from './commands/doctor.js';
+import { registerSetup } from './commands/setup.js';
+import { startUpdateNotice } from './update-notice.js';
 
 export function buildProgram(): Command {
   const program = new Command('flower')
@@ -17,11 +20,15 @@ export function buildProgram(): Command {
     .version(packageVersion, '-V, --version', 'print the flower version')
     .showHelpAfterError('(run "flower --help" for usage)')
     .exitOverride();
+  registerSetup(program);
+  registerDoctor(program);
   return program;
 }
 
 export async function main(argv: string[]): Promise<number> {
   const program = buildProgram();
+  // Shows a due update notice and refreshes the check in the background; never waited for.
+  void startUpdateNotice();
   try {
     await program.parseAsync(argv, { from: 'user' });
     return 0;

@@ -71,6 +71,12 @@ function parseLine(text: string): { key: string; rawValue: string } | undefined 
   return { key: text.slice(0, equals).trim(), rawValue: text.slice(equals + 1).trim() };
 }
 
+/** The key a line sets under the rules, or undefined for comments, blanks and lines without `=`. */
+export function keyOfLine(line: string): string | undefined {
+  const key = parseLine(line.trim())?.key;
+  return key === '' ? undefined : key;
+}
+
 export function parseDotenv(text: string): ParsedDotenv {
   const lines: RawLine[] = text
     .split(/\r?\n|\r/)

@@ -147,7 +147,7 @@ describe('probeCredentials against the mock model', () => {
   });
 
   it('no credentials → auth without any request', async () => {
-    model = await startMockModel([]);
+    model = await startMockModel({});
     const result = await probeCredentials({ ANTHROPIC_BASE_URL: model.url, ANTHROPIC_API_KEY: '' });
     expect(result.verdict).toBe('auth');
     expect(model.requests).toHaveLength(0);
@@ -169,7 +169,7 @@ describe('checkReachable (DNS + TCP, no HTTP)', () => {
   });
 
   it('reachable when a TCP handshake succeeds, without sending an HTTP request', async () => {
-    model = await startMockModel([]);
+    model = await startMockModel({});
     const result = await checkReachable(model.url, 2_000);
     expect(result).toMatchObject({ reachable: true, host: '127.0.0.1', port: model.port });
     expect(model.requests).toHaveLength(0);

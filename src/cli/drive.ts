@@ -1,0 +1,181 @@
+/**
+ * Runs a workflow in front of a person: the shared driver of `go`, `run` and `demo`.
+ *
+ * Invariants:
+ * - One Runtime, one renderer and one recent-events window per process, so cost, elapsed time and
+ *   the oracle's view are real.
+ * - The terminal is restored and the runtime closed whatever happens (the `finally`), after waiting
+ *   a bounded time for side questions still being answered.
+ * - The last line always says what this process spent and where the manifest is (the manifest
+ *   itself accumulates every process in the run directory).
+ * - A workflow that stopped at a failed step ends the command with exit 1 and a one-line reason
+ *   naming the step; a credential failure additionally says how to fix the credentials.
+ */
+import { join } from 'node:path';
+import { createColors } from 'picocolors';
+import { Workbench } from '../agents/workbench.js';
+import type { EnvMap } from '../config/paths.js';
+import type { HandoffPolicyOptions } from '../config/policies.js';
+import type { EventSink, FlowerEvent } from '../runtime/events.js';
+import { Runtime } from '../runtime/runtime.js';
+import type { WorkflowContext } from '../workflow/context.js';
+import type { Workflow } from '../workflow/workflow.js';
+import { answerAside } from './aside.js';
+import type { GlobalOptions } from './global-options.js';
+import { Interaction } from './interaction.js';
+import { RecentEvents } from './recent-events.js';
+import { TerminalRenderer } from './renderer.js';
+import type { Terminal } from './terminal.js';
+
+export interface DrivePolicy {
+  /** How long to wait at exit for side questions still being answered. */
+  readonly asideDrainMs: number;
+}
+
+export const defaultDrivePolicy: DrivePolicy = { asideDrainMs: 120_000 };
+
+export interface DriveOptions {
+  readonly workflow: Workflow;
+  readonly global: GlobalOptions;
+  readonly terminal: Terminal;
+  /** Rewrite old big tool results on resume. */
+  readonly trim: boolean;
+  /** Handoff settings (`false`: let the harness compact instead). */
+  readonly handoff: boolean | HandoffPolicyOptions;
+  /** Environment for the agents (the demo points them at its mock model); default process.env. */
+  readonly env?: EnvMap;
+  /** Read the keyboard during the run (questions, mail, asides, Ctrl-C). The demo answers itself. */
+  readonly interactive: boolean;
+  /** Sees every event after it is rendered (the demo's scripted human). */
+  readonly observe?: EventSink;
+  /** Lines printed before the run starts (the wake banner); gets the runtime to look sessions up. */
+  readonly banner?: (runtime: Runtime) => readonly string[];
+  readonly color: boolean;
+  readonly policy?: DrivePolicy;
+  /** Quit the process (second Ctrl-C); default `process.exit`. */
+  readonly quit?: (code: number) => void;
+}
+
+export interface DriveOutcome {
+  readonly context: WorkflowContext;
+  readonly totalCostUsd: number;
+  readonly manifestPath: string;
+}
+
+/** Failure texts that mean "the credentials are wrong", as opposed to the work going wrong. */
+const CREDENTIAL_FAILURE = /401|invalid[_ ]?api[_ ]?key|authentication|unauthori[sz]ed/i;
+
+/** The step failure's own words, for the one-line exit reason. */
+function failureText(context: WorkflowContext, step: string): string {
+  const result = context.results[step];
+  return [result?.error, ...(result?.errors ?? [])].filter(Boolean).join('; ');
+}
+
+async function settleWithin(promises: Promise<unknown>[], ms: number): Promise<void> {
+  if (promises.length === 0) return;
+  let timer: NodeJS.Timeout | undefined;
+  const deadline = new Promise<void>((resolve) => {
+    timer = setTimeout(resolve, ms);
+  });
+  await Promise.race([Promise.allSettled(promises), deadline]);
+  clearTimeout(timer);
+}
+
+export async function drive(options: DriveOptions): Promise<DriveOutcome> {
+  const { workflow, global, terminal } = options;
+  const paint = createColors(options.color);
+  const policy = options.policy ?? defaultDrivePolicy;
+  const print = (lines: string[]) => terminal.print(lines);
+
+  const workbench =
+    workflow.workbench ??
+    (global.workbench
+      ? new Workbench(global.workspace, { home: join(global.runDir, 'workbench') }).ensure()
+      : undefined);
+  const runtime = new Runtime({
+    workspace: global.workspace,
+    runDir: global.runDir,
+    ...(options.env ? { env: options.env } : {}),
+    handoff: options.handoff,
+    store: { trim: { enabled: options.trim } },
+    ...(workbench ? { notesDir: workbench.notes } : {}),
+    ...(workbench?.external ? { addDirs: [workbench.root] } : {}),
+    onWarning: (line) => print([paint.yellow(`! ${line}`)]),
+    ...(global.verbose ? { onVerbose: (line: string) => print([paint.dim(line)]) } : {}),
+  });
+
+  const renderer = new TerminalRenderer({
+    verbose: global.verbose,
+    color: options.color,
+    width: () => terminal.width(),
+  });
+  const recent = new RecentEvents();
+  const sink = (event: FlowerEvent) => {
+    recent.add(event);
+    print(renderer.render(event));
+    options.observe?.(event);
+  };
+
+  const interaction = options.interactive
+    ? new Interaction({
+        terminal,
+        channel: workflow.channel,
+        interrupt: (words) => runtime.interrupt(words),
+        aside: (question) =>
+          answerAside(question, {
+            workspace: global.workspace,
+            runDir: global.runDir,
+            workbench,
+            ...(options.env ? { env: options.env } : {}),
+            recent: () => recent.lines(),
+            print,
+            width: () => terminal.width(),
+            paint,
+            ...(global.verbose ? { onEvent: (event: FlowerEvent) => print(renderer.render(event)) } : {}),
+          }),
+        quit: options.quit ?? ((code) => process.exit(code)),
+        paint,
+      })
+    : undefined;
+
+  if (options.banner) print([...options.banner(runtime)]);
+  if (interaction && workflow.channel && !terminal.inputIsTerminal) {
+    print([
+      paint.yellow(
+        '! standard input is not a terminal, so nobody can answer questions; add --timeout 0 to let it decide on its own',
+      ),
+    ]);
+  }
+
+  let context: WorkflowContext;
+  try {
+    interaction?.start();
+    context = await workflow.run(runtime, { onEvent: sink });
+  } finally {
+    interaction?.stop();
+    const asides = interaction?.pendingAsides ?? [];
+    if (asides.length > 0) {
+      print([
+        paint.dim(
+          `(waiting for ${asides.length} side question${asides.length === 1 ? '' : 's'} to finish...)`,
+        ),
+      ]);
+      await settleWithin(asides, policy.asideDrainMs);
+    }
+    runtime.close();
+    terminal.close();
+  }
+
+  const totalCostUsd = runtime.totalCost();
+  print(['', `total $${totalCostUsd.toFixed(4)} · manifest ${runtime.manifestPath}`]);
+
+  if (context.failedAt !== undefined) {
+    const reason = failureText(context, context.failedAt) || context.aborted || '';
+    const credentials = CREDENTIAL_FAILURE.test(reason)
+      ? ' The API refused the credentials: run `flower setup` (or fix the key in your .env), then run the same command again to continue.'
+      : '';
+    const detail = reason ? `: ${reason.split('\n')[0]?.slice(0, 200)}` : '';
+    throw new Error(`stopped at step '${context.failedAt}'${detail}.${credentials}`);
+  }
+  return { context, totalCostUsd, manifestPath: runtime.manifestPath };
+}

@@ -1,0 +1,42 @@
+/**
+ * The request prompt of a bare `flower`: one line typed at `> `, so no shell quoting gets in the way
+ * (full-width quotes, `!`, apostrophes are all fine).
+ *
+ * Invariants:
+ * - The header appears only on a terminal; piped input gives the first line as the request.
+ * - Ctrl-C or end of input cancels (exit 1, "cancelled"); an empty line cancels a fresh start but
+ *   means "carry on" when waking.
+ * - The prompt reads through the same Terminal as the run, so lines typed or piped after the request
+ *   are kept for the run instead of being swallowed.
+ */
+import type { Terminal } from './terminal.js';
+
+export const REQUEST_HEADERS = {
+  fresh: 'What should flower do? One sentence is enough; Enter starts (Ctrl-C quits).',
+  waking:
+    'Continue from last time? Enter = carry on; or say something new; /new = start something else (Ctrl-C quits).',
+} as const;
+
+/** Typed at the prompt (or given as the request): archive this task and start a new one. */
+export const START_OVER_COMMAND = '/new';
+
+export async function readRequest(
+  terminal: Terminal,
+  waking: boolean,
+  paint: (text: string) => string,
+): Promise<string> {
+  if (terminal.inputIsTerminal)
+    terminal.print([paint(waking ? REQUEST_HEADERS.waking : REQUEST_HEADERS.fresh)]);
+  terminal.start();
+  terminal.showPrompt(() => '> ');
+  const event = await terminal.next();
+  terminal.hidePrompt();
+  if (event.kind !== 'submit') throw new Error('cancelled');
+  const request = event.line.trim();
+  if (request === '' && !waking) {
+    throw new Error(
+      'the request is empty. Run `flower` and type it at the prompt, or: flower "build me an X"',
+    );
+  }
+  return request;
+}

@@ -1,0 +1,197 @@
+/**
+ * The one path to the user's terminal during `go`/`run`/`demo`: output lines above a persistent
+ * bottom prompt, and input read for the whole run.
+ *
+ * Invariants:
+ * - Every output block erases the prompt row, writes its lines, then redraws the prompt with the
+ *   half-typed input, all in a single `write` so nothing else can land between them. (The reference
+ *   also took a cross-process lock per TTY; one write per block gives the same "never interleaved
+ *   mid-line" property for flower's own output without lock files.)
+ * - Input is read all the time, not only while a question waits, so text typed during work is
+ *   never eaten as the next answer; events that arrive while nobody listens are queued, never lost
+ *   (the first piped line is the request, the rest belong to the run).
+ * - On a terminal, input is in raw mode, edited by `LineEditor`, and the terminal is always restored
+ *   (`close`, and on process exit). Off a terminal, input is split into lines and no prompt is drawn.
+ * - Only text flower produced reaches `print`; model text has been sanitised by the renderer.
+ */
+import { StringDecoder } from 'node:string_decoder';
+import { type EditorEvent, LineEditor, type LineEditorPolicy } from './line-editor.js';
+import { promptRow } from './prompt-line.js';
+import { terminalWidth } from './terminal-text.js';
+
+export interface TerminalInput extends NodeJS.EventEmitter {
+  readonly isTTY?: boolean;
+  setRawMode?(mode: boolean): unknown;
+  resume(): unknown;
+  pause(): unknown;
+}
+
+export interface TerminalOutput {
+  readonly isTTY?: boolean;
+  readonly columns?: number;
+  write(chunk: string): unknown;
+}
+
+export interface TerminalOptions {
+  readonly input: TerminalInput;
+  readonly output: TerminalOutput;
+  readonly editor?: LineEditorPolicy;
+}
+
+const ERASE_ROW = '\r\x1b[K';
+
+export class Terminal {
+  /** Keys are edited here and a prompt is drawn: both ends are terminals. */
+  readonly interactive: boolean;
+  private readonly input: TerminalInput;
+  private readonly output: TerminalOutput;
+  private readonly editor: LineEditor;
+  private readonly queued: EditorEvent[] = [];
+  private listener: ((event: EditorEvent) => void) | undefined;
+  private hint: (() => string) | undefined;
+  private reading = false;
+  private ended = false;
+  private pipeBuffer = '';
+  private readonly pipeDecoder = new StringDecoder('utf8');
+  private readonly restoreOnExit = () => this.restoreMode();
+
+  constructor(options: TerminalOptions) {
+    this.input = options.input;
+    this.output = options.output;
+    this.interactive = Boolean(options.input.isTTY && options.output.isTTY && options.input.setRawMode);
+    this.editor = new LineEditor(options.editor);
+  }
+
+  /** Whether the input is a terminal someone can type into. */
+  get inputIsTerminal(): boolean {
+    return Boolean(this.input.isTTY);
+  }
+
+  /** The column budget for output lines. */
+  width(): number {
+    return terminalWidth(this.output.isTTY ? this.output.columns : undefined);
+  }
+
+  /** Print lines above the prompt (which is redrawn below them). */
+  print(lines: readonly string[]): void {
+    if (lines.length === 0) return;
+    const body = `${lines.join('\n')}\n`;
+    this.output.write(this.promptShown() ? `${ERASE_ROW}${body}${this.promptText()}` : body);
+  }
+
+  /**
+   * Show the bottom prompt; `hint` is asked for its text at every redraw, so the prompt follows the
+   * situation (idle, a question waiting, an interrupt being collected).
+   */
+  showPrompt(hint: () => string): void {
+    this.hint = hint;
+    this.redraw();
+  }
+
+  /** Remove the prompt row (input keeps being read). */
+  hidePrompt(): void {
+    if (this.promptShown()) this.output.write(ERASE_ROW);
+    this.hint = undefined;
+  }
+
+  /** Redraw the prompt row, e.g. after its hint changed. */
+  redraw(): void {
+    if (this.promptShown()) this.output.write(`${ERASE_ROW}${this.promptText()}`);
+  }
+
+  /** Start reading input; events queue until someone listens. Idempotent. */
+  start(): void {
+    if (this.reading || this.ended) return;
+    this.reading = true;
+    if (this.interactive) {
+      this.input.setRawMode?.(true);
+      process.once('exit', this.restoreOnExit);
+    }
+    this.input.on('data', this.onData);
+    this.input.on('end', this.onEnd);
+    this.input.resume();
+  }
+
+  /** The next input event (a queued one first). */
+  next(): Promise<EditorEvent> {
+    const queued = this.queued.shift();
+    if (queued) return Promise.resolve(queued);
+    if (this.ended) return Promise.resolve({ kind: 'eof' });
+    return new Promise((resolve) => {
+      const previous = this.listener;
+      this.listener = (event) => {
+        this.listener = previous;
+        resolve(event);
+      };
+    });
+  }
+
+  /** Deliver every input event to `listener` (queued ones first) until `close`. */
+  listen(listener: (event: EditorEvent) => void): void {
+    this.listener = listener;
+    for (let event = this.queued.shift(); event; event = this.queued.shift()) listener(event);
+  }
+
+  /** Stop reading, remove the prompt and give the terminal back as it was. */
+  close(): void {
+    this.hidePrompt();
+    this.listener = undefined;
+    if (!this.reading) return;
+    this.reading = false;
+    this.input.off('data', this.onData);
+    this.input.off('end', this.onEnd);
+    this.input.pause();
+    this.restoreMode();
+    process.off('exit', this.restoreOnExit);
+  }
+
+  private restoreMode(): void {
+    if (this.interactive) this.input.setRawMode?.(false);
+  }
+
+  private promptShown(): boolean {
+    return this.interactive && this.reading && this.hint !== undefined;
+  }
+
+  private promptText(): string {
+    const before = this.editor.text.slice(0, this.editor.text.length - this.editor.textAfterCursor.length);
+    const { row, cursorLeft } = promptRow(
+      this.hint?.() ?? '',
+      before,
+      this.editor.textAfterCursor,
+      this.width(),
+    );
+    return cursorLeft > 0 ? `${row}\x1b[${cursorLeft}D` : row;
+  }
+
+  private readonly onData = (chunk: Buffer | string) => {
+    if (this.interactive) {
+      const events = this.editor.feed(typeof chunk === 'string' ? chunk : new Uint8Array(chunk));
+      for (const event of events) {
+        // Keep what was typed visible above the prompt, as a terminal's own echo would.
+        if (event.kind === 'submit' && this.hint)
+          this.print([promptRow(this.hint(), event.line, '', this.width()).row]);
+        this.emit(event);
+      }
+      this.redraw();
+      return;
+    }
+    this.pipeBuffer += typeof chunk === 'string' ? chunk : this.pipeDecoder.write(chunk);
+    const lines = this.pipeBuffer.split(/\r?\n/);
+    this.pipeBuffer = lines.pop() ?? '';
+    for (const line of lines) this.emit({ kind: 'submit', line });
+  };
+
+  private readonly onEnd = () => {
+    this.pipeBuffer += this.pipeDecoder.end();
+    if (this.pipeBuffer !== '') this.emit({ kind: 'submit', line: this.pipeBuffer });
+    this.pipeBuffer = '';
+    this.ended = true;
+    this.emit({ kind: 'eof' });
+  };
+
+  private emit(event: EditorEvent): void {
+    if (this.listener) this.listener(event);
+    else this.queued.push(event);
+  }
+}

@@ -16,7 +16,7 @@
  *   in the manifest's `errors`, never in the context.
  */
 import { setTimeout as sleepFor } from 'node:timers/promises';
-import { checkReachable } from '../config/reachability.js';
+import { checkReachable, endpointOf } from '../config/reachability.js';
 
 export interface ResiliencePolicy {
   /** Off means a failed attempt ends the step (tests and one-shot scripts that want to see failures). */
@@ -158,7 +158,8 @@ const defaultSleep = (ms: number, signal?: AbortSignal): Promise<void> => sleepF
 
 /**
  * Probes the endpoint of `baseUrl` until it answers (true) or `maxOfflineWaitMs` has passed
- * (false). Returns true at once, silently, when the endpoint is reachable on the first probe.
+ * (false). Returns true at once, silently, when the endpoint is reachable on the first probe, and
+ * false at once when `baseUrl` is not a URL at all.
  */
 export async function waitOnline(
   baseUrl: string | undefined,
@@ -167,6 +168,13 @@ export async function waitOnline(
   const policy = options.policy ?? defaultResiliencePolicy;
   const sleep = options.sleep ?? defaultSleep;
   const { signal } = options;
+  try {
+    endpointOf(baseUrl);
+  } catch {
+    // A malformed URL never becomes reachable: waiting an hour for it would only hide the mistake.
+    options.onNotice?.(`ANTHROPIC_BASE_URL is not a valid URL (${baseUrl}); run \`flower setup\` to fix it.`);
+    return false;
+  }
   const deadline = Date.now() + policy.maxOfflineWaitMs;
   let announced = false;
   for (;;) {

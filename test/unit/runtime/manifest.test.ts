@@ -1,6 +1,7 @@
 import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import fc from 'fast-check';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { manifestPath, readManifest, saveManifestRows } from '../../../src/runtime/manifest.js';
 import { finishStepResult, newStepResult, type StepResult } from '../../../src/runtime/step-result.js';
@@ -40,6 +41,34 @@ describe('manifest.json', () => {
     const rows = readManifest(runDir);
     expect(rows.map((row) => row.step)).toEqual(['clarify', 'work']);
     expect(rows[1]!.ok).toBe(true);
+  });
+
+  it('ends with exactly the last saved results of every run, whatever the order of saves', () => {
+    const save = fc.record({
+      run: fc.constantFrom('run-a', 'run-b', 'run-c'),
+      steps: fc.array(fc.string(), { maxLength: 4 }),
+    });
+    fc.assert(
+      fc.property(fc.array(save, { maxLength: 12 }), (saves) => {
+        rmSync(manifestPath(runDir), { force: true });
+        const last = new Map<string, string[]>();
+        for (const { run, steps } of saves) {
+          saveManifestRows(
+            runDir,
+            run,
+            steps.map((step) => result(step, run)),
+          );
+          last.set(run, steps);
+        }
+        const expected = [...last].flatMap(([run, steps]) => steps.map((step) => `${run}/${step}`)).sort();
+        expect(
+          readManifest(runDir)
+            .map((row) => `${row.run}/${row.step}`)
+            .sort(),
+        ).toEqual(expected);
+      }),
+      { numRuns: 25 },
+    );
   });
 
   it("keeps other runs' rows untouched, including keys it does not know", () => {

@@ -199,6 +199,16 @@ describe('waitOnline (real TCP on loopback)', () => {
     expect(notices).toHaveLength(1);
   });
 
+  it('does not wait for a base URL that is not a URL at all', async () => {
+    const notices: string[] = [];
+    expect(
+      await waitOnline('http://exa mple', { policy: fast, onNotice: (line) => notices.push(line) }),
+    ).toBe(false);
+    expect(notices).toEqual([
+      'ANTHROPIC_BASE_URL is not a valid URL (http://exa mple); run `flower setup` to fix it.',
+    ]);
+  });
+
   it('stops waiting when aborted', async () => {
     const port = await freePort();
     const controller = new AbortController();

@@ -1,14 +1,14 @@
 /**
- * Proof that the mock model drives the real stack: the SDK's query() runs the real Claude Code
- * binary against it, the scripted text comes back as the result, and a scripted Write call
- * creates the file on disk.
+ * The mock model with the real stack: the SDK's query() runs the real Claude Code binary against
+ * it. Proves scripted text and tool calls work end to end, that the binary's own retry loop sees
+ * each scripted fault the way it would see the real API's, and that subagents get their own replies.
  */
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { query, type SDKMessage } from '@anthropic-ai/claude-agent-sdk';
+import { type AgentDefinition, query, type SDKMessage } from '@anthropic-ai/claude-agent-sdk';
 import { afterEach, describe, expect, it } from 'vitest';
-import { type MockModel, mockModelEnv, startMockModel } from '../../src/testing/index.js';
+import { type MockModel, mock, mockModelEnv, startMockModel } from '../../src/testing/index.js';
 
 const cleanups: Array<() => Promise<void> | void> = [];
 afterEach(async () => {
@@ -21,46 +21,217 @@ function tempDir(prefix: string): string {
   return dir;
 }
 
-async function runQuery(mock: MockModel, workspace: string, prompt: string): Promise<SDKMessage[]> {
+async function startMock(...args: Parameters<typeof startMockModel>): Promise<MockModel> {
+  const server = await startMockModel(...args);
+  cleanups.push(() => server.close());
+  return server;
+}
+
+interface RunOutcome {
+  messages: SDKMessage[];
+  /** What the SDK's iterator threw, if it did (it throws after an error result). */
+  thrown: unknown;
+}
+
+async function runQuery(
+  server: MockModel,
+  workspace: string,
+  { maxRetries = 0, agents }: { maxRetries?: number; agents?: Record<string, AgentDefinition> } = {},
+): Promise<RunOutcome> {
   const messages: SDKMessage[] = [];
   const run = query({
-    prompt,
+    prompt: 'Do the scripted thing.',
     options: {
       cwd: workspace,
-      env: mockModelEnv(mock, { configDir: tempDir('flower-config-') }),
+      env: mockModelEnv(server, { configDir: tempDir('flower-config-'), maxRetries }),
       permissionMode: 'acceptEdits',
       allowedTools: ['Write'],
       settingSources: [],
+      ...(agents === undefined ? {} : { agents }),
     },
   });
-  for await (const message of run) messages.push(message);
-  return messages;
+  try {
+    for await (const message of run) messages.push(message);
+    return { messages, thrown: undefined };
+  } catch (error) {
+    return { messages, thrown: error };
+  }
+}
+
+function results(messages: SDKMessage[]) {
+  return messages.flatMap((message) => (message.type === 'result' ? [message] : []));
+}
+
+function resultTexts(messages: SDKMessage[]): string[] {
+  return results(messages).map((message) =>
+    message.subtype === 'success' ? message.result : message.subtype,
+  );
+}
+
+function retries(messages: SDKMessage[]) {
+  return messages.flatMap((message) =>
+    message.type === 'system' && message.subtype === 'api_retry' ? [message] : [],
+  );
 }
 
 describe('mock model with the real Claude Code binary', () => {
   it('returns the scripted text and performs a scripted Write', async () => {
     const workspace = tempDir('flower-ws-');
     const target = join(workspace, 'hello.txt');
-    const mock = await startMockModel({
+    const server = await startMock({
       main: [
-        { toolUses: [{ name: 'Write', input: { file_path: target, content: 'written by the script\n' } }] },
+        mock.toolUse('Write', { file_path: target, content: 'written by the script\n' }),
         { text: 'Wrote hello.txt as asked.', usage: { input_tokens: 1234, output_tokens: 9 } },
       ],
     });
-    cleanups.push(() => mock.close());
 
-    const messages = await runQuery(mock, workspace, 'Please write hello.txt');
+    const { messages, thrown } = await runQuery(server, workspace);
 
-    const result = messages.find((message) => message.type === 'result');
-    expect(result?.subtype).toBe('success');
-    expect(result?.type === 'result' && result.subtype === 'success' ? result.result : '').toBe(
-      'Wrote hello.txt as asked.',
-    );
+    expect(thrown).toBeUndefined();
+    expect(resultTexts(messages)).toEqual(['Wrote hello.txt as asked.']);
     expect(readFileSync(target, 'utf8')).toBe('written by the script\n');
-    expect(mock.mainRequests()).toHaveLength(2);
-    expect(mock.unmatched).toEqual([]);
+    expect(server.mainRequests()).toHaveLength(2);
+    expect(server.unmatched).toEqual([]);
+    expect(server.sideRequests()).toEqual([]);
     // The second request carries the Write call's result back to the model.
-    const second = mock.mainRequests()[1];
-    expect(JSON.stringify(second?.body?.messages)).toContain('tool_result');
+    expect(JSON.stringify(server.mainRequests()[1]?.body?.messages)).toContain('tool_result');
+  });
+
+  it('retries a 529 itself and then succeeds', async () => {
+    const workspace = tempDir('flower-ws-');
+    const server = await startMock([mock.error(529), { text: 'Recovered after overload.' }]);
+
+    const { messages, thrown } = await runQuery(server, workspace, { maxRetries: 1 });
+
+    expect(thrown).toBeUndefined();
+    expect(retries(messages).map((retry) => retry.error_status)).toEqual([529]);
+    expect(resultTexts(messages)).toEqual(['Recovered after overload.']);
+    expect(server.mainRequests().map((request) => request.outcome.kind)).toEqual(['error', 'reply']);
+  });
+
+  it('gives up after CLAUDE_CODE_MAX_RETRIES: a synthetic assistant message, an error result, a throw', async () => {
+    const workspace = tempDir('flower-ws-');
+    const server = await startMock({ main: [], fallback: mock.error(529) });
+
+    const { messages, thrown } = await runQuery(server, workspace, { maxRetries: 1 });
+
+    expect(String(thrown)).toContain('Claude Code returned an error result: API Error: 529');
+    const synthetic = messages.find(
+      (message) => message.type === 'assistant' && message.message.model === '<synthetic>',
+    );
+    expect(synthetic).toBeDefined();
+    expect(results(messages).map((result) => result.is_error)).toEqual([true]);
+    expect(retries(messages)).toHaveLength(1);
+    expect(server.mainRequests()).toHaveLength(2);
+  });
+
+  it('retries a 401 like a server error (flower must stop on credential errors itself)', async () => {
+    const workspace = tempDir('flower-ws-');
+    const server = await startMock([mock.error(401), { text: 'Accepted on the second try.' }]);
+
+    const { messages, thrown } = await runQuery(server, workspace, { maxRetries: 1 });
+
+    expect(thrown).toBeUndefined();
+    expect(retries(messages).map((retry) => [retry.error_status, retry.error])).toEqual([
+      [401, 'authentication_failed'],
+    ]);
+    expect(resultTexts(messages)).toEqual(['Accepted on the second try.']);
+  });
+
+  it('retries a stream cut mid-reply and never shows the partial text', async () => {
+    const workspace = tempDir('flower-ws-');
+    const server = await startMock([
+      mock.drop({ afterEvents: 5, partial: { text: 'PARTIAL-TEXT-THAT-MUST-NOT-SURVIVE '.repeat(3) } }),
+      { text: 'Complete reply.' },
+    ]);
+
+    const { messages, thrown } = await runQuery(server, workspace, { maxRetries: 1 });
+
+    expect(thrown).toBeUndefined();
+    expect(retries(messages).map((retry) => retry.error_status)).toEqual([null]);
+    expect(resultTexts(messages)).toEqual(['Complete reply.']);
+    expect(JSON.stringify(messages)).not.toContain('PARTIAL-TEXT');
+  });
+
+  it('rides out refused connections and reaches the endpoint again on the same port', async () => {
+    const workspace = tempDir('flower-ws-');
+    const server = await startMock([mock.refuse(1_000), { text: 'Reachable again.' }]);
+
+    const { messages, thrown } = await runQuery(server, workspace, { maxRetries: 4 });
+
+    expect(thrown).toBeUndefined();
+    expect(resultTexts(messages)).toEqual(['Reachable again.']);
+    // Attempts made while the port was closed never reached the server; the retry delays
+    // (about 0.5 s, 1 s, 2 s) outlast the one-second outage.
+    expect(retries(messages).length).toBeGreaterThanOrEqual(1);
+    expect(server.mainRequests().map((request) => request.outcome.kind)).toEqual(['refuse', 'reply']);
+  });
+});
+
+describe('subagents against the mock model', () => {
+  const scribe: AgentDefinition = {
+    description: 'Writes files it is asked to write.',
+    prompt: 'You are the scribe. You write the files you are asked to write.',
+    tools: ['Write'],
+  };
+
+  function delegatingScript(target: string, background: boolean) {
+    return {
+      main: [
+        mock.toolUse('Agent', {
+          description: 'write the notes',
+          prompt: `Write ${target}.`,
+          subagent_type: 'scribe',
+          ...(background ? {} : { run_in_background: false }),
+        }),
+        { text: 'Main thread: first turn over.' },
+        { text: 'Main thread: saw the scribe finish.' },
+      ],
+      agents: {
+        scribe: [
+          mock.toolUse('Write', { file_path: target, content: 'notes\n' }),
+          { text: 'Scribe: notes written.' },
+        ],
+      },
+    };
+  }
+
+  it('routes a foreground subagent to its own replies and returns one result', async () => {
+    const workspace = tempDir('flower-ws-');
+    const target = join(workspace, 'notes.txt');
+    const server = await startMock(delegatingScript(target, false));
+
+    const { messages, thrown } = await runQuery(server, workspace, { agents: { scribe } });
+
+    expect(thrown).toBeUndefined();
+    expect(readFileSync(target, 'utf8')).toBe('notes\n');
+    expect(server.agentRequests('scribe')).toHaveLength(2);
+    expect(server.agentRequests('scribe').every((request) => request.agentId !== undefined)).toBe(true);
+    // The scribe's system prompt is its definition's prompt; its tools are its own.
+    expect(server.agentRequests('scribe')[0]?.body?.tools?.map((tool) => tool.name)).toEqual(['Write']);
+    expect(server.mainRequests()).toHaveLength(2);
+    expect(resultTexts(messages)).toEqual(['Main thread: first turn over.']);
+    expect(server.unmatched).toEqual([]);
+  });
+
+  it('runs a subagent in the background by default: the task notification starts a second main turn', async () => {
+    const workspace = tempDir('flower-ws-');
+    const target = join(workspace, 'notes.txt');
+    const server = await startMock(delegatingScript(target, true));
+
+    const { messages, thrown } = await runQuery(server, workspace, { agents: { scribe } });
+
+    expect(thrown).toBeUndefined();
+    expect(existsSync(target)).toBe(true);
+    expect(server.agentRequests('scribe')).toHaveLength(2);
+    // One query(), two results: the first turn's, held until the subagent settled, then the turn
+    // the task notification started.
+    expect(resultTexts(messages)).toEqual([
+      'Main thread: first turn over.',
+      'Main thread: saw the scribe finish.',
+    ]);
+    const notified = server.mainRequests()[2];
+    expect(JSON.stringify(notified?.body?.messages?.at(-1))).toContain('task-notification');
+    expect(server.unmatched).toEqual([]);
   });
 });

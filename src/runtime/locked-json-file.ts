@@ -17,7 +17,7 @@
  *   starts again from fresh content.
  *
  * Everything here is synchronous on purpose: a SIGTERM handler must be able to finish its write
- * before the process ends, and the lock is held for well under a millisecond of real work.
+ * before the process ends, and the lock is only held for one small read and write (milliseconds).
  */
 import { randomBytes } from 'node:crypto';
 import {

@@ -9,8 +9,6 @@
  */
 import { randomBytes } from 'node:crypto';
 
-const RUN_ID = /^\d{8}-\d{6}-[0-9a-f]{6}$/;
-
 function twoDigits(value: number): string {
   return String(value).padStart(2, '0');
 }
@@ -28,9 +26,4 @@ export function newRunId(
   randomHex: () => string = () => randomBytes(3).toString('hex'),
 ): string {
   return `${compactTimestamp(at)}-${randomHex()}`;
-}
-
-/** Whether `text` has the shape of a run id. */
-export function isRunId(text: string): boolean {
-  return RUN_ID.test(text);
 }

@@ -1,0 +1,77 @@
+import { describe, expect, it } from 'vitest';
+import { commandLabel, defaultEphemeralPolicy, expireStaleGlances } from '../../../src/store/expire.js';
+import { TranscriptBuilder } from '../../support/transcript-builder.js';
+import { validateTranscript } from '../../support/transcript-validator.js';
+
+const resultOf = (entries: readonly Record<string, unknown>[], id: string): unknown =>
+  entries
+    .flatMap(
+      (entry) => ((entry.message as { content?: unknown })?.content as Array<Record<string, unknown>>) ?? [],
+    )
+    .find((block) => block?.type === 'tool_result' && block.tool_use_id === id)?.content;
+
+describe('expire layer', () => {
+  it('replaces all but the newest 6 glance results with the expiry note, block kept', () => {
+    const t = new TranscriptBuilder();
+    t.prompt('go');
+    const ids = Array.from({ length: 9 }, (_, index) => t.bash('git status', `On branch main (${index})`));
+    const { entries, expired } = expireStaleGlances(t.entries);
+    expect(expired).toBe(3);
+    expect(resultOf(entries, ids[0] as string)).toBe(
+      '[result of `git status` expired (9 glances ago); the state may have changed — run it again if you need it]',
+    );
+    expect(resultOf(entries, ids[2] as string)).toContain('(7 glances ago)');
+    for (const id of ids.slice(3)) expect(resultOf(entries, id)).toMatch(/^On branch main/);
+    expect(validateTranscript(entries, { original: t.entries, singleChain: true })).toEqual([]);
+  });
+
+  it('only expires Bash glances: Read results and non-glance commands stay', () => {
+    const t = new TranscriptBuilder();
+    const read = t.tool('Read', { file_path: 'a.ts' }, 'file contents');
+    const build = t.bash('npm run build', 'built');
+    const glances = Array.from({ length: 7 }, () => t.bash('ls -la', 'a b c'));
+    const { entries, expired } = expireStaleGlances(t.entries);
+    expect(expired).toBe(1);
+    expect(resultOf(entries, read)).toBe('file contents');
+    expect(resultOf(entries, build)).toBe('built');
+    expect(resultOf(entries, glances[0] as string)).toContain('`ls -la` expired');
+  });
+
+  it('leaves glance results above maxChars to the trim layer', () => {
+    const t = new TranscriptBuilder();
+    const big = t.bash('cat big.log', 'x'.repeat(2001));
+    for (let index = 0; index < 7; index += 1) t.bash('pwd', '/work');
+    const { entries, expired } = expireStaleGlances(t.entries);
+    expect(expired).toBe(1);
+    expect(resultOf(entries, big)).toHaveLength(2001);
+  });
+
+  it('labels the command by its first line, at most 60 characters', () => {
+    expect(commandLabel(`git log --format=${'x'.repeat(80)}\necho two`)).toBe(
+      `git log --format=${'x'.repeat(43)}`,
+    );
+  });
+
+  it('keeps everything when disabled or when keepRecent covers all, and never mutates its input', () => {
+    const t = new TranscriptBuilder();
+    for (let index = 0; index < 8; index += 1) t.bash('git status', 'clean');
+    const frozen = structuredClone(t.entries);
+    expect(expireStaleGlances(t.entries, { ...defaultEphemeralPolicy, enabled: false }).expired).toBe(0);
+    expect(expireStaleGlances(t.entries, { ...defaultEphemeralPolicy, keepRecent: 8 }).expired).toBe(0);
+    expect(expireStaleGlances(t.entries, { ...defaultEphemeralPolicy, keepRecent: 0 }).expired).toBe(8);
+    expect(t.entries).toEqual(frozen);
+  });
+
+  it('never touches protected entries', () => {
+    const t = new TranscriptBuilder();
+    const id = t.call('Bash', { command: 'git status' });
+    const meta = t.push({
+      type: 'user',
+      isMeta: true,
+      message: { role: 'user', content: [{ type: 'tool_result', tool_use_id: id, content: 'clean' }] },
+    });
+    for (let index = 0; index < 7; index += 1) t.bash('git status', 'clean');
+    const { entries } = expireStaleGlances(t.entries);
+    expect(entries.find((entry) => entry.uuid === meta.uuid)).toBe(meta);
+  });
+});

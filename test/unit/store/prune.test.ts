@@ -1,0 +1,218 @@
+import { describe, expect, it } from 'vitest';
+import { defaultPrunePolicy, healOrphans, pruneNoise, relink } from '../../../src/store/prune.js';
+import { TranscriptBuilder } from '../../support/transcript-builder.js';
+import { validateTranscript } from '../../support/transcript-validator.js';
+
+type Block = Record<string, unknown>;
+const blocks = (entries: readonly Record<string, unknown>[]): Block[] =>
+  entries
+    .flatMap((entry) => ((entry.message as { content?: unknown })?.content as Block[]) ?? [])
+    .filter((block) => typeof block === 'object');
+const resultFor = (entries: readonly Record<string, unknown>[], id: string): Block | undefined =>
+  blocks(entries).find((block) => block.type === 'tool_result' && block.tool_use_id === id);
+const useFor = (entries: readonly Record<string, unknown>[], id: string): Block | undefined =>
+  blocks(entries).find((block) => block.type === 'tool_use' && block.id === id);
+
+describe('prune layer', () => {
+  it('drops synthetic API-error turns and relinks their children', () => {
+    const t = new TranscriptBuilder();
+    t.prompt('build it');
+    const error = t.apiError();
+    const next = t.prompt('try again');
+    t.say('done');
+    const result = pruneNoise(t.entries);
+    expect(result.pruned).toBe(1);
+    expect(result.entries.some((entry) => entry.uuid === error.uuid)).toBe(false);
+    expect(result.entries.find((entry) => entry.uuid === next.uuid)?.parentUuid).toBe(error.parentUuid);
+    expect(JSON.stringify(result.entries)).not.toContain('API Error');
+    expect(validateTranscript(result.entries, { original: t.entries, singleChain: true })).toEqual([]);
+  });
+
+  it('recognises an error turn by model <synthetic> alone', () => {
+    const t = new TranscriptBuilder();
+    t.prompt('x');
+    const error = t.apiError();
+    delete error.isApiErrorMessage;
+    expect(pruneNoise(t.entries).pruned).toBe(1);
+  });
+
+  it('keeps only the newest denial (tool_use and result go together) by default', () => {
+    const t = new TranscriptBuilder();
+    t.prompt('look around');
+    const first = t.denied('rm -rf build');
+    const second = t.denied('make');
+    const third = t.denied('npm install');
+    t.say('I will delegate instead.');
+    const result = pruneNoise(t.entries);
+    expect(result.denialsDropped).toBe(2);
+    expect(result.pruned).toBe(4); // two emptied assistant entries, two emptied result entries
+    for (const id of [first, second]) {
+      expect(useFor(result.entries, id)).toBeUndefined();
+      expect(resultFor(result.entries, id)).toBeUndefined();
+    }
+    expect(useFor(result.entries, third)).toBeDefined();
+    expect(resultFor(result.entries, third)).toBeDefined();
+    expect(validateTranscript(result.entries, { original: t.entries, singleChain: true })).toEqual([]);
+  });
+
+  it('drops every denial when keepDenials <= 0, and none when it covers them all', () => {
+    const t = new TranscriptBuilder();
+    t.prompt('go');
+    t.denied('a');
+    t.denied('b');
+    expect(pruneNoise(t.entries, { ...defaultPrunePolicy, keepDenials: 0 }).denialsDropped).toBe(2);
+    expect(pruneNoise(t.entries, { ...defaultPrunePolicy, keepDenials: 5 }).denialsDropped).toBe(0);
+  });
+
+  it('removes only the denied block from a message that holds other blocks, and its toolUseResult copy', () => {
+    const t = new TranscriptBuilder();
+    t.prompt('go');
+    const mixed = t.push({
+      type: 'assistant',
+      message: {
+        role: 'assistant',
+        model: 'claude-test',
+        content: [
+          { type: 'text', text: 'Two things at once.' },
+          { type: 'tool_use', id: 'dead', name: 'Bash', input: { command: 'rm x' } },
+          { type: 'tool_use', id: 'alive', name: 'Bash', input: { command: 'ls' } },
+        ],
+      },
+    });
+    const answers = t.push({
+      type: 'user',
+      toolDenialKind: 'permission-rule',
+      toolUseResult: 'Permission denied: rm x',
+      message: {
+        role: 'user',
+        content: [
+          { type: 'tool_result', tool_use_id: 'dead', content: 'denied', is_error: true },
+          { type: 'tool_result', tool_use_id: 'alive', content: 'a b' },
+        ],
+      },
+    });
+    t.denied('make'); // the newest denial, kept
+    const result = pruneNoise(t.entries);
+    const keptAssistant = result.entries.find((entry) => entry.uuid === mixed.uuid);
+    expect((keptAssistant?.message as { content: Block[] }).content.map((block) => block.type)).toEqual([
+      'text',
+      'tool_use',
+    ]);
+    const keptAnswers = result.entries.find((entry) => entry.uuid === answers.uuid);
+    expect((keptAnswers?.message as { content: Block[] }).content).toEqual([
+      { type: 'tool_result', tool_use_id: 'alive', content: 'a b' },
+    ]);
+    expect(keptAnswers).not.toHaveProperty('toolUseResult');
+    expect(validateTranscript(result.entries, { original: t.entries, singleChain: true })).toEqual([]);
+  });
+
+  it('neutralises interrupt residue but keeps the entry and block', () => {
+    const t = new TranscriptBuilder();
+    t.prompt('go');
+    const id = t.interrupted('sleep 100');
+    const result = pruneNoise(t.entries);
+    expect(result.interruptsNeutralised).toBe(1);
+    expect(resultFor(result.entries, id)).toMatchObject({
+      content: defaultPrunePolicy.interruptText,
+      is_error: false,
+    });
+    expect(result.entries).toHaveLength(t.entries.length);
+  });
+
+  it('heals an orphaned tool_use with one inserted result entry and re-points the next entry to it', () => {
+    const t = new TranscriptBuilder();
+    t.prompt('go');
+    const orphan = t.orphan('npm test');
+    const assistant = t.entries[t.entries.length - 1];
+    const resumed = t.prompt('continue');
+    t.say('ok');
+    const result = pruneNoise(t.entries);
+    expect(result.orphansHealed).toBe(1);
+    expect(result.entries).toHaveLength(t.entries.length + 1);
+    const heal = result.entries[result.entries.indexOf(assistant as never) + 1];
+    expect(heal).toMatchObject({
+      type: 'user',
+      parentUuid: assistant?.uuid,
+      sessionId: assistant?.sessionId,
+      cwd: '/work/project',
+    });
+    expect(resultFor([heal as never], orphan)).toMatchObject({
+      content: defaultPrunePolicy.orphanText,
+      is_error: false,
+    });
+    expect(result.entries.find((entry) => entry.uuid === resumed.uuid)?.parentUuid).toBe(heal?.uuid);
+    expect(validateTranscript(result.entries, { original: t.entries, singleChain: true })).toEqual([]);
+    // Loading twice gives the same transcript: the inserted entry's id is derived, not random.
+    expect(pruneNoise(t.entries).entries).toEqual(result.entries);
+  });
+
+  it('answers all orphans of one entry with a single inserted entry, also when the orphan is the leaf', () => {
+    const t = new TranscriptBuilder();
+    t.prompt('go');
+    t.push({
+      type: 'assistant',
+      message: {
+        role: 'assistant',
+        content: [
+          { type: 'tool_use', id: 'one', name: 'Bash', input: { command: 'a' } },
+          { type: 'tool_use', id: 'two', name: 'Read', input: { file_path: 'b' } },
+        ],
+      },
+    });
+    const { entries, healed } = healOrphans(t.entries, 'cut');
+    expect(healed).toBe(1);
+    expect(entries).toHaveLength(3);
+    expect(blocks([entries[2] as never]).map((block) => block.tool_use_id)).toEqual(['one', 'two']);
+    expect(validateTranscript(entries, { singleChain: true })).toEqual([]);
+  });
+
+  it('relinks across several consecutive dropped entries and survives a parent cycle', () => {
+    const entries = [
+      { type: 'user', uuid: 'a', parentUuid: null },
+      { type: 'assistant', uuid: 'b', parentUuid: 'a' },
+      { type: 'assistant', uuid: 'c', parentUuid: 'b' },
+      { type: 'user', uuid: 'd', parentUuid: 'c' },
+    ];
+    expect(relink(entries, new Set(['b', 'c'])).map((entry) => [entry.uuid, entry.parentUuid])).toEqual([
+      ['a', null],
+      ['d', 'a'],
+    ]);
+    const cyclic = [
+      { type: 'user', uuid: 'x', parentUuid: 'y' },
+      { type: 'user', uuid: 'y', parentUuid: 'x' },
+      { type: 'user', uuid: 'z', parentUuid: 'x' },
+    ];
+    expect(relink(cyclic, new Set(['x', 'y']))).toEqual([{ type: 'user', uuid: 'z', parentUuid: null }]);
+  });
+
+  it('never drops or edits protected entries, only re-points their parent', () => {
+    const t = new TranscriptBuilder();
+    t.prompt('go');
+    const error = t.apiError();
+    const meta = t.meta('<local-command-caveat>');
+    t.compactSummary('summary of earlier work');
+    t.say('hi');
+    const result = pruneNoise(t.entries);
+    const keptMeta = result.entries.find((entry) => entry.uuid === meta.uuid);
+    expect(keptMeta).toEqual({ ...meta, parentUuid: error.parentUuid });
+    expect(validateTranscript(result.entries, { original: t.entries, singleChain: true })).toEqual([]);
+  });
+
+  it('passes unknown entry types through and never mutates its input', () => {
+    const t = new TranscriptBuilder();
+    t.marker('queue-operation', { operation: 'enqueue' });
+    t.prompt('go');
+    t.apiError();
+    t.denied('a');
+    t.denied('b');
+    t.interrupted('c');
+    t.orphan('d');
+    t.marker('last-prompt', { lastPrompt: 'go' });
+    const frozen = structuredClone(t.entries);
+    const result = pruneNoise(t.entries);
+    expect(t.entries).toEqual(frozen);
+    expect(
+      result.entries.filter((entry) => entry.type === 'queue-operation' || entry.type === 'last-prompt'),
+    ).toHaveLength(2);
+  });
+});

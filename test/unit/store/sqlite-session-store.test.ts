@@ -1,0 +1,298 @@
+import {
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  realpathSync,
+  rmSync,
+  symlinkSync,
+  writeFileSync,
+} from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import type { SessionKey } from '@anthropic-ai/claude-agent-sdk';
+import Database from 'better-sqlite3';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { projectKeyFor, storeKeyOf } from '../../../src/store/session-key.js';
+import { SessionStoreError, SqliteSessionStore } from '../../../src/store/sqlite-session-store.js';
+import { TranscriptBuilder } from '../../support/transcript-builder.js';
+
+let directory: string;
+let file: string;
+const open: Array<{ close(): void }> = [];
+const store = (options: ConstructorParameters<typeof SqliteSessionStore>[1] = {}): SqliteSessionStore => {
+  const created = new SqliteSessionStore(file, options);
+  open.push(created);
+  return created;
+};
+const raw = (): Database.Database => {
+  const db = new Database(file);
+  open.push(db);
+  return db;
+};
+const key: SessionKey = { projectKey: '-tmp-x-ws', sessionId: 'a1b2' };
+
+beforeEach(() => {
+  directory = mkdtempSync(path.join(tmpdir(), 'flower-store-'));
+  file = path.join(directory, 'runs', 'sessions.db');
+});
+afterEach(() => {
+  for (const handle of open.splice(0)) handle.close();
+  rmSync(directory, { recursive: true, force: true });
+});
+
+describe('SqliteSessionStore: layout', () => {
+  it('creates the parent directory, the reference schema and WAL mode', () => {
+    store();
+    const db = raw();
+    expect(db.pragma('journal_mode', { simple: true })).toBe('wal');
+    const schema = db
+      .prepare<[], { name: string; sql: string }>(
+        'SELECT name, sql FROM sqlite_master WHERE sql IS NOT NULL ORDER BY name',
+      )
+      .all();
+    expect(schema.map((row) => row.name)).toEqual(['entries', 'entries_uid', 'meta', 'summaries']);
+    expect(schema.find((row) => row.name === 'entries_uid')?.sql).toMatch(
+      /ON entries\(store_key, uid\) WHERE uid IS NOT NULL/,
+    );
+    expect(
+      db
+        .prepare('PRAGMA table_info(entries)')
+        .all()
+        .map((column) => (column as { name: string }).name),
+    ).toEqual(['store_key', 'seq', 'uid', 'payload']);
+  });
+
+  it('keys rows as <project_key>/<session_id>[/<subpath>]', async () => {
+    const s = store();
+    await s.append(key, [{ type: 'user', uuid: 'u1' }]);
+    await s.append({ ...key, subpath: 'subagents/agent-abc' }, [{ type: 'user', uuid: 'u2' }]);
+    const keys = raw().prepare('SELECT store_key, next_seq FROM meta ORDER BY store_key').all();
+    expect(keys).toEqual([
+      { store_key: '-tmp-x-ws/a1b2', next_seq: 1 },
+      { store_key: '-tmp-x-ws/a1b2/subagents/agent-abc', next_seq: 1 },
+    ]);
+    expect(storeKeyOf({ ...key, subpath: 'subagents/agent-abc' })).toBe('-tmp-x-ws/a1b2/subagents/agent-abc');
+  });
+
+  it('derives the project key as the SDK does', () => {
+    expect(projectKeyFor('/tmp/x/ws')).toBe('-tmp-x-ws');
+    expect(projectKeyFor('/home/me/my_proj.v2')).toBe('-home-me-my-proj-v2');
+    const real = path.join(directory, 'real');
+    mkdirSync(real);
+    symlinkSync(real, path.join(directory, 'link'));
+    expect(projectKeyFor(path.join(directory, 'link'))).toBe(
+      realpathSync(real).replace(/[^a-zA-Z0-9]/g, '-'),
+    );
+    const long = `/${'deep/'.repeat(50)}end`;
+    const longKey = projectKeyFor(long);
+    expect(longKey).toMatch(/^-deep-deep-.*-[0-9a-z]+$/);
+    expect(longKey.length).toBeGreaterThan(200);
+    expect(longKey.slice(0, 200)).toBe(long.replace(/[^a-zA-Z0-9]/g, '-').slice(0, 200));
+  });
+});
+
+describe('SqliteSessionStore: idempotent appends and the clock', () => {
+  it('skips stored uuids and in-batch repeats, always appends entries without a uuid', async () => {
+    const s = store();
+    await s.append(key, [
+      { type: 'user', uuid: 'a' },
+      { type: 'custom-title', customTitle: 'x' },
+    ]);
+    await s.append(key, [
+      { type: 'user', uuid: 'a' },
+      { type: 'user', uuid: 'b' },
+      { type: 'user', uuid: 'b' },
+      { type: 'custom-title', customTitle: 'x' },
+    ]);
+    expect(await s.load(key)).toEqual([
+      { type: 'user', uuid: 'a' },
+      { type: 'custom-title', customTitle: 'x' },
+      { type: 'user', uuid: 'b' },
+      { type: 'custom-title', customTitle: 'x' },
+    ]);
+    const seqs = raw().prepare('SELECT seq FROM entries ORDER BY seq').pluck().all();
+    expect(seqs).toEqual([0, 1, 2, 3]);
+  });
+
+  it('a batch of only known uuids changes nothing: no next_seq, mtime or summary change', async () => {
+    const s = store();
+    const t = new TranscriptBuilder();
+    t.prompt('first');
+    t.say('reply');
+    await s.append(key, t.entries);
+    const db = raw();
+    const before = {
+      meta: db.prepare('SELECT * FROM meta').all(),
+      summaries: db.prepare('SELECT * FROM summaries').all(),
+      count: db.prepare('SELECT count(*) FROM entries').pluck().get(),
+    };
+    await new Promise((resolve) => setTimeout(resolve, 5));
+    await s.append(key, t.entries);
+    await s.append(key, [t.entries[1] as never]);
+    expect({
+      meta: db.prepare('SELECT * FROM meta').all(),
+      summaries: db.prepare('SELECT * FROM summaries').all(),
+      count: db.prepare('SELECT count(*) FROM entries').pluck().get(),
+    }).toEqual(before);
+  });
+
+  it('stamps strictly increasing epoch-ms mtimes per key, even within one millisecond', async () => {
+    const s = store();
+    const stamps: number[] = [];
+    for (let index = 0; index < 50; index += 1) {
+      await s.append(key, [{ type: 'user', uuid: `u${index}` }]);
+      stamps.push((await s.listSessions(key.projectKey))[0]?.mtime as number);
+    }
+    for (let index = 1; index < stamps.length; index += 1)
+      expect(stamps[index]).toBeGreaterThan(stamps[index - 1] as number);
+    expect(stamps[0]).toBeGreaterThan(1e12);
+    // A second instance (another process) continues after the stored stamp, never before it.
+    const last = stamps[stamps.length - 1] as number;
+    raw()
+      .prepare('UPDATE meta SET mtime = ?')
+      .run(last + 60_000);
+    const other = store();
+    await other.append(key, [{ type: 'user', uuid: 'later' }]);
+    expect((await other.listSessions(key.projectKey))[0]?.mtime).toBe(last + 60_001);
+  });
+
+  it('folds summaries only for main transcripts and persists the data verbatim', async () => {
+    const s = store();
+    const t = new TranscriptBuilder();
+    t.prompt('Port the parser');
+    await s.append(key, t.entries);
+    await s.append({ ...key, subpath: 'subagents/agent-1' }, [{ type: 'user', uuid: 'sub' }]);
+    const rows = raw().prepare('SELECT project_key, session_id, data FROM summaries').all() as Array<{
+      data: string;
+    }>;
+    expect(rows).toHaveLength(1);
+    expect(JSON.parse(rows[0]?.data as string)).toMatchObject({
+      firstPrompt: 'Port the parser',
+      cwd: '/work/project',
+    });
+    expect((await s.listSessionSummaries(key.projectKey))[0]?.data).toEqual(
+      JSON.parse(rows[0]?.data as string),
+    );
+  });
+});
+
+describe('SqliteSessionStore: queries flower needs', () => {
+  it('hasSession, projects, lastContext', async () => {
+    const s = store();
+    expect(s.hasSession(key.projectKey, key.sessionId)).toBe(false);
+    expect(s.lastContext(key.projectKey, key.sessionId)).toBe(0);
+    const t = new TranscriptBuilder();
+    t.prompt('go');
+    t.say('working'); // usage 100 + 2000 + 50
+    t.apiError(); // usage all zero: skipped
+    t.marker('last-prompt');
+    await s.append(key, t.entries);
+    await s.append({ projectKey: '-other', sessionId: 's' }, [{ type: 'user', uuid: 'x' }]);
+    await s.append({ projectKey: '-only-sub', sessionId: 's', subpath: 'subagents/agent-1' }, [
+      { type: 'user', uuid: 'y' },
+    ]);
+    expect(s.hasSession(key.projectKey, key.sessionId)).toBe(true);
+    expect(s.hasSession(key.projectKey, 'nope')).toBe(false);
+    expect(s.lastContext(key.projectKey, key.sessionId)).toBe(2150);
+    expect(s.lastContext(key.projectKey, key.sessionId, 2)).toBe(0);
+    expect(s.projects()).toEqual(['-only-sub', '-other', '-tmp-x-ws']);
+  });
+});
+
+describe('SqliteSessionStore: load with the rewrite layers', () => {
+  it('rewrites the returned copy, reports it, and leaves the stored rows byte-identical', async () => {
+    const workspace = path.join(directory, 'ws');
+    const s = store({ workspace, trim: { enabled: true, keepRecent: 1 } });
+    const t = new TranscriptBuilder();
+    t.prompt('go');
+    for (let index = 0; index < 8; index += 1) t.bash('git status', `clean ${index}`);
+    t.tool('Read', { file_path: 'a' }, 'a'.repeat(5000));
+    t.tool('Read', { file_path: 'b' }, 'b'.repeat(5000));
+    t.apiError();
+    t.prompt('again');
+    await s.append(key, t.entries);
+    const rowsBefore = raw().prepare('SELECT * FROM entries ORDER BY seq').all();
+    const loaded = (await s.load(key)) ?? [];
+    const text = JSON.stringify(loaded.map((entry) => entry.message));
+    expect(text).toContain('`git status` expired');
+    expect(text).toContain('[tool result archived: 5000 chars. Full text at .flower/spill/');
+    expect(text).not.toContain('API Error');
+    expect(s.lastLoadReport(key)).toMatchObject({
+      expired: 2,
+      trimmed: 1,
+      kept: 1,
+      pruned: 1,
+      spillFailures: 0,
+    });
+    expect(existsSync(path.join(workspace, '.flower/spill'))).toBe(true);
+    expect(raw().prepare('SELECT * FROM entries ORDER BY seq').all()).toEqual(rowsBefore);
+    expect(s.loadRaw(key)).toEqual(t.entries);
+  });
+
+  it('without a workspace, load returns exactly what was appended', async () => {
+    const s = store();
+    const t = new TranscriptBuilder();
+    t.prompt('go');
+    t.apiError();
+    await s.append(key, t.entries);
+    expect(await s.load(key)).toEqual(t.entries);
+    expect(s.lastLoadReport(key)).toBeUndefined();
+  });
+});
+
+describe('SqliteSessionStore: bad input', () => {
+  it('a corrupt database file gives a clear error naming it and what to do', () => {
+    mkdirSync(path.dirname(file), { recursive: true });
+    writeFileSync(file, 'this is not a database, just text that happens to be here'.repeat(100));
+    let error: unknown;
+    try {
+      store();
+    } catch (caught) {
+      error = caught;
+    }
+    expect(error).toBeInstanceOf(SessionStoreError);
+    expect((error as SessionStoreError).file).toBe(file);
+    expect((error as Error).message).toContain(file);
+    expect((error as Error).message).toMatch(/not a readable SQLite database. Move it aside/);
+  });
+
+  it('a database locked by another writer fails the append whole, naming the file', async () => {
+    const s = store({ busyTimeoutMs: 50 });
+    await s.append(key, [{ type: 'user', uuid: 'kept' }]);
+    const other = raw();
+    other.prepare('BEGIN IMMEDIATE').run();
+    await expect(s.append(key, [{ type: 'user', uuid: 'blocked' }])).rejects.toThrow(
+      new RegExp(`${file.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}.*locked`),
+    );
+    other.prepare('ROLLBACK').run();
+    expect(await s.load(key)).toEqual([{ type: 'user', uuid: 'kept' }]);
+    await s.append(key, [{ type: 'user', uuid: 'blocked' }]);
+    expect(await s.load(key)).toHaveLength(2);
+  });
+
+  it('a batch with an entry that is not a JSON object writes nothing', async () => {
+    const s = store();
+    await expect(s.append(key, [{ type: 'user', uuid: 'a' }, 'oops' as never])).rejects.toThrow(
+      /entry 1 .* not a JSON object/,
+    );
+    await expect(s.append(key, [{ type: 'user', uuid: 'a', big: 10n } as never])).rejects.toThrow();
+    expect(await s.load(key)).toBeNull();
+    expect(s.hasSession(key.projectKey, key.sessionId)).toBe(false);
+  });
+
+  it('a row that is not a JSON object fails the load with the file and key named, returning nothing', async () => {
+    const s = store();
+    await s.append(key, [
+      { type: 'user', uuid: 'a' },
+      { type: 'user', uuid: 'b' },
+    ]);
+    raw().prepare("UPDATE entries SET payload = '{truncated' WHERE uid = 'b'").run();
+    await expect(s.load(key)).rejects.toThrow(
+      new RegExp(
+        `${file.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')} .*-tmp-x-ws/a1b2 \\(row 2 is not a JSON object\\)`,
+      ),
+    );
+    raw().prepare("UPDATE entries SET payload = '[1,2]' WHERE uid = 'b'").run();
+    await expect(s.load(key)).rejects.toBeInstanceOf(SessionStoreError);
+  });
+});

@@ -33,6 +33,7 @@ export const MODEL_KEYS = [
   'ANTHROPIC_DEFAULT_SONNET_MODEL',
 ] as const;
 
+const PROMPT = '   > ';
 /** Typed at a question, removes the stored value. */
 const REMOVE = '-';
 
@@ -115,9 +116,11 @@ class Dialog {
     this.say(`${question} ${pc.dim(`(${hint})`)}`);
     return new Promise((resolve, reject) => {
       this.cancel = reject;
-      process.stdout.write('   > ');
+      // readline redraws its line from the first column, so it must own the prompt; a secret's
+      // prompt is written past it, because everything readline draws is muted then.
+      if (secret) process.stdout.write(PROMPT);
       this.output.muted = secret;
-      this.lines.question('', (answer) => {
+      this.lines.question(secret ? '' : PROMPT, (answer) => {
         this.cancel = undefined;
         if (secret) {
           this.output.muted = false;
@@ -233,8 +236,13 @@ export async function runSetupDialog(env: EnvMap, reason: string): Promise<EnvFi
 
     saveEnvFile(path, updates);
     dialog.say(pc.green(`+ Saved: ${path}`));
-    const changed = Object.entries(updates).map(([key, value]) => (value === null ? `-${key}` : key));
-    dialog.say(pc.dim(`  ${changed.length === 0 ? 'nothing changed' : changed.join(' ')}`));
+    const written = Object.keys(updates).filter((key) => updates[key] !== null);
+    const removed = Object.keys(updates).filter((key) => updates[key] === null && key in stored);
+    const summary = [
+      ...(written.length > 0 ? [`set ${written.join(', ')}`] : []),
+      ...(removed.length > 0 ? [`removed ${removed.join(', ')}`] : []),
+    ];
+    dialog.say(pc.dim(`  ${summary.length === 0 ? 'nothing changed' : summary.join('; ')}`));
     return updates;
   } finally {
     dialog.close();

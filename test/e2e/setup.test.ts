@@ -1,0 +1,238 @@
+/**
+ * `flower setup` end to end through a real pseudo-terminal: the built CLI runs under python3's
+ * `pty` module, which plays the person at the keyboard (wait for a question, type an answer).
+ */
+import { spawnSync } from 'node:child_process';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+
+const bin = join(import.meta.dirname, '..', '..', 'dist', 'cli', 'bin.js');
+
+/** Runs argv in a pty; for each [expected, keys] waits until `expected` appears, then types `keys`. */
+const PTY_DRIVER = `
+import json, os, pty, select, sys, time
+config = json.loads(sys.argv[1])
+pid, fd = pty.fork()
+if pid == 0:
+    os.chdir(config['cwd'])
+    os.execve(config['argv'][0], config['argv'], config['env'])
+output = b''
+mark = 0
+def read_more(deadline):
+    global output
+    remaining = deadline - time.time()
+    if remaining <= 0:
+        return False
+    ready, _, _ = select.select([fd], [], [], remaining)
+    if not ready:
+        return False
+    try:
+        data = os.read(fd, 4096)
+    except OSError:
+        data = b''
+    if not data:
+        return False
+    output += data
+    return True
+error = None
+for expected, keys in config['steps']:
+    deadline = time.time() + config['timeout']
+    needle = expected.encode()
+    while output.find(needle, mark) < 0:
+        if not read_more(deadline):
+            error = 'did not see %r' % expected
+            break
+    if error:
+        break
+    mark = output.find(needle, mark) + len(needle)
+    time.sleep(0.05)
+    os.write(fd, keys.encode())
+deadline = time.time() + config['timeout']
+while read_more(deadline):
+    pass
+if error:
+    os.kill(pid, 9)
+_, status = os.waitpid(pid, 0)
+code = os.WEXITSTATUS(status) if os.WIFEXITED(status) else -1
+print(json.dumps({'output': output.decode('utf-8', 'replace'), 'status': code, 'error': error}))
+`;
+
+interface PtyRun {
+  output: string;
+  status: number;
+  error: string | null;
+}
+
+let root: string;
+let home: string;
+let xdg: string;
+let envFile: string;
+
+beforeEach(() => {
+  root = mkdtempSync(join(tmpdir(), 'flower-setup-'));
+  home = join(root, 'home');
+  xdg = join(root, 'xdg');
+  envFile = join(xdg, 'flower', '.env');
+  mkdirSync(home, { recursive: true });
+});
+
+afterEach(() => rmSync(root, { recursive: true, force: true }));
+
+function setupInPty(steps: Array<[string, string]>): PtyRun {
+  const config = {
+    argv: [process.execPath, bin, 'setup'],
+    cwd: root,
+    env: {
+      PATH: process.env.PATH ?? '',
+      HOME: home,
+      XDG_CONFIG_HOME: xdg,
+      TERM: 'xterm',
+      FLOWER_NO_UPDATE: '1',
+    },
+    steps,
+    timeout: 20,
+  };
+  const result = spawnSync('python3', ['-c', PTY_DRIVER, JSON.stringify(config)], {
+    encoding: 'utf8',
+    timeout: 60_000,
+  });
+  if (result.status !== 0) throw new Error(`pty driver failed: ${result.stderr}`);
+  return JSON.parse(result.stdout) as PtyRun;
+}
+
+function fileMode(path: string): number {
+  return statSync(path).mode & 0o777;
+}
+
+describe('flower setup on a terminal', () => {
+  it('asks four questions and writes the user .env with mode 0600, never echoing the key', () => {
+    const run = setupInPty([
+      ['1. Your API key', 'sk-ant-api03-topsecretvalue\r'],
+      ['2. Gateway URL', 'http://127.0.0.1:8080/v1/\r'],
+      ['3. Model name', 'claude-opus-5[1m]\r'],
+      ['4. Context window', '200000\r'],
+    ]);
+    expect(run.error).toBeNull();
+    expect(run.status).toBe(0);
+    expect(run.output).toContain('No credentials configured yet.');
+    expect(run.output).toContain(`+ Saved: ${envFile}`);
+    expect(run.output).toContain('dropped the trailing /v1');
+    expect(run.output).not.toContain('topsecretvalue');
+    expect(run.output).toContain('sk-a***(27 chars)');
+    const text = readFileSync(envFile, 'utf8');
+    expect(text).toMatch(/^# flower credentials/);
+    expect(text.split('\n').filter((line) => line !== '' && !line.startsWith('#'))).toEqual([
+      'ANTHROPIC_API_KEY=sk-ant-api03-topsecretvalue',
+      'ANTHROPIC_BASE_URL=http://127.0.0.1:8080',
+      'ANTHROPIC_MODEL=claude-opus-5[1m]',
+      'ANTHROPIC_DEFAULT_OPUS_MODEL=claude-opus-5[1m]',
+      'ANTHROPIC_DEFAULT_SONNET_MODEL=claude-opus-5[1m]',
+      'FLOWER_WINDOW=200000',
+    ]);
+    expect(fileMode(envFile)).toBe(0o600);
+  });
+
+  it('keeps unrelated keys and comments, keeps answers left empty, replaces the credential, re-asks bad input', () => {
+    mkdirSync(join(xdg, 'flower'), { recursive: true });
+    writeFileSync(
+      envFile,
+      [
+        '# my notes',
+        'ANTHROPIC_API_KEY=sk-ant-old-key-000',
+        'ANTHROPIC_BASE_URL=https://gw.example',
+        'MY_OTHER_TOOL=keep-me',
+        '',
+      ].join('\n'),
+      { mode: 0o644 },
+    );
+    const run = setupInPty([
+      ['1. Your API key', 'gateway-token-abc\r'],
+      ['2. Gateway URL', '\r'],
+      ['3. Model name', '\r'],
+      ['4. Context window', 'lots\r'],
+      ['give a positive whole number', '300000\r'],
+    ]);
+    expect(run.error).toBeNull();
+    expect(run.status).toBe(0);
+    expect(run.output).toContain('Enter = keep sk-a***(18 chars)');
+    expect(run.output).toContain('Enter = keep https://gw.example');
+    expect(readFileSync(envFile, 'utf8')).toBe(
+      [
+        '# my notes',
+        'ANTHROPIC_BASE_URL=https://gw.example',
+        'MY_OTHER_TOOL=keep-me',
+        'ANTHROPIC_AUTH_TOKEN=gateway-token-abc',
+        'FLOWER_WINDOW=300000',
+        '',
+      ].join('\n'),
+    );
+    expect(fileMode(envFile)).toBe(0o600);
+  });
+
+  it('"-" removes a stored value; a bad URL is refused and asked again', () => {
+    mkdirSync(join(xdg, 'flower'), { recursive: true });
+    writeFileSync(
+      envFile,
+      'ANTHROPIC_AUTH_TOKEN=tok-123456789\nANTHROPIC_BASE_URL=https://gw.example\nANTHROPIC_MODEL=m\n',
+    );
+    const run = setupInPty([
+      ['1. Your API key', '\r'],
+      ['2. Gateway URL', 'gw.example\r'],
+      ['not a URL', '-\r'],
+      ['3. Model name', '-\r'],
+      ['4. Context window', '\r'],
+    ]);
+    expect(run.error).toBeNull();
+    expect(run.status).toBe(0);
+    expect(run.output).toContain('Reconfiguring.');
+    expect(readFileSync(envFile, 'utf8')).toBe('ANTHROPIC_AUTH_TOKEN=tok-123456789\n');
+  });
+
+  it('with no token and none stored, saves nothing and exits 1', () => {
+    const run = setupInPty([['1. Your API key', '\r']]);
+    expect(run.error).toBeNull();
+    expect(run.status).toBe(1);
+    expect(run.output).toContain('No token given; nothing was saved.');
+    expect(existsSync(envFile)).toBe(false);
+  });
+
+  it('Ctrl-C in the middle leaves the file untouched', () => {
+    mkdirSync(join(xdg, 'flower'), { recursive: true });
+    writeFileSync(envFile, 'ANTHROPIC_AUTH_TOKEN=unchanged-token\n', { mode: 0o600 });
+    const run = setupInPty([
+      ['1. Your API key', 'new-token-value\r'],
+      ['2. Gateway URL', '\u0003'],
+    ]);
+    expect(run.error).toBeNull();
+    expect(run.status).toBe(1);
+    expect(run.output).toContain('setup cancelled; nothing was saved');
+    expect(readFileSync(envFile, 'utf8')).toBe('ANTHROPIC_AUTH_TOKEN=unchanged-token\n');
+  });
+});
+
+describe('flower setup without a terminal', () => {
+  it('changes nothing, names the file and the keys, and exits 1', () => {
+    const result = spawnSync(process.execPath, [bin, 'setup'], {
+      cwd: root,
+      input: 'sk-ant-whatever\n',
+      encoding: 'utf8',
+      env: { PATH: process.env.PATH ?? '', HOME: home, XDG_CONFIG_HOME: xdg, FLOWER_NO_UPDATE: '1' },
+    });
+    expect(result.status).toBe(1);
+    expect(result.stderr).toContain(envFile);
+    for (const key of [
+      'ANTHROPIC_API_KEY',
+      'ANTHROPIC_AUTH_TOKEN',
+      'ANTHROPIC_BASE_URL',
+      'ANTHROPIC_MODEL',
+      'ANTHROPIC_DEFAULT_OPUS_MODEL',
+      'ANTHROPIC_DEFAULT_SONNET_MODEL',
+      'FLOWER_WINDOW',
+    ]) {
+      expect(result.stderr).toContain(key);
+    }
+    expect(existsSync(envFile)).toBe(false);
+  });
+});

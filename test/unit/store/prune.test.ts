@@ -94,12 +94,13 @@ describe('prune layer', () => {
     t.denied('make'); // the newest denial, kept
     const result = pruneNoise(t.entries);
     const keptAssistant = result.entries.find((entry) => entry.uuid === mixed.uuid);
-    expect((keptAssistant?.message as { content: Block[] }).content.map((block) => block.type)).toEqual([
-      'text',
-      'tool_use',
-    ]);
+    expect(
+      (keptAssistant as unknown as { message: { content: Block[] } }).message.content.map(
+        (block) => block.type,
+      ),
+    ).toEqual(['text', 'tool_use']);
     const keptAnswers = result.entries.find((entry) => entry.uuid === answers.uuid);
-    expect((keptAnswers?.message as { content: Block[] }).content).toEqual([
+    expect((keptAnswers as unknown as { message: { content: Block[] } }).message.content).toEqual([
       { type: 'tool_result', tool_use_id: 'alive', content: 'a b' },
     ]);
     expect(keptAnswers).not.toHaveProperty('toolUseResult');

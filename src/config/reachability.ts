@@ -10,7 +10,6 @@
  * - Any failure (DNS, refused, timeout, bad URL) is "unreachable"; `reason` says which, for humans.
  * - Never throws.
  */
-import { lookup } from 'node:dns/promises';
 import { connect } from 'node:net';
 import { DEFAULT_BASE_URL } from './credentials.js';
 
@@ -42,12 +41,17 @@ function errorReason(error: unknown): string {
   return String(error);
 }
 
-function tcpHandshake(address: string, family: number, port: number, timeoutMs: number): Promise<void> {
+/**
+ * Resolves the name and completes a TCP handshake in one step. Letting `net.connect` resolve the name
+ * (rather than connecting to the first DNS answer) tries every address family, so `localhost` works
+ * whether the endpoint listens on 127.0.0.1 or ::1.
+ */
+function tcpHandshake(endpoint: Endpoint, timeoutMs: number): Promise<void> {
   return new Promise((resolvePromise, reject) => {
-    const socket = connect({ host: address, port, family });
+    const socket = connect({ host: endpoint.host, port: endpoint.port });
     const timer = setTimeout(() => {
       socket.destroy();
-      reject(new Error(`timed out after ${timeoutMs} ms`));
+      reject(new Error(`no TCP handshake within ${timeoutMs} ms`));
     }, timeoutMs);
     socket.once('connect', () => {
       clearTimeout(timer);
@@ -70,15 +74,8 @@ export async function checkReachable(baseUrl: string | undefined, timeoutMs = 5_
   } catch {
     return { host: '', port: 0, reachable: false, reason: `not a valid URL: ${baseUrl}`, elapsedMs: 0 };
   }
-  const deadline = started + timeoutMs;
   try {
-    const resolved = await Promise.race([
-      lookup(endpoint.host),
-      new Promise<never>((_, reject) =>
-        setTimeout(() => reject(new Error(`DNS lookup timed out after ${timeoutMs} ms`)), timeoutMs).unref(),
-      ),
-    ]);
-    await tcpHandshake(resolved.address, resolved.family, endpoint.port, Math.max(1, deadline - Date.now()));
+    await tcpHandshake(endpoint, timeoutMs);
     return { ...endpoint, reachable: true, elapsedMs: Date.now() - started };
   } catch (error) {
     return { ...endpoint, reachable: false, reason: errorReason(error), elapsedMs: Date.now() - started };

@@ -19,7 +19,8 @@ export type RequestOutcome =
 
 /** A message in a Messages API request body, loosely typed: only what assertions commonly read. */
 export interface RequestMessage {
-  role: 'user' | 'assistant';
+  /** `user` or `assistant`; this binary also sends `system` messages (its environment block). */
+  role: string;
   content: string | Array<{ type: string; [key: string]: unknown }>;
 }
 

@@ -83,6 +83,13 @@ export interface MockErrorFault {
   message?: string;
   /** Sent as `retry-after` (seconds); the binary honours it when it waits before a retry. */
   retryAfterSeconds?: number;
+  /**
+   * When set, answer 200 and stream this many events of `partial` first, then an SSE `error`
+   * event carrying the error body (how the real API reports an overload mid-stream).
+   */
+  afterEvents?: number;
+  /** The reply whose beginning is streamed before a mid-stream error. Default: a short text reply. */
+  partial?: MockReply;
   delayMs?: number;
 }
 

@@ -370,6 +370,21 @@ export async function startMockModel(
     switch (fault.kind) {
       case 'error': {
         recorded.outcome = { kind: 'error', status: fault.status, source };
+        if (fault.afterEvents !== undefined) {
+          const message = buildMessage(
+            fault.partial ?? DEFAULT_PARTIAL_REPLY,
+            recorded.body,
+            recorded.rawBody,
+          );
+          const events = streamEvents(message).slice(0, fault.afterEvents).map(formatSse);
+          const error = errorBody(fault.status, fault.errorType, fault.message);
+          await stream(
+            response,
+            [...events, formatSse({ event: 'error', data: error })],
+            Number.POSITIVE_INFINITY,
+          );
+          return;
+        }
         const headers: Record<string, string> =
           fault.retryAfterSeconds === undefined ? {} : { 'retry-after': String(fault.retryAfterSeconds) };
         sendJson(response, fault.status, errorBody(fault.status, fault.errorType, fault.message), headers);

@@ -372,3 +372,19 @@ describe('faults', () => {
     expect(await pending).toBe('failed');
   });
 });
+
+describe('mid-stream errors', () => {
+  it('streams the start of a reply and then an SSE error event', async () => {
+    const server = await start([mock.error(529, { afterEvents: 3 })]);
+    const response = await post(server, ask('hi'));
+    expect(response.status).toBe(200);
+    const events = parseSse(await response.text());
+    expect(events.map((event) => event.event)).toEqual([
+      'message_start',
+      'content_block_start',
+      'ping',
+      'error',
+    ]);
+    expect(events[3]?.data).toMatchObject({ type: 'error', error: { type: 'overloaded_error' } });
+  });
+});

@@ -1,0 +1,102 @@
+/**
+ * The `go` path from the command line against the mock model: default-command insertion with go
+ * flags before or after the request, `-r` relative to the workspace, the request read from piped
+ * input (with `/new`), the non-terminal warning and the final cost/manifest line.
+ */
+import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { CLARIFIER_RULES } from '../../src/agents/rules.js';
+import { contentText, type RecordedRequest, systemText } from '../../src/testing/recording.js';
+import type { MockReply } from '../../src/testing/script.js';
+import { type MockModel, startMockModel } from '../../src/testing/server.js';
+import { mockedEnv, runFlower, tempDir } from './cli-harness.js';
+
+const CLARIFIER = CLARIFIER_RULES.split('\n')[0]!;
+
+/** A brief that echoes the request, so a test can tell which request reached the clarifier. */
+function briefFor(request: RecordedRequest): MockReply {
+  if (!systemText(request.body).includes(CLARIFIER)) return { text: 'not scripted' };
+  // The request is the last line of the first user message (the binary puts reminders before it).
+  const firstUser = contentText(request.body?.messages?.[0]?.content ?? '').trim();
+  const asked = firstUser.split('\n').at(-1)?.slice(0, 80) ?? '';
+  return {
+    text: `## Goal\nDo this: ${asked}\n\n## Acceptance\n- it is done\n\n## Boundaries\n- nothing else\n\n## Unknowns & assumptions\n- none`,
+  };
+}
+
+let model: MockModel;
+beforeAll(async () => {
+  model = await startMockModel({ main: Array.from({ length: 20 }, () => briefFor) });
+});
+afterAll(async () => {
+  await model.close();
+});
+
+describe('flower [go] from the command line', () => {
+  it('takes go flags before the request and keeps -r inside the workspace', async () => {
+    const workspace = tempDir('go-before');
+    const run = await runFlower(
+      ['-w', workspace, '--clarify-only', '--timeout', '0', '-r', 'state', 'count the words'],
+      {
+        env: mockedEnv(model),
+      },
+    );
+    expect(run.stderr).toBe('');
+    expect(run.status).toBe(0);
+    expect(readFileSync(join(workspace, '.flower', 'notes', 'brief.md'), 'utf8')).toContain(
+      'count the words',
+    );
+    // -r is relative to the workspace (not to the shell's directory), so runs/ and .flower/ stay together.
+    const manifest = join(workspace, 'state', 'manifest.json');
+    expect(existsSync(manifest)).toBe(true);
+    expect(run.stdout).toMatch(new RegExp(`total \\$\\d+\\.\\d{4} · manifest ${manifest}\\n?$`));
+  });
+
+  it('takes go flags after the request, and words without quotes', async () => {
+    const workspace = tempDir('go-after');
+    const run = await runFlower(
+      ['count', 'the', 'lines', '--clarify-only', '-w', workspace, '--timeout', '0'],
+      {
+        env: mockedEnv(model),
+      },
+    );
+    expect(run.status).toBe(0);
+    expect(readFileSync(join(workspace, '.flower', 'notes', 'brief.md'), 'utf8')).toContain(
+      'count the lines',
+    );
+  });
+
+  it('reads the request from piped input, and warns that nobody can answer questions', async () => {
+    const workspace = tempDir('go-piped');
+    const run = await runFlower(['-w', workspace, '--clarify-only'], {
+      env: mockedEnv(model),
+      input: 'sort the list\n',
+    });
+    expect(run.status).toBe(0);
+    expect(run.stdout).toContain(
+      '! standard input is not a terminal, so nobody can answer questions; add --timeout 0',
+    );
+    // No header off a terminal: the first line is simply the request.
+    expect(run.stdout).not.toContain('What should flower do?');
+    expect(readFileSync(join(workspace, '.flower', 'notes', 'brief.md'), 'utf8')).toContain('sort the list');
+  });
+
+  it('starts over on /new: the old brief is archived and the next line is the new request', async () => {
+    const workspace = tempDir('go-new');
+    const notes = join(workspace, '.flower', 'notes');
+    mkdirSync(notes, { recursive: true });
+    const oldBrief =
+      '## Goal\nold task\n\n## Acceptance\n- old\n\n## Boundaries\n- old\n\n## Unknowns & assumptions\n- old\n';
+    writeFileSync(join(notes, 'brief.md'), oldBrief);
+    const run = await runFlower(['-w', workspace, '--clarify-only', '--timeout', '0'], {
+      env: mockedEnv(model),
+      input: '/new\nrename the files\n',
+    });
+    expect(run.status).toBe(0);
+    expect(readFileSync(join(notes, 'brief.md'), 'utf8')).toContain('rename the files');
+    const archived = readdirSync(join(notes, 'archive'));
+    expect(archived).toHaveLength(1);
+    expect(readFileSync(join(notes, 'archive', archived[0]!, 'brief.md'), 'utf8')).toBe(oldBrief);
+  });
+});

@@ -66,7 +66,8 @@ export async function startHarness(
     async cleanup() {
       for (const runtime of runtimes) runtime.close();
       await model.close();
-      rmSync(root, { recursive: true, force: true });
+      // A stopped agent process may still be finishing a write in its config directory.
+      rmSync(root, { recursive: true, force: true, maxRetries: 5, retryDelay: 200 });
     },
   };
 }

@@ -1,0 +1,120 @@
+/**
+ * Shared set-up for the agents e2e tests (roles, guards, human channel): a fresh workspace, the
+ * mock model, and one real SDK query (real Claude Code binary) built from an AgentSpec by
+ * `runtime/options` — the same path every flower session takes. Only the model is scripted.
+ */
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { SDKMessage } from '@anthropic-ai/claude-agent-sdk';
+import type { AgentSpec } from '../../src/runtime/agent-spec.js';
+import { buildOptions, startQuery } from '../../src/runtime/options.js';
+import {
+  type MockModel,
+  type MockScript,
+  type MockStep,
+  mockModelEnv,
+  type RecordedRequest,
+  startMockModel,
+} from '../../src/testing/index.js';
+
+const cleanups: Array<() => Promise<void> | void> = [];
+
+/** Call from `afterEach`: closes servers and removes temporary directories. */
+export async function cleanUp(): Promise<void> {
+  for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
+}
+
+export function tempDir(prefix: string): string {
+  const dir = mkdtempSync(join(tmpdir(), prefix));
+  cleanups.push(() => rmSync(dir, { recursive: true, force: true }));
+  return dir;
+}
+
+export async function startMock(script: MockScript | MockStep[]): Promise<MockModel> {
+  const server = await startMockModel(script);
+  cleanups.push(() => server.close());
+  return server;
+}
+
+export interface Outcome {
+  messages: SDKMessage[];
+  thrown: unknown;
+}
+
+/** Runs `spec` once on `prompt` in `workspace` against `server`, collecting every message. */
+export async function runSpec(
+  server: MockModel,
+  spec: AgentSpec,
+  workspace: string,
+  prompt = 'Do the scripted thing.',
+): Promise<Outcome> {
+  const options = buildOptions(spec, {
+    cwd: workspace,
+    usePlugin: false,
+    baseEnv: mockModelEnv(server, { configDir: tempDir('flower-config-') }),
+  });
+  const preamble = spec.sessionPreamble?.();
+  const messages: SDKMessage[] = [];
+  try {
+    for await (const message of startQuery(preamble ? `${preamble}\n\n${prompt}` : prompt, options)) {
+      messages.push(message);
+    }
+    return { messages, thrown: undefined };
+  } catch (error) {
+    return { messages, thrown: error };
+  }
+}
+
+/** Every tool_result block the request carries, by the id of the tool_use it answers. */
+export function allToolResults(request: RecordedRequest | undefined): Map<string, string> {
+  const results = new Map<string, string>();
+  for (const message of request?.body?.messages ?? []) {
+    if (typeof message.content === 'string') continue;
+    for (const block of message.content) {
+      if (block.type !== 'tool_result') continue;
+      const content = block.content;
+      const text =
+        typeof content === 'string'
+          ? content
+          : Array.isArray(content)
+            ? content.map((part: { text?: string }) => part.text ?? '').join('')
+            : '';
+      results.set(String(block.tool_use_id), text);
+    }
+  }
+  return results;
+}
+
+/** The result text for the tool call with this id, as the model finally saw it. */
+export function resultFor(server: MockModel, toolUseId: string): string | undefined {
+  for (const request of [...server.messageRequests()].reverse()) {
+    const text = allToolResults(request).get(toolUseId);
+    if (text !== undefined) return text;
+  }
+  return undefined;
+}
+
+/** A scripted Agent call that runs the subagent in the foreground (one result per query). */
+export function dispatch(
+  subagentType: string,
+  prompt: string,
+  id: string,
+  extra: Record<string, unknown> = {},
+) {
+  return {
+    toolUses: [
+      {
+        name: 'Agent',
+        id,
+        input: {
+          subagent_type: subagentType,
+          description: `run ${subagentType}`,
+          prompt,
+          run_in_background: false,
+          ...extra,
+        },
+      },
+    ],
+  };
+}

@@ -1,0 +1,98 @@
+/**
+ * The delegate guard with the real binary: a scripted coordinator's hands-on calls are denied with
+ * directions to dispatch a worker, its glance runs, and a worker's Bash and Write run — with the
+ * workbench on and with it off (the wall belongs to the role, not to the workbench).
+ */
+import { execFileSync } from 'node:child_process';
+import { existsSync, mkdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { delegateDenial } from '../../src/agents/guards/delegate.js';
+import { coordinator, worker } from '../../src/agents/roles.js';
+import { Workbench } from '../../src/agents/workbench.js';
+import { cleanUp, dispatch, resultFor, runSpec, startMock, tempDir } from './agents-harness.js';
+
+afterEach(cleanUp);
+
+function gitRepository(): string {
+  const workspace = tempDir('flower-ws-');
+  const git = (...args: string[]) => execFileSync('git', args, { cwd: workspace, stdio: 'ignore' });
+  git('init', '-q');
+  git(
+    '-c',
+    'user.email=t@example.com',
+    '-c',
+    'user.name=t',
+    'commit',
+    '-q',
+    '--allow-empty',
+    '-m',
+    'first commit',
+  );
+  return workspace;
+}
+
+const bash = (id: string, command: string) => ({ toolUses: [{ name: 'Bash', id, input: { command } }] });
+
+describe.each([
+  { label: 'workbench on', withWorkbench: true },
+  { label: 'workbench off', withWorkbench: false },
+])('delegate guard on a scripted coordinator ($label)', ({ withWorkbench }) => {
+  it('denies Write, pytest and a chained rm; runs the glance; lets the worker write and run', async () => {
+    const workspace = gitRepository();
+    mkdirSync(join(workspace, 'x'));
+    const server = await startMock({
+      main: [
+        {
+          toolUses: [
+            {
+              name: 'Write',
+              id: 'toolu_write',
+              input: { file_path: join(workspace, 'by-coordinator.txt'), content: 'no' },
+            },
+          ],
+        },
+        bash('toolu_pytest', 'pytest -q'),
+        bash('toolu_rm', 'git status && rm -rf x'),
+        bash('toolu_glance', 'git status -s && git log --oneline -5'),
+        dispatch('builder', 'Create the two files.', 'toolu_dispatch'),
+        { text: 'Dispatched and done.' },
+      ],
+      agents: {
+        builder: [
+          bash('toolu_worker_bash', 'echo from-bash > by-worker-bash.txt'),
+          {
+            toolUses: [
+              {
+                name: 'Write',
+                id: 'toolu_worker_write',
+                input: { file_path: join(workspace, 'by-worker-write.txt'), content: 'from-write\n' },
+              },
+            ],
+          },
+          { text: 'Conclusion: both files written.' },
+        ],
+      },
+    });
+    const spec = coordinator({
+      workers: { builder: worker({ description: 'builds things', prompt: 'You build things.' }) },
+      ...(withWorkbench ? { workbench: new Workbench(workspace) } : {}),
+    });
+
+    const { thrown } = await runSpec(server, spec, workspace);
+    expect(thrown).toBeUndefined();
+
+    expect(resultFor(server, 'toolu_write')).toContain(delegateDenial('Write'));
+    expect(resultFor(server, 'toolu_pytest')).toContain(delegateDenial('Bash'));
+    expect(resultFor(server, 'toolu_rm')).toContain(delegateDenial('Bash'));
+    expect(existsSync(join(workspace, 'by-coordinator.txt'))).toBe(false);
+    expect(existsSync(join(workspace, 'x'))).toBe(true);
+
+    expect(resultFor(server, 'toolu_glance')).toContain('first commit');
+
+    expect(readFileSync(join(workspace, 'by-worker-bash.txt'), 'utf8')).toBe('from-bash\n');
+    expect(readFileSync(join(workspace, 'by-worker-write.txt'), 'utf8')).toBe('from-write\n');
+    expect(resultFor(server, 'toolu_worker_bash')).not.toContain('coordinator does not use');
+    expect(server.unmatched).toEqual([]);
+  });
+});

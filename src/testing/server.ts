@@ -36,7 +36,7 @@ import {
   type MockStep,
   normalizeScript,
 } from './script.js';
-import { buildMessage, errorBody, estimateTokens, formatSse, streamEvents } from './wire.js';
+import { buildMessage, errorBody, estimateTokens, formatSse, freshId, streamEvents } from './wire.js';
 
 export interface MockModelOptions {
   /** Port to listen on; default 0 (a free port chosen by the OS). */
@@ -201,6 +201,7 @@ export async function startMockModel(
   let delayMs = 0;
   let closed = false;
   let reopening: Promise<void> | undefined;
+  let reopenError: unknown;
 
   const sleep = (ms: number): Promise<void> =>
     ms <= 0
@@ -345,7 +346,7 @@ export async function startMockModel(
     response.writeHead(200, {
       'content-type': 'text/event-stream; charset=utf-8',
       'cache-control': 'no-cache',
-      'request-id': 'req_mock_stream',
+      'request-id': freshId('req'),
     });
     response.flushHeaders();
     for (const [index, event] of events.entries()) {
@@ -397,7 +398,10 @@ export async function startMockModel(
       case 'refuse':
         recorded.outcome = { kind: 'refuse', source };
         response.socket?.destroy();
-        void refuseConnectionsFor(fault.forMs);
+        // Nobody awaits a scripted outage; a failure to listen again surfaces from close().
+        refuseConnectionsFor(fault.forMs).catch((error: unknown) => {
+          reopenError = error;
+        });
         return;
     }
   }
@@ -484,6 +488,7 @@ export async function startMockModel(
       }
       timers.clear();
       await reopening?.catch(() => undefined);
+      if (reopenError !== undefined) throw reopenError;
       if (!server.listening) return;
       await new Promise<void>((resolve) => {
         server.close(() => resolve());

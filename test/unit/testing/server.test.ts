@@ -388,3 +388,14 @@ describe('mid-stream errors', () => {
     expect(events[3]?.data).toMatchObject({ type: 'error', error: { type: 'overloaded_error' } });
   });
 });
+
+describe('pacing', () => {
+  it('spaces streamed events out by streamIntervalMs', async () => {
+    const server = await start([{ text: 'paced' }], { streamIntervalMs: 50 });
+    const started = Date.now();
+    const events = parseSse(await (await post(server, ask('hi'))).text());
+    // Seven events, six gaps between them.
+    expect(events).toHaveLength(7);
+    expect(Date.now() - started).toBeGreaterThanOrEqual(6 * 45);
+  });
+});

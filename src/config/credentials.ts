@@ -14,6 +14,7 @@ import {
   KNOWN_KEYS,
   lookupSources,
   processChainContext,
+  settingLocation,
 } from './env-chain.js';
 import { type EnvMap, userEnvPath } from './paths.js';
 
@@ -66,9 +67,8 @@ export function checkCredentials(
   for (const key of CREDENTIAL_KEYS) {
     const winner = report?.winners.get(key);
     if (winner && winner.value === '' && !report?.shadowWarnings.some((warning) => warning.key === key)) {
-      const where = winner.source.path ? `${winner.source.path}:${winner.line}` : winner.source.label;
       lines.push(
-        `Note: ${key} is set but empty (${where}); an empty line counts as missing. Delete it or fill it in.`,
+        `Note: ${key} is set but empty (${settingLocation(winner)}); an empty line counts as missing. Delete it or fill it in.`,
       );
     }
   }

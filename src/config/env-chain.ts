@@ -225,7 +225,8 @@ function readClaudeSettingsSource(source: EnvSource): SourceContent {
   return { report: { source, status: 'read', keyCount: settings.length, pitfalls: [] }, settings };
 }
 
-function describeSetting(setting: EnvSetting): string {
+/** Where a setting came from, as `path:line` for files or the source's name otherwise. */
+export function settingLocation(setting: EnvSetting): string {
   const where = setting.source.path ?? setting.source.label;
   return setting.line === undefined ? where : `${where}:${setting.line}`;
 }
@@ -288,7 +289,7 @@ export function resolveEnvChain(context: EnvChainContext, explicitPath?: string)
         empty: winner,
         hidden,
         message:
-          `${key} is empty in ${describeSetting(winner)}, which hides its value in ${describeSetting(hidden[0]!)}; ` +
+          `${key} is empty in ${settingLocation(winner)}, which hides its value in ${settingLocation(hidden[0]!)}; ` +
           'an empty value still claims the key. Delete that line (or unset the variable) to use the later value',
       });
     }

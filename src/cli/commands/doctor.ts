@@ -24,6 +24,7 @@ import {
   KNOWN_KEYS,
   loadEnvironment,
   processChainContext,
+  settingLocation,
   sourceOf,
 } from '../../config/env-chain.js';
 import type { EnvMap } from '../../config/paths.js';
@@ -57,11 +58,6 @@ function sourceState(report: EnvSourceReport): string {
   }
 }
 
-function whereFrom(setting: EnvSetting): string {
-  if (setting.source.path === undefined) return setting.source.label;
-  return setting.line === undefined ? setting.source.path : `${setting.source.path}:${setting.line}`;
-}
-
 function settingLine(key: string, setting: EnvSetting | undefined): string {
   const name = key.padEnd(32);
   if (setting === undefined) {
@@ -70,7 +66,7 @@ function settingLine(key: string, setting: EnvSetting | undefined): string {
       : `  ${name}${pc.dim('(not set)')}`;
   }
   const shown = setting.value === '' ? pc.yellow('(empty)') : displayValue(key, setting.value);
-  return `  ${name}${shown}  ${pc.dim(`from ${whereFrom(setting)}`)}`;
+  return `  ${name}${shown}  ${pc.dim(`from ${settingLocation(setting)}`)}`;
 }
 
 const WINDOW_SOURCE_TEXT: Record<WindowSource, string> = {
@@ -139,7 +135,7 @@ async function runDoctor(flags: DoctorFlags): Promise<void> {
   if (missing === undefined && credential !== undefined) {
     const setting = sourceOf(report, credential, env);
     out(
-      `${pc.bold('Credentials:')} ${pc.green('usable')} (${credential}${setting ? ` from ${whereFrom(setting)}` : ''})`,
+      `${pc.bold('Credentials:')} ${pc.green('usable')} (${credential}${setting ? ` from ${settingLocation(setting)}` : ''})`,
     );
   } else {
     out(`${pc.bold('Credentials:')} ${pc.red('missing')}`);

@@ -1,0 +1,185 @@
+/**
+ * The session store with the real stack: the SDK's query() runs the real Claude Code binary
+ * against the mock model with `sessionStore` set to our SqliteSessionStore. Proves that
+ * transcripts (main thread and subagent) are mirrored into sessions.db, and that a resume through
+ * the store sends the model the rewritten history while the stored rows stay as they were.
+ */
+import { execFileSync } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { type AgentDefinition, query, type SDKMessage } from '@anthropic-ai/claude-agent-sdk';
+import { afterEach, describe, expect, it } from 'vitest';
+import { projectKeyFor } from '../../src/store/session-key.js';
+import { SqliteSessionStore } from '../../src/store/sqlite-session-store.js';
+import { type MockModel, mock, mockModelEnv, startMockModel } from '../../src/testing/index.js';
+
+const cleanups: Array<() => Promise<void> | void> = [];
+afterEach(async () => {
+  for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
+});
+
+function tempDir(prefix: string): string {
+  const dir = mkdtempSync(join(tmpdir(), prefix));
+  cleanups.push(() => rmSync(dir, { recursive: true, force: true }));
+  return dir;
+}
+
+async function startMock(...args: Parameters<typeof startMockModel>): Promise<MockModel> {
+  const server = await startMockModel(...args);
+  cleanups.push(() => server.close());
+  return server;
+}
+
+function openStore(...args: ConstructorParameters<typeof SqliteSessionStore>): SqliteSessionStore {
+  const store = new SqliteSessionStore(...args);
+  cleanups.push(() => store.close());
+  return store;
+}
+
+interface Turn {
+  prompt: string;
+  resume?: string;
+  agents?: Record<string, AgentDefinition>;
+}
+
+/** One query() with a fresh, empty CLAUDE_CONFIG_DIR: anything resumed must come from the store. */
+async function runTurn(model: MockModel, workspace: string, store: SqliteSessionStore, turn: Turn) {
+  const messages: SDKMessage[] = [];
+  let thrown: unknown;
+  try {
+    for await (const message of query({
+      prompt: turn.prompt,
+      options: {
+        cwd: workspace,
+        env: mockModelEnv(model, { configDir: tempDir('flower-config-'), maxRetries: 0 }),
+        permissionMode: 'acceptEdits',
+        allowedTools: ['Bash', 'Agent'],
+        settingSources: [],
+        sessionStore: store,
+        ...(turn.resume === undefined ? {} : { resume: turn.resume }),
+        ...(turn.agents === undefined ? {} : { agents: turn.agents }),
+      },
+    })) {
+      messages.push(message);
+    }
+  } catch (error) {
+    thrown = error;
+  }
+  const sessionId = messages.find((message) => 'session_id' in message)?.session_id as string;
+  return { messages, thrown, sessionId };
+}
+
+describe('session store with the real SDK and binary', () => {
+  it('mirrors the main transcript and a subagent transcript (under its subpath) into sessions.db', async () => {
+    const workspace = tempDir('flower-ws-');
+    const store = openStore(join(workspace, 'runs', 'sessions.db'), { workspace });
+    const model = await startMock({
+      main: [
+        mock.toolUse('Agent', {
+          description: 'Look around',
+          prompt: 'Report what the workspace holds.',
+          subagent_type: 'scout',
+          run_in_background: false,
+        }),
+        mock.text('The scout reported back.'),
+      ],
+      agents: { scout: [mock.text('The scout saw an empty workspace.')] },
+    });
+    const run = await runTurn(model, workspace, store, {
+      prompt: 'Send the scout.',
+      agents: { scout: { description: 'Looks around', prompt: 'You are a scout.', tools: ['Read'] } },
+    });
+    expect(run.thrown).toBeUndefined();
+    expect(model.unmatched).toEqual([]);
+
+    const projectKey = projectKeyFor(workspace);
+    expect(store.projects()).toEqual([projectKey]);
+    expect((await store.listSessions(projectKey)).map((session) => session.sessionId)).toEqual([
+      run.sessionId,
+    ]);
+    expect(store.hasSession(projectKey, run.sessionId)).toBe(true);
+
+    const main = store.loadRaw({ projectKey, sessionId: run.sessionId }) ?? [];
+    const mainText = JSON.stringify(main);
+    expect(mainText).toContain('Send the scout.');
+    expect(mainText).toContain('The scout reported back.');
+
+    const subkeys = await store.listSubkeys({ projectKey, sessionId: run.sessionId });
+    const agentKey = subkeys.find((subpath) => /^subagents\/agent-[\w-]+$/.test(subpath));
+    expect(agentKey, `subkeys: ${JSON.stringify(subkeys)}`).toBeDefined();
+    const sub = store.loadRaw({ projectKey, sessionId: run.sessionId, subpath: agentKey }) ?? [];
+    expect(JSON.stringify(sub)).toContain('The scout saw an empty workspace.');
+    expect(JSON.stringify(sub)).toContain('Report what the workspace holds.');
+    expect(sub.every((entry) => entry.type !== 'assistant' || entry.isSidechain === true)).toBe(true);
+
+    const [summary] = await store.listSessionSummaries(projectKey);
+    expect(summary?.sessionId).toBe(run.sessionId);
+    expect(summary?.data).toMatchObject({ firstPrompt: 'Send the scout.' });
+    expect(store.lastContext(projectKey, run.sessionId)).toBeGreaterThan(0);
+  });
+
+  it('resumes through the store with the rewritten history: expired glance, trimmed pointer, no error turn', async () => {
+    const workspace = tempDir('flower-ws-');
+    execFileSync('git', ['init', '-q'], { cwd: workspace });
+    const big = Array.from({ length: 120 }, (_, line) => `line ${line}: ${'data '.repeat(8)}`).join('\n');
+    writeFileSync(join(workspace, 'big.txt'), `${big}\n`);
+    const store = openStore(join(workspace, 'runs', 'sessions.db'), {
+      workspace,
+      ephemeral: { keepRecent: 2 },
+      trim: { enabled: true, keepRecent: 0 },
+    });
+    const model = await startMock({
+      main: [
+        mock.toolUse('Bash', { command: 'git status' }),
+        mock.toolUse('Bash', { command: 'pwd' }),
+        mock.toolUse('Bash', { command: 'ls -a' }),
+        mock.toolUse('Bash', { command: 'cat big.txt' }),
+        mock.text('Looked around.'),
+        mock.error(500),
+        mock.text('Resumed with a clean history.'),
+      ],
+    });
+
+    const first = await runTurn(model, workspace, store, { prompt: 'Look around.' });
+    expect(first.thrown).toBeUndefined();
+    const projectKey = projectKeyFor(workspace);
+    const key = { projectKey, sessionId: first.sessionId };
+
+    // The second turn hits a 500; with no retries the binary writes a synthetic error turn.
+    const second = await runTurn(model, workspace, store, {
+      prompt: 'Now build it.',
+      resume: first.sessionId,
+    });
+    expect(String(second.thrown)).toMatch(/error/i);
+    const stored = store.loadRaw(key) ?? [];
+    expect(stored.some((entry) => entry.isApiErrorMessage === true)).toBe(true);
+    const storedText = JSON.stringify(stored);
+    expect(storedText).toContain('On branch');
+    expect(storedText).toContain('line 119: data');
+
+    const third = await runTurn(model, workspace, store, { prompt: 'Carry on.', resume: first.sessionId });
+    expect(third.thrown).toBeUndefined();
+    expect(third.sessionId).toBe(first.sessionId);
+    expect(model.unmatched).toEqual([]);
+
+    const request = model.mainRequests().at(-1);
+    const sent = JSON.stringify(request?.body?.messages);
+    expect(sent).toContain('Carry on.');
+    expect(sent).toContain('result of `git status` expired');
+    expect(sent).not.toContain('On branch');
+    expect(sent).toMatch(
+      /\[tool result archived: \d+ chars\. Full text at \.flower\/spill\/[0-9a-f]{16}\.txt; Read it when needed\]/,
+    );
+    expect(sent).not.toContain('line 119: data');
+    expect(sent).not.toContain('API Error');
+    expect(sent).toContain('Now build it.'); // the user's words survive; only the error turn went
+
+    const pointer = /Full text at (\.flower\/spill\/[0-9a-f]{16}\.txt)/.exec(sent)?.[1] as string;
+    expect(readFileSync(join(workspace, pointer), 'utf8')).toContain('line 119: data');
+    expect(store.lastLoadReport(key)).toMatchObject({ expired: 1, trimmed: 1, pruned: 1 });
+
+    // The database still holds every original character.
+    expect(JSON.stringify(store.loadRaw(key))).toContain('On branch');
+  });
+});

@@ -3,7 +3,7 @@
  * directory, the child environment pointing at the mock, and resilience timings shrunk so an
  * outage test takes seconds, not minutes. Everything else is the real SDK and binary.
  */
-import { spawn } from 'node:child_process';
+import { type ChildProcess, spawn } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -93,17 +93,23 @@ export interface ChildRun {
   stderr: string;
 }
 
-/** Runs `node <args>` with `env`; resolves when it exits. `onSpawn` gets the child (to kill it). */
+/** Runs `node <args>` with `env`; resolves when it exits. `onSpawn` gets the child (to signal it). */
 export function runNode(
   args: string[],
   env: Record<string, string>,
-  options: { cwd?: string; onSpawn?: (child: ReturnType<typeof spawn>) => void } = {},
+  options: {
+    cwd?: string;
+    /** Own process group, so the child and the agent process it starts can be killed together. */
+    detached?: boolean;
+    onSpawn?: (child: ChildProcess) => void;
+  } = {},
 ): Promise<ChildRun> {
   return new Promise((resolve, reject) => {
     const child = spawn(process.execPath, args, {
       env,
       cwd: options.cwd ?? repoRoot,
       stdio: ['ignore', 'pipe', 'pipe'],
+      detached: options.detached ?? false,
     });
     let stdout = '';
     let stderr = '';

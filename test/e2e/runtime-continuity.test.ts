@@ -1,0 +1,183 @@
+/**
+ * Acceptance 4–6 of the runtime: what is left on disk lets a later process continue.
+ * - kill -9 in the middle of a step, run again in the same directory: the step resumes its
+ *   recorded session, and every transcript entry written before the kill is still in sessions.db;
+ * - SIGTERM: the in-flight step is in the manifest as killed-by-signal;
+ * - two processes writing one run directory at once lose nothing;
+ * - corrupt manifest.json / lineage.json: a warning, a fresh file, the corrupt one kept.
+ *
+ * The processes run the built runtime (`dist/`, made by `npm run build`, which `npm test` runs first).
+ */
+import type { ChildProcess } from 'node:child_process';
+import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import Database from 'better-sqlite3';
+import { afterEach, describe, expect, it } from 'vitest';
+import type { AgentSpec } from '../../src/runtime/agent-spec.js';
+import { defaultResiliencePolicy } from '../../src/runtime/resilience.js';
+import { lastUserText, mock } from '../../src/testing/index.js';
+import { type Harness, runNode, startHarness, stepDriver } from './runtime-harness.js';
+
+let harness: Harness | undefined;
+afterEach(async () => {
+  await harness?.cleanup();
+  harness = undefined;
+});
+
+function entryUuids(runDir: string): string[] {
+  const db = new Database(join(runDir, 'sessions.db'), { readonly: true });
+  try {
+    return (db.prepare('SELECT uid FROM entries WHERE uid IS NOT NULL').all() as Array<{ uid: string }>).map(
+      (row) => row.uid,
+    );
+  } finally {
+    db.close();
+  }
+}
+
+function readJson(path: string): unknown {
+  return JSON.parse(readFileSync(path, 'utf8'));
+}
+
+interface DriverOutcome {
+  code: number | null;
+  signal: NodeJS.Signals | null;
+  sessions: string[];
+  result: Record<string, unknown> | undefined;
+  stderr: string;
+}
+
+async function drive(
+  h: Harness,
+  step: string,
+  prompt: string,
+  onSpawn?: (child: ChildProcess) => void,
+): Promise<DriverOutcome> {
+  const run = await runNode(['--input-type=module', '-e', stepDriver, h.workspace, step, prompt], h.env, {
+    ...(onSpawn ? { onSpawn } : {}),
+    detached: true,
+  });
+  const lines = run.stdout.split('\n');
+  const resultLine = lines.find((line) => line.startsWith('result '));
+  return {
+    code: run.code,
+    signal: run.signal,
+    sessions: lines
+      .filter((line) => line.startsWith('session '))
+      .map((line) => line.slice('session '.length)),
+    result: resultLine
+      ? (JSON.parse(resultLine.slice('result '.length)) as Record<string, unknown>)
+      : undefined,
+    stderr: run.stderr,
+  };
+}
+
+describe('Runtime continuity across processes (real SDK and binary against the mock model)', () => {
+  it('after kill -9 mid-step, the next process resumes the recorded session with nothing lost', async () => {
+    harness = await startHarness([
+      mock.toolUse('Read', { file_path: 'plan.md' }),
+      mock.text('This reply never arrives.', { delayMs: 60_000 }),
+    ]);
+    const h = harness;
+    const runDir = join(h.workspace, 'runs');
+    let killedSession = '';
+    let beforeKill: string[] = [];
+    const first = await drive(h, 'work', 'Follow plan.md.', (child) => {
+      void h.model
+        .waitForRequest((request) => request.index >= 0 && h.model.mainRequests().length >= 2, 60_000)
+        .then(() => {
+          // The step is in the middle of its second turn: its session must already be on record.
+          killedSession =
+            (readJson(join(runDir, 'lineage.json')) as { steps: Record<string, string> }).steps.work ?? '';
+          beforeKill = entryUuids(runDir);
+          process.kill(-(child.pid ?? 0), 'SIGKILL');
+        });
+    });
+    expect(first.signal, first.stderr).toBe('SIGKILL');
+    expect(killedSession).not.toBe('');
+    expect(first.sessions).toContain(killedSession);
+    expect(beforeKill.length).toBeGreaterThan(0);
+    expect(existsSync(join(runDir, 'manifest.json'))).toBe(false);
+
+    h.model.setScript([mock.text('Resumed and finished.')]);
+    const before = h.model.mainRequests().length;
+    const second = await drive(h, 'work', 'Follow plan.md.');
+    expect(second.code).toBe(0);
+    expect(second.result).toMatchObject({
+      ok: true,
+      resumed: true,
+      sessionId: killedSession,
+      text: 'Resumed and finished.',
+    });
+
+    const resumedRequest = h.model.mainRequests()[before]!;
+    expect(lastUserText(resumedRequest)).toContain(defaultResiliencePolicy.resumePrompt);
+    expect(JSON.stringify(resumedRequest.body?.messages)).toContain('plan.md');
+
+    const after = new Set(entryUuids(runDir));
+    expect(beforeKill.filter((uuid) => !after.has(uuid))).toEqual([]);
+    const rows = readJson(join(runDir, 'manifest.json')) as Array<Record<string, unknown>>;
+    expect(rows).toHaveLength(1);
+    expect(rows[0]).toMatchObject({ step: 'work', ok: true, resumed: true, session_id: killedSession });
+  });
+
+  it('on SIGTERM writes the in-flight step to the manifest as killed-by-signal', async () => {
+    harness = await startHarness([mock.text('slow', { delayMs: 60_000 })]);
+    const h = harness;
+    const outcome = await drive(h, 'work', 'Take your time.', (child) => {
+      void h.model
+        .waitForRequest(() => h.model.mainRequests().length >= 1, 60_000)
+        .then(() => child.kill('SIGTERM'));
+    });
+    expect(outcome.signal).toBe('SIGTERM');
+    const rows = readJson(join(h.workspace, 'runs', 'manifest.json')) as Array<Record<string, unknown>>;
+    expect(rows).toHaveLength(1);
+    expect(rows[0]).toMatchObject({ step: 'work', ok: false, error: 'killed-by-signal' });
+    expect(rows[0]?.ended_at).toBeGreaterThan(0);
+  });
+
+  it('two processes writing one run directory at once keep all manifest rows and lineage steps', async () => {
+    harness = await startHarness({ main: [], fallback: mock.text('Done.') });
+    const [alpha, beta] = await Promise.all([
+      drive(harness, 'alpha', 'First task.'),
+      drive(harness, 'beta', 'Second task.'),
+    ]);
+    expect(alpha.result).toMatchObject({ ok: true });
+    expect(beta.result).toMatchObject({ ok: true });
+    const runDir = join(harness.workspace, 'runs');
+    const rows = readJson(join(runDir, 'manifest.json')) as Array<Record<string, unknown>>;
+    expect(rows.map((row) => row.step).sort()).toEqual(['alpha', 'beta']);
+    expect(new Set(rows.map((row) => row.run)).size).toBe(2);
+    const lineage = readJson(join(runDir, 'lineage.json')) as { steps: Record<string, string> };
+    expect(lineage.steps).toEqual({ alpha: alpha.result?.sessionId, beta: beta.result?.sessionId });
+  });
+
+  it('sets a corrupt manifest and lineage aside with a warning and starts them afresh', async () => {
+    harness = await startHarness([mock.text('Done.')]);
+    const runDir = join(harness.workspace, 'runs');
+    mkdirSync(runDir, { recursive: true });
+    writeFileSync(join(runDir, 'manifest.json'), '[{"step": "half-writ');
+    writeFileSync(join(runDir, 'lineage.json'), 'not json at all');
+    const warnings: string[] = [];
+    const runtime = harness.runtime({ onWarning: (line) => warnings.push(line) });
+    const spec: AgentSpec = {
+      name: 'work',
+      instructions: '',
+      allowedTools: ['Read'],
+      permissionMode: 'default',
+    };
+    const result = await runtime.run(spec, 'Do it.', { continuous: true });
+
+    expect(result.ok).toBe(true);
+    expect(warnings.length).toBeGreaterThanOrEqual(2);
+    expect(warnings.join('\n')).toMatch(/manifest\.json/);
+    expect(warnings.join('\n')).toMatch(/lineage\.json/);
+    expect(readJson(join(runDir, 'manifest.json'))).toMatchObject([{ step: 'work', ok: true }]);
+    expect(readJson(join(runDir, 'lineage.json'))).toMatchObject({ steps: { work: result.sessionId } });
+    const kept = readdirSync(runDir).filter((name) => name.includes('.corrupt-'));
+    expect(kept.some((name) => name.startsWith('manifest.json'))).toBe(true);
+    expect(kept.some((name) => name.startsWith('lineage.json'))).toBe(true);
+    const keptManifest = kept.find((name) => name.startsWith('manifest.json'))!;
+    expect(readFileSync(join(runDir, keptManifest), 'utf8')).toBe('[{"step": "half-writ');
+  });
+});

@@ -9,6 +9,9 @@
  * - Main-thread requests carry neither, and always offer tools.
  * - Side requests (session title generation; only without CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC)
  *   come without the agent header and with an empty tool list.
+ * - Automatic compaction looks exactly like a main-thread (or subagent) turn — same system prompt,
+ *   same tools — except for its last user message, which orders a text-only summary. It is told
+ *   apart by that instruction and counted as a side request, so it never eats a scripted step.
  *
  * So a subagent's name is found, in order: from the agent id already attributed; from the
  * `agentPrompts` option (text of its system prompt); from the Agent tool calls the mock itself
@@ -46,6 +49,11 @@ const DELEGATING_TOOLS = new Set(['Agent', 'Task']);
 const DEFAULT_SUBAGENT_TYPE = 'general-purpose';
 const SUBAGENT_MARKER = 'cc_is_subagent=true';
 const TITLE_MARKER = 'naming a coding session';
+/** Phrases of the compaction instruction; either one is enough, so small rewordings still match. */
+const COMPACTION_MARKERS = [
+  'Respond with TEXT ONLY. Do NOT call any tools',
+  'detailed summary of the conversation so far',
+];
 
 export function agentIdOf(headers: IdentifyInput['headers']): string | undefined {
   const value = headers[AGENT_ID_HEADER];
@@ -55,6 +63,7 @@ export function agentIdOf(headers: IdentifyInput['headers']): string | undefined
 export function identifyAgent(input: IdentifyInput): AgentIdentity {
   if (input.path === '/v1/messages/count_tokens') return { kind: 'count_tokens' };
   if (input.method !== 'POST' || input.path !== '/v1/messages') return { kind: 'other' };
+  if (isCompactionRequest(input.body)) return { kind: 'side', purpose: 'compact' };
   const system = systemText(input.body);
   const agentId = agentIdOf(input.headers);
   if (agentId !== undefined || system.includes(SUBAGENT_MARKER)) {
@@ -64,6 +73,13 @@ export function identifyAgent(input: IdentifyInput): AgentIdentity {
     return { kind: 'side', purpose: system.includes(TITLE_MARKER) ? 'title' : 'untooled' };
   }
   return { kind: 'main' };
+}
+
+function isCompactionRequest(body: MessagesRequestBody | undefined): boolean {
+  const last = body?.messages?.at(-1);
+  if (last?.role !== 'user') return false;
+  const text = contentText(last.content);
+  return COMPACTION_MARKERS.some((marker) => text.includes(marker));
 }
 
 function subagentName(input: IdentifyInput, system: string, agentId: string | undefined): string {

@@ -134,7 +134,11 @@ export interface MockScript {
    * `subagent_type` the main thread passed to the Agent tool).
    */
   agents?: Record<string, MockStep[]>;
-  /** Steps for the binary's own side requests (title or summary generation and the like). */
+  /**
+   * Steps for the binary's own side requests: automatic compaction (main thread or subagent) and,
+   * without CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC, title generation. Unscripted ones get a
+   * canned reply that fits their purpose (a summary; a JSON title).
+   */
   side?: MockStep[];
   /**
    * What a request gets when its queue is empty. Default: a text reply saying that nothing was
@@ -147,7 +151,7 @@ export interface MockScript {
 export type AgentIdentity =
   | { kind: 'main' }
   | { kind: 'subagent'; name: string }
-  | { kind: 'side'; purpose: string }
+  | { kind: 'side'; purpose: 'title' | 'compact' | 'untooled' }
   | { kind: 'count_tokens' }
   | { kind: 'other' };
 

@@ -95,10 +95,18 @@ const HOST = '127.0.0.1';
 const DEFAULT_DROP_AFTER_EVENTS = 3;
 const DEFAULT_PARTIAL_REPLY: MockReply = { text: 'This reply is cut off in the middle of the stream.' };
 /**
- * What an unscripted side request gets. The only side request seen (title generation) asks for
- * JSON with a `title`; this answers it, and reads as plain text to anything else.
+ * What an unscripted side request gets, by purpose: title generation asks for JSON with a `title`;
+ * compaction needs a non-empty text summary (an empty or tool-only reply fails the compaction and
+ * ends the turn with "Prompt is too long").
  */
-const DEFAULT_SIDE_REPLY: MockReply = { text: '{"title":"Scripted session"}' };
+function defaultSideReply(purpose: string): MockReply {
+  if (purpose === 'compact') {
+    return {
+      text: '<analysis>Scripted.</analysis>\n<summary>A scripted summary of the conversation so far.</summary>',
+    };
+  }
+  return { text: '{"title":"Scripted session"}' };
+}
 
 /** The key of an agent's queue; side requests share one queue whatever their purpose. */
 function queueKey(agent: AgentIdentity): string | undefined {
@@ -291,7 +299,9 @@ export async function startMockModel(
       consumed.set(key, position + 1);
       return { response: typeof step === 'function' ? step(recorded) : step, source: `${key}#${position}` };
     }
-    if (recorded.agent.kind === 'side') return { response: DEFAULT_SIDE_REPLY, source: 'side-default' };
+    if (recorded.agent.kind === 'side') {
+      return { response: defaultSideReply(recorded.agent.purpose), source: 'side-default' };
+    }
     recorded.unmatched = true;
     const fallback = current.fallback;
     const response =

@@ -168,6 +168,36 @@ describe('mock model with the real Claude Code binary', () => {
   });
 });
 
+describe('context level driven by scripted usage', () => {
+  it("triggers the binary's automatic compaction, which is answered as a side request", async () => {
+    const workspace = tempDir('flower-ws-');
+    // The default model's window is 1,000,000 tokens; 990,000 reported input tokens is past the
+    // binary's automatic compaction threshold.
+    const nearlyFull = { input_tokens: 100, cache_read_input_tokens: 990_000, output_tokens: 50 };
+    const server = await startMock({
+      main: [
+        mock.toolUse('Write', { file_path: join(workspace, 'a.txt'), content: 'a' }, { usage: nearlyFull }),
+        { text: 'Carried on after compaction.' },
+      ],
+      side: [{ text: '<summary>SCRIPTED-SUMMARY of the work so far.</summary>' }],
+    });
+
+    const { messages, thrown } = await runQuery(server, workspace);
+
+    expect(thrown).toBeUndefined();
+    expect(resultTexts(messages)).toEqual(['Carried on after compaction.']);
+    expect(
+      messages.some((message) => message.type === 'system' && message.subtype === 'compact_boundary'),
+    ).toBe(true);
+    expect(server.sideRequests().map((request) => request.agent)).toEqual([
+      { kind: 'side', purpose: 'compact' },
+    ]);
+    // The turn after compaction starts from the scripted summary.
+    expect(JSON.stringify(server.mainRequests()[1]?.body?.messages)).toContain('SCRIPTED-SUMMARY');
+    expect(server.unmatched).toEqual([]);
+  });
+});
+
 describe('subagents against the mock model', () => {
   const scribe: AgentDefinition = {
     description: 'Writes files it is asked to write.',

@@ -93,3 +93,29 @@ describe('delegationsIn', () => {
     ]);
   });
 });
+
+describe('compaction requests', () => {
+  it('calls a turn that orders a text-only summary a compaction side request, even from a subagent', () => {
+    const body = {
+      tools: [{ name: 'Write' }],
+      messages: [
+        { role: 'user', content: 'go' },
+        {
+          role: 'user',
+          content: [
+            { type: 'tool_result', tool_use_id: 't', content: 'ok' },
+            {
+              type: 'text',
+              text: 'CRITICAL: Respond with TEXT ONLY. Do NOT call any tools.\n\nYour task is…',
+            },
+          ],
+        },
+      ],
+    };
+    expect(identifyAgent(input({ body }))).toEqual({ kind: 'side', purpose: 'compact' });
+    expect(identifyAgent(input({ body, headers: { 'x-claude-code-agent-id': 'a1' } }))).toEqual({
+      kind: 'side',
+      purpose: 'compact',
+    });
+  });
+});

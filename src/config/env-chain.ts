@@ -297,6 +297,23 @@ export function resolveEnvChain(context: EnvChainContext, explicitPath?: string)
   return { sources, winners, additions, shadowWarnings };
 }
 
+/**
+ * Everything in the chain a person should know about, one line each: `.env` pitfalls (with file and
+ * line), sources that could not be used, and empty values that hide later ones. Shown by
+ * `flower doctor` and under `-v`, because the parsing rules themselves never complain.
+ */
+export function chainWarnings(report: EnvChainReport): string[] {
+  const warnings: string[] = [];
+  for (const { source, pitfalls, status, detail } of report.sources) {
+    const where = source.path ?? source.label;
+    for (const pitfall of pitfalls) warnings.push(`${where}:${pitfall.line}: ${pitfall.message}`);
+    if (status === 'invalid') warnings.push(`${where}: not valid JSON, ignored (${detail})`);
+    if (status === 'unreadable') warnings.push(`${where}: cannot be read, ignored (${detail})`);
+  }
+  for (const shadow of report.shadowWarnings) warnings.push(shadow.message);
+  return warnings;
+}
+
 /** Adds the chain's file values to `target`; a key already present (even empty) is never overwritten. */
 export function applyEnvChain(report: EnvChainReport, target: Record<string, string | undefined>): string[] {
   const applied: string[] = [];

@@ -80,7 +80,7 @@ beforeEach(() => {
 
 afterEach(() => rmSync(root, { recursive: true, force: true }));
 
-function setupInPty(steps: Array<[string, string]>): PtyRun {
+function setupInPty(steps: Array<[string, string]>, extraEnv: Record<string, string> = {}): PtyRun {
   const config = {
     argv: [process.execPath, bin, 'setup'],
     cwd: root,
@@ -90,6 +90,7 @@ function setupInPty(steps: Array<[string, string]>): PtyRun {
       XDG_CONFIG_HOME: xdg,
       TERM: 'xterm',
       FLOWER_NO_UPDATE: '1',
+      ...extraEnv,
     },
     steps,
     timeout: 20,
@@ -188,6 +189,28 @@ describe('flower setup on a terminal', () => {
     expect(run.status).toBe(0);
     expect(run.output).toContain('Reconfiguring.');
     expect(readFileSync(envFile, 'utf8')).toBe('ANTHROPIC_AUTH_TOKEN=tok-123456789\n');
+  });
+
+  it('says when a value just written is overridden by an earlier source', () => {
+    writeFileSync(join(root, '.env'), 'ANTHROPIC_BASE_URL=https://project.example\n');
+    const run = setupInPty(
+      [
+        ['1. Your API key', 'tok-abcdefghij\r'],
+        ['2. Gateway URL', 'https://gw.example\r'],
+        ['3. Model name', 'claude-x\r'],
+        ['4. Context window', '\r'],
+      ],
+      { ANTHROPIC_MODEL: 'exported-model' },
+    );
+    expect(run.error).toBeNull();
+    expect(run.status).toBe(0);
+    expect(run.output).toContain(
+      `ANTHROPIC_BASE_URL is also set in ${join(root, '.env')}:1, which takes precedence over the file just written`,
+    );
+    expect(run.output).toContain(
+      'ANTHROPIC_MODEL is also set in process environment, which takes precedence',
+    );
+    expect(run.output).not.toContain('ANTHROPIC_AUTH_TOKEN is also set');
   });
 
   it('with no token and none stored, saves nothing and exits 1', () => {

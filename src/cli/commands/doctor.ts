@@ -18,7 +18,7 @@ import {
   displayValue,
 } from '../../config/credentials.js';
 import {
-  type EnvChainReport,
+  chainWarnings,
   type EnvSetting,
   type EnvSourceReport,
   KNOWN_KEYS,
@@ -75,22 +75,6 @@ const WINDOW_SOURCE_TEXT: Record<WindowSource, string> = {
   'model-name': 'guessed from the model name',
 };
 
-/** Every warning: file pitfalls, unusable sources, empty values that hide later ones. */
-export function doctorWarnings(report: EnvChainReport): string[] {
-  const warnings: string[] = [];
-  for (const source of report.sources) {
-    const path = source.source.path ?? source.source.label;
-    for (const pitfall of source.pitfalls) warnings.push(`${path}:${pitfall.line}: ${pitfall.message}`);
-    if (source.status === 'invalid' || source.status === 'unreadable') {
-      warnings.push(
-        `${path}: ${source.status === 'invalid' ? 'not valid JSON' : 'cannot be read'}, ignored (${source.detail})`,
-      );
-    }
-  }
-  for (const shadow of report.shadowWarnings) warnings.push(shadow.message);
-  return warnings;
-}
-
 async function runDoctor(flags: DoctorFlags): Promise<void> {
   const out = (line = '') => process.stdout.write(`${line}\n`);
   const report = loadEnvironment();
@@ -117,7 +101,7 @@ async function runDoctor(flags: DoctorFlags): Promise<void> {
   out(`  ${'context window'.padEnd(32)}${window.window}  ${pc.dim(WINDOW_SOURCE_TEXT[window.source])}`);
 
   out();
-  const warnings = doctorWarnings(report);
+  const warnings = chainWarnings(report);
   out(pc.bold(`Warnings: ${warnings.length === 0 ? 'none' : warnings.length}`));
   for (const warning of warnings) out(pc.yellow(`  ! ${warning}`));
 

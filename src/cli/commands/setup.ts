@@ -17,7 +17,12 @@ import { Writable } from 'node:stream';
 import type { Command } from 'commander';
 import pc from 'picocolors';
 import { activeCredentialKey, CREDENTIAL_KEYS, maskSecret } from '../../config/credentials.js';
-import { loadEnvironment } from '../../config/env-chain.js';
+import {
+  type EnvChainReport,
+  type EnvSourceKind,
+  loadEnvironment,
+  settingLocation,
+} from '../../config/env-chain.js';
 import { type EnvMap, userEnvPath } from '../../config/paths.js';
 import {
   type EnvFileUpdates,
@@ -249,13 +254,30 @@ export async function runSetupDialog(env: EnvMap, reason: string): Promise<EnvFi
   }
 }
 
+/** Sources that come before the user file in the chain: a value there beats what setup writes. */
+const EARLIER_SOURCES: ReadonlySet<EnvSourceKind> = new Set(['process', 'flower-env', 'project']);
+
+/** For each key just written, where a value that takes precedence over the user file lives. */
+export function overriddenKeys(report: EnvChainReport, keys: readonly string[]): string[] {
+  return keys.flatMap((key) => {
+    const winner = report.winners.get(key);
+    return winner && EARLIER_SOURCES.has(winner.source.kind)
+      ? [
+          `${key} is also set in ${settingLocation(winner)}, which takes precedence over the file just written`,
+        ]
+      : [];
+  });
+}
+
 async function runSetup(): Promise<void> {
   const env = process.env;
-  loadEnvironment();
+  const report = loadEnvironment();
   if (!process.stdin.isTTY || !process.stdout.isTTY) throw new Error(nonInteractiveHelp(userEnvPath(env)));
   const reason = activeCredentialKey(env) ? 'Reconfiguring.' : 'No credentials configured yet.';
   const written = await runSetupDialog(env, reason);
   if (written === undefined) throw new Error('no token given; nothing was saved');
+  for (const note of overriddenKeys(report, Object.keys(written)))
+    process.stdout.write(`${pc.yellow(`! ${note}`)}\n`);
 }
 
 export function registerSetup(program: Command): void {

@@ -192,6 +192,11 @@ export const mock = {
   }),
   drop: (extra: Omit<MockDropFault, 'kind'> = {}): MockDropFault => ({ kind: 'drop', ...extra }),
   refuse: (forMs: number): MockRefuseFault => ({ kind: 'refuse', forMs }),
+  /**
+   * The same step `count` times: for faults the binary answers with several requests (a 400 is
+   * re-sent up to six times with fewer beta headers; see README.md).
+   */
+  times: (count: number, step: MockStep): MockStep[] => Array.from({ length: count }, () => step),
   /** The 400 the API gives for a model it does not know, naming the model the request asked for. */
   modelNotFound: (): MockStep => (request) => ({
     kind: 'error',

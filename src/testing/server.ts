@@ -56,6 +56,11 @@ export interface MockModelOptions {
   agentPrompts?: Record<string, string>;
   /** Milliseconds between streamed SSE events; default 0. Raise it to test stall handling. */
   streamIntervalMs?: number;
+  /**
+   * When set, a `/v1/` request whose `x-api-key` (or `Authorization: Bearer` token) differs gets
+   * the API's 401 without touching the script, as the real endpoint treats a wrong credential.
+   */
+  requireApiKey?: string;
 }
 
 export interface MockModel {
@@ -316,6 +321,13 @@ export async function startMockModel(
   async function handle(request: IncomingMessage, response: ServerResponse): Promise<void> {
     const rawBody = await readBody(request);
     const recorded = record(request, rawBody);
+    if (options.requireApiKey !== undefined && recorded.path.startsWith('/v1/')) {
+      if (presentedCredential(recorded.headers) !== options.requireApiKey) {
+        recorded.outcome = { kind: 'error', status: 401, source: 'credentials' };
+        sendJson(response, 401, errorBody(401));
+        return;
+      }
+    }
     if (request.method === 'POST' && recorded.path === '/v1/messages/count_tokens') {
       recorded.outcome = { kind: 'count_tokens' };
       sendJson(response, 200, { input_tokens: countTokens(recorded.body, rawBody) });
@@ -507,6 +519,14 @@ export async function startMockModel(
       });
     },
   };
+}
+
+/** The API key or bearer token a request presents, whichever header carries it. */
+function presentedCredential(headers: RecordedRequest['headers']): string | undefined {
+  const apiKey = headers['x-api-key'];
+  if (typeof apiKey === 'string') return apiKey;
+  const authorization = headers.authorization;
+  return typeof authorization === 'string' ? /^Bearer (.*)$/i.exec(authorization)?.[1] : undefined;
 }
 
 /** A rough, deterministic token count: the messages, system prompt and tools at 4 characters a token. */

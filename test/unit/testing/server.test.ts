@@ -399,3 +399,28 @@ describe('pacing', () => {
     expect(Date.now() - started).toBeGreaterThanOrEqual(6 * 45);
   });
 });
+
+describe('credentials', () => {
+  it('answers a wrong key with 401 without consuming the script, and accepts the right one either way', async () => {
+    const server = await start([{ text: 'welcome' }], { requireApiKey: 'right-key' });
+    const wrong = await post(server, ask('hi'), { headers: { 'x-api-key': 'wrong-key' } });
+    expect(wrong.status).toBe(401);
+    expect(await wrong.json()).toMatchObject({ error: { type: 'authentication_error' } });
+    const bearer = await fetch(`${server.url}/v1/messages`, {
+      method: 'POST',
+      headers: { authorization: 'Bearer right-key', 'content-type': 'application/json' },
+      body: JSON.stringify(ask('hi')),
+    });
+    expect(await streamedText(bearer)).toBe('welcome');
+    expect(server.requests[0]?.outcome).toEqual({ kind: 'error', status: 401, source: 'credentials' });
+  });
+});
+
+describe('mock.times', () => {
+  it('repeats a step', async () => {
+    const server = await start([...mock.times(2, mock.error(400)), { text: 'third time' }]);
+    expect((await post(server, ask('1'))).status).toBe(400);
+    expect((await post(server, ask('2'))).status).toBe(400);
+    expect(await streamedText(await post(server, ask('3')))).toBe('third time');
+  });
+});

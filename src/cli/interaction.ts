@@ -93,6 +93,9 @@ export class Interaction {
     const { terminal, quit } = this.options;
     if (!terminal.inputIsTerminal) return;
     if (this.armed) {
+      terminal.print([
+        this.options.paint.yellow('! quit (Ctrl-C twice); run the same command again to continue'),
+      ]);
       this.stop();
       quit(130);
       return;

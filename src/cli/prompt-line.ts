@@ -11,9 +11,9 @@ import { displayWidth, truncate } from './terminal-text.js';
 export type PromptMode = 'idle' | 'question' | 'interrupt';
 
 export const PROMPT_HINTS: Readonly<Record<PromptMode, string>> = {
-  idle: '(type = add to the brief, read at its next checkpoint · ?question = ask aside, it keeps working) > ',
-  question: 'your answer (a number picks an option; Enter = skip, let it decide) > ',
-  interrupt: 'interrupted: what should it hear? (Enter = nothing, carry on; Ctrl-C again = quit) > ',
+  idle: '(type = add to the brief · ?question = ask aside) > ',
+  question: 'your answer (number = option, Enter = skip) > ',
+  interrupt: 'interrupted: what should it hear? (Enter = nothing; Ctrl-C = quit) > ',
 };
 
 export interface PromptRow {

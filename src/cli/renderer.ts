@@ -16,6 +16,7 @@
  *   context figure is the main thread's only (a subagent's context says nothing about the main one).
  */
 import { createColors } from 'picocolors';
+import { ASK_TOOL } from '../agents/tools.js';
 import type { FlowerEvent, HandoffPayload } from '../runtime/events.js';
 import { formatElapsed, formatTokens } from './plain-renderer.js';
 import { displayWidth, oneLine, sanitize, truncate, wrap } from './terminal-text.js';
@@ -38,6 +39,12 @@ const SUBAGENT_GUTTER = '  | ';
 const MIN_RULE_FILL = 4;
 
 type Colors = ReturnType<typeof createColors>;
+
+/** `mcp__human__inbox` → `human:inbox`: the server and tool without the SDK's prefix. */
+export function toolLabel(tool: string): string {
+  const mcp = /^mcp__(.+?)__(.+)$/.exec(tool);
+  return oneLine(mcp ? `${mcp[1]}:${mcp[2]}` : tool);
+}
 type QuestionPayload = {
   kind?: unknown;
   state?: unknown;
@@ -95,7 +102,9 @@ export class TerminalRenderer {
       case 'prompt':
         return this.verbose ? this.line(`  ${event.payload.subagent ? '| ' : ''}> `, event.text, c.dim) : [];
       case 'tool_call': {
-        const label = `* ${oneLine(event.tool ?? '')} `;
+        // The question itself is shown by its ask event; the call line would only repeat it.
+        if (event.tool === ASK_TOOL) return [];
+        const label = `* ${toolLabel(event.tool ?? '')} `;
         if (event.payload.subagent) return this.line(`  | ${label}`, event.text, c.dim);
         return this.line(`  ${label}`, event.text, c.blue);
       }

@@ -17,7 +17,7 @@
 import { StringDecoder } from 'node:string_decoder';
 import { type EditorEvent, LineEditor, type LineEditorPolicy } from './line-editor.js';
 import { promptRow } from './prompt-line.js';
-import { terminalWidth } from './terminal-text.js';
+import { terminalWidth, truncate } from './terminal-text.js';
 
 export interface TerminalInput extends NodeJS.EventEmitter {
   readonly isTTY?: boolean;
@@ -170,7 +170,7 @@ export class Terminal {
       for (const event of events) {
         // Keep what was typed visible above the prompt, as a terminal's own echo would.
         if (event.kind === 'submit' && this.hint)
-          this.print([promptRow(this.hint(), event.line, '', this.width()).row]);
+          this.print([truncate(`${this.hint()}${event.line}`, this.width() - 1)]);
         this.emit(event);
       }
       this.redraw();

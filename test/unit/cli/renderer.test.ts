@@ -119,6 +119,18 @@ describe('TerminalRenderer', () => {
     ).toEqual(['  | * Write hello.py']);
   });
 
+  it('names MCP tools by server and tool, and leaves the ask call to the question it asks', () => {
+    const { instance } = renderer();
+    const call = (tool: string): FlowerEvent => ({
+      kind: 'tool_call',
+      tool,
+      text: '',
+      payload: { ...main, id: 't', input: {} },
+    });
+    expect(instance.render(call('mcp__human__inbox'))).toEqual(['  * human:inbox']);
+    expect(instance.render(call('mcp__human__ask'))).toEqual([]);
+  });
+
   it('shows a dispatch with the subagent type and at most 60 characters of description', () => {
     const { instance } = renderer({ width: 110 });
     const [line] = instance.render({

@@ -221,7 +221,7 @@ describe('flower setup on a terminal', () => {
     expect(existsSync(envFile)).toBe(false);
   });
 
-  it('Ctrl-C in the middle leaves the file untouched', () => {
+  it('Ctrl-C in the middle leaves the file untouched and exits 130', () => {
     mkdirSync(join(xdg, 'flower'), { recursive: true });
     writeFileSync(envFile, 'ANTHROPIC_AUTH_TOKEN=unchanged-token\n', { mode: 0o600 });
     const run = setupInPty([
@@ -229,9 +229,20 @@ describe('flower setup on a terminal', () => {
       ['2. Gateway URL', '\u0003'],
     ]);
     expect(run.error).toBeNull();
-    expect(run.status).toBe(1);
+    expect(run.status).toBe(130);
     expect(run.output).toContain('setup cancelled; nothing was saved');
     expect(readFileSync(envFile, 'utf8')).toBe('ANTHROPIC_AUTH_TOKEN=unchanged-token\n');
+  });
+
+  it('end of input (Ctrl-D) cancels too: exit 1, nothing written', () => {
+    const run = setupInPty([
+      ['1. Your API key', 'new-token-value\r'],
+      ['2. Gateway URL', '\u0004'],
+    ]);
+    expect(run.error).toBeNull();
+    expect(run.status).toBe(1);
+    expect(run.output).toContain('flower: setup cancelled; nothing was saved');
+    expect(existsSync(envFile)).toBe(false);
   });
 });
 

@@ -48,6 +48,9 @@ export class SetupCancelled extends Error {
   }
 }
 
+/** Ctrl-C during the dialog: the person wants out, so the command ends with the interrupt code. */
+export class SetupInterrupted extends SetupCancelled {}
+
 /** What to write when there is no terminal to ask on. */
 export function nonInteractiveHelp(path: string): string {
   return [
@@ -108,9 +111,9 @@ class Dialog {
 
   constructor() {
     this.lines = createInterface({ input: process.stdin, output: this.output, terminal: true });
-    const stop = () => this.cancel?.(new SetupCancelled());
-    this.lines.on('SIGINT', stop);
-    this.lines.on('close', stop);
+    this.lines.on('SIGINT', () => this.cancel?.(new SetupInterrupted()));
+    // End of input (Ctrl-D) also ends the dialog; nothing has been written at that point.
+    this.lines.on('close', () => this.cancel?.(new SetupCancelled()));
   }
 
   say(line = ''): void {
@@ -274,7 +277,14 @@ async function runSetup(): Promise<void> {
   const report = loadEnvironment();
   if (!process.stdin.isTTY || !process.stdout.isTTY) throw new Error(nonInteractiveHelp(userEnvPath(env)));
   const reason = activeCredentialKey(env) ? 'Reconfiguring.' : 'No credentials configured yet.';
-  const written = await runSetupDialog(env, reason);
+  let written: EnvFileUpdates | undefined;
+  try {
+    written = await runSetupDialog(env, reason);
+  } catch (error) {
+    if (!(error instanceof SetupInterrupted)) throw error;
+    process.stderr.write(`flower: ${error.message}\n`);
+    process.exit(130);
+  }
   if (written === undefined) throw new Error('no token given; nothing was saved');
   for (const note of overriddenKeys(report, Object.keys(written)))
     process.stdout.write(`${pc.yellow(`! ${note}`)}\n`);

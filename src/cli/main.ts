@@ -8,7 +8,9 @@
 import { Command, CommanderError } from 'commander';
 import { packageVersion } from '../version.js';
 import { registerDoctor } from './commands/doctor.js';
+import { registerOnce } from './commands/once.js';
 import { registerSetup } from './commands/setup.js';
+import { addGlobalOptions } from './global-options.js';
 import { startUpdateNotice } from './update-notice.js';
 
 export function buildProgram(): Command {
@@ -22,6 +24,8 @@ export function buildProgram(): Command {
     .exitOverride();
   registerSetup(program);
   registerDoctor(program);
+  addGlobalOptions(program);
+  registerOnce(program);
   return program;
 }
 

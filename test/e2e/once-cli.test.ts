@@ -1,0 +1,97 @@
+/**
+ * Acceptance 7: `flower once` (the built binary, `dist/cli/bin.js`) against the mock model.
+ */
+import { existsSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { mock, systemText } from '../../src/testing/index.js';
+import { distRoot, type Harness, runNode, startHarness } from './runtime-harness.js';
+
+const bin = join(distRoot, 'cli', 'bin.js');
+
+let harness: Harness | undefined;
+afterEach(async () => {
+  await harness?.cleanup();
+  harness = undefined;
+});
+
+function once(h: Harness, ...args: string[]) {
+  return runNode([bin, ...args], h.env, { cwd: h.root });
+}
+
+describe('flower once (real binary against the mock model)', () => {
+  it('prints the scripted reply and the summary, and writes a correct manifest row', async () => {
+    harness = await startHarness([
+      mock.toolUse(
+        'Glob',
+        { pattern: '**/*.md' },
+        { thinking: 'Looking for the docs first.', usage: { input_tokens: 2_000 } },
+      ),
+      mock.text('There are no markdown files here.', { usage: { input_tokens: 3_000 } }),
+    ]);
+    const run = await once(harness, 'once', 'Find the docs.', '-w', 'ws', '-i', 'Answer in one sentence.');
+    expect(run.code, run.stderr).toBe(0);
+    expect(run.stdout).toContain('~ Looking for the docs first.');
+    expect(run.stdout).toContain('* Glob **/*.md');
+    expect(run.stdout).toContain('There are no markdown files here.');
+    expect(run.stdout).toMatch(/\+ finished · 2 turns · \$\d+\.\d{4} · \d+:\d\d/);
+
+    // -r is relative to the workspace, so runs/ sits inside ws/.
+    const manifest = join(harness.workspace, 'runs', 'manifest.json');
+    const rows = JSON.parse(readFileSync(manifest, 'utf8')) as Array<Record<string, unknown>>;
+    expect(rows).toHaveLength(1);
+    const [row] = rows;
+    expect(row).toMatchObject({
+      step: 'ad-hoc',
+      ok: true,
+      num_turns: 2,
+      text: 'There are no markdown files here.',
+      error: null,
+      attempts: 1,
+      errors: [],
+      resumed: false,
+      retired: [],
+      context: 3_000,
+    });
+    expect(typeof row?.session_id).toBe('string');
+    expect(row?.cost_usd).toBeGreaterThan(0);
+    expect(String(row?.run)).toMatch(/^\d{8}-\d{6}-[0-9a-f]{6}$/);
+    expect(Number(row?.duration_s)).toBeGreaterThan(0);
+    // No lineage for once: continuing is explicit with --resume.
+    expect(existsSync(join(harness.workspace, 'runs', 'lineage.json'))).toBe(false);
+
+    const request = harness.model.mainRequests()[0]!;
+    expect(systemText(request.body)).toContain('Answer in one sentence.');
+    const tools = (request.body?.tools ?? []).map((tool) => tool.name);
+    expect(tools).toContain('Glob');
+  });
+
+  it('continues a session with --resume', async () => {
+    harness = await startHarness([mock.text('First answer.'), mock.text('Second answer.')]);
+    const first = await once(harness, 'once', 'Question one.', '-w', 'ws');
+    expect(first.code, first.stderr).toBe(0);
+    const manifest = join(harness.workspace, 'runs', 'manifest.json');
+    const sessionId = String(
+      (JSON.parse(readFileSync(manifest, 'utf8')) as Array<Record<string, unknown>>)[0]?.session_id,
+    );
+    const second = await once(harness, '-w', 'ws', 'once', 'Question two.', '--resume', sessionId);
+    expect(second.code, second.stderr).toBe(0);
+    expect(second.stdout).toContain('Second answer.');
+    expect(JSON.stringify(harness.model.mainRequests()[1]?.body?.messages)).toContain('First answer.');
+  });
+
+  it('exits 1 with the setup hint when the key is rejected', async () => {
+    harness = await startHarness([mock.error(401)]);
+    const run = await once(harness, 'once', 'Anything.', '-w', 'ws');
+    expect(run.code).toBe(1);
+    expect(run.stderr).toContain('flower setup');
+  });
+
+  it('exits 2 on bad arguments without calling the model', async () => {
+    harness = await startHarness([]);
+    expect((await once(harness, 'once', 'x', '-p', 'yolo')).code).toBe(2);
+    expect((await once(harness, 'once', 'x', '-b', 'lots')).code).toBe(2);
+    expect((await once(harness, 'once')).code).toBe(2);
+    expect(harness.model.requests).toHaveLength(0);
+  });
+});

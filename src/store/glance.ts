@@ -173,11 +173,20 @@ function hasOption(
 ): boolean {
   return args.some((arg) => {
     if (arg === '--') return false;
-    if (arg.startsWith('--')) return longNames.some((name) => arg === name || arg.startsWith(`${name}=`));
+    if (arg.startsWith('--')) return longNames.some((name) => abbreviates(arg, name));
     if (arg.startsWith('-') && arg.length > 1)
       return [...arg.slice(1)].some((letter) => shortLetters.includes(letter));
     return false;
   });
+}
+
+/**
+ * True when the long option `arg` (maybe `--name=value`) names `name`. GNU getopt_long accepts any
+ * unambiguous prefix (`sed --in-pl` is `--in-place`, `date --se` is `--set`), so a prefix counts.
+ */
+function abbreviates(arg: string, name: string): boolean {
+  const [given = ''] = arg.split('=', 1);
+  return given.length > 2 && name.startsWith(given);
 }
 
 const positionals = (args: readonly string[]): string[] => args.filter((arg) => !arg.startsWith('-'));
@@ -197,38 +206,106 @@ const FIND_ACTIONS = new Set([
   '-fls',
 ]);
 
-/** sed scripts can write (`w`, `W`, the `s///w` flag) and execute (`e`, the `s///e` flag). */
+/**
+ * A GNU sed script only reads when none of its commands writes (`w`, `W`, the `w` flag of `s`) or
+ * runs a program (`e`, the `e` flag of `s`). The script is walked command by command — addresses,
+ * `!`, the command letter and its argument, the way sed parses it — so a command after an unusual
+ * address (`\%re%w f`, `/re/Iw f`, `1w/tmp/f`) is found and a `w` inside a regex is not mistaken
+ * for one. Anything the walker does not understand counts as writing.
+ */
 function sedScriptIsReadOnly(script: string): boolean {
-  const substitution = /s([^\w\s\\\n])((?:\\.|(?!\1)[^\\])*)\1((?:\\.|(?!\1)[^\\])*)\1([A-Za-z0-9]*)/g;
-  let remainder = '';
-  let last = 0;
-  for (const match of script.matchAll(substitution)) {
-    if (/[we]/.test(match[4] ?? '')) return false;
-    remainder += `${script.slice(last, match.index)}s`;
-    last = (match.index ?? 0) + match[0].length;
+  let at = 0;
+  const skip = (pattern: RegExp): void => {
+    while (at < script.length && pattern.test(script[at] as string)) at += 1;
+  };
+  /** Moves past a delimited regex or replacement; false when it is not terminated on its line. */
+  const delimited = (delimiter: string): boolean => {
+    while (at < script.length) {
+      const char = script[at] as string;
+      if (char === '\\') at += 2;
+      else if (char === delimiter) return ++at > 0;
+      else if (char === '\n') return false;
+      else at += 1;
+    }
+    return false;
+  };
+  const address = (): boolean => {
+    const char = script[at];
+    if (char === '/' || char === '\\') {
+      const delimiter = char === '/' ? '/' : script[at + 1];
+      at += char === '/' ? 1 : 2;
+      if (!delimiter || delimiter === '\n' || !delimited(delimiter)) return false;
+      skip(/[IM]/);
+    } else if (char === '$') at += 1;
+    else skip(/[0-9~]/);
+    return true;
+  };
+  while (true) {
+    skip(/[\s;]/);
+    if (at >= script.length) return true;
+    if (!address()) return false;
+    skip(/[ \t]/);
+    if (script[at] === ',') {
+      at += 1;
+      skip(/[ \t]/);
+      if (script[at] === '+' || script[at] === '~') at += 1;
+      if (!address()) return false;
+    }
+    skip(/[ \t!]/);
+    const command = script[at++];
+    if (command === undefined) return true;
+    if ('{}=dDgGhHnNpPxzFqQlL'.includes(command)) skip(/[0-9]/);
+    else if ('#aicrR'.includes(command))
+      skip(/[^\n]/); // text or file name runs to the end of the line
+    else if (':btTv'.includes(command)) skip(/[^\n;]/);
+    else if (command === 's' || command === 'y') {
+      const delimiter = script[at++];
+      if (!delimiter || delimiter === '\n' || delimiter === '\\') return false;
+      if (!delimited(delimiter) || !delimited(delimiter)) return false;
+      const flagsStart = at;
+      skip(/[^\n;}]/);
+      if (command === 's' && /[we]/.test(script.slice(flagsStart, at))) return false;
+    } else return false; // w, W, e, or something unknown
   }
-  remainder += script.slice(last);
-  return !/(?:^|[;{}\n!/0-9$,])\s*[wWe](?:\s|$)/.test(remainder);
 }
 
+/** GNU sed's options parsed the way getopt does: the scripts come from -e (or the first operand). */
 const sedIsReadOnly: VerbCheck = (args) => {
-  if (hasOption(args, 'if', ['--in-place', '--file'])) return false;
   const scripts: string[] = [];
-  let expressionGiven = false;
+  const operands: string[] = [];
   for (let index = 0; index < args.length; index += 1) {
     const arg = args[index] as string;
-    if (arg === '-e' || arg === '--expression') {
-      expressionGiven = true;
-      scripts.push(args[index + 1] ?? '');
-      index += 1;
-    } else if (arg.startsWith('--expression=')) {
-      expressionGiven = true;
-      scripts.push(arg.slice('--expression='.length));
+    if (arg === '--') {
+      operands.push(...args.slice(index + 1));
+      break;
     }
+    if (arg.startsWith('--')) {
+      if (abbreviates(arg, '--in-place') || abbreviates(arg, '--file')) return false;
+      const takesValue = abbreviates(arg, '--expression') || abbreviates(arg, '--line-length');
+      const value = arg.includes('=')
+        ? arg.slice(arg.indexOf('=') + 1)
+        : takesValue
+          ? args[++index]
+          : undefined;
+      if (abbreviates(arg, '--expression')) scripts.push(value ?? '');
+      continue;
+    }
+    if (arg.startsWith('-') && arg.length > 1) {
+      // A short cluster: `-ne'w f'` is -n plus -e with the script `w f` glued on.
+      for (let letter = 1; letter < arg.length; letter += 1) {
+        const option = arg[letter] as string;
+        if (option === 'i' || option === 'f') return false;
+        if (option === 'e' || option === 'l') {
+          const value = arg.slice(letter + 1) || args[++index] || '';
+          if (option === 'e') scripts.push(value);
+          break;
+        }
+      }
+      continue;
+    }
+    operands.push(arg);
   }
-  // Without -e the script is an operand; options such as `-l N` take values, so check every
-  // operand (file names never look like write or execute commands in practice).
-  if (!expressionGiven) scripts.push(...positionals(args));
+  if (scripts.length === 0) scripts.push(operands[0] ?? '');
   return scripts.every(sedScriptIsReadOnly);
 };
 
@@ -238,13 +315,15 @@ const sedIsReadOnly: VerbCheck = (args) => {
  * Program files (`-f`) and extensions (`-i inplace`, `-l`) are unseen code.
  */
 const awkIsReadOnly: VerbCheck = (args) => {
-  if (hasOption(args, 'fiIlE', ['--file', '--include', '--load', '--exec'])) return false;
+  // -e/--source (gawk) and -W (mawk's -W exec, gawk's -W source=) carry unseen program text.
+  if (hasOption(args, 'fiIlEeW', ['--file', '--include', '--load', '--exec', '--source'])) return false;
   // The program is one of the operands; which one depends on option values, so check them all
   // (file names and `var=value` assignments never contain these forms in practice).
   return awkOperands(args).every(
     (operand) =>
       !/\bsystem\s*\(/.test(operand) &&
       !/\bENVIRON\b/.test(operand) &&
+      !operand.includes('@') && // gawk's @include "inplace", @load, and indirect calls like @f()
       !/\bprintf?\b[^;{}]*>/.test(operand) &&
       !operand.replace(/\|\|/g, '').includes('|'),
   );

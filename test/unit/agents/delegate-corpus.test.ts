@@ -172,6 +172,7 @@ const corpus: Record<string, string[]> = {
     'cat <(rm x)',
     'diff <(ls) >(tee x)',
     'ls $HOME && rm x',
+    // biome-ignore lint/suspicious/noTemplateCurlyInString: a shell parameter expansion, on purpose
     'echo ${X}',
   ],
   'programs that are not glances': [

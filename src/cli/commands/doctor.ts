@@ -28,7 +28,7 @@ import {
   sourceOf,
 } from '../../config/env-chain.js';
 import type { EnvMap } from '../../config/paths.js';
-import { probeCredentials, probeDisabled } from '../../config/probe.js';
+import { type ProbeVerdict, probeCredentials, probeDisabled } from '../../config/probe.js';
 import { checkReachable } from '../../config/reachability.js';
 import { resolveWindow, type WindowSource } from '../../config/window.js';
 
@@ -125,29 +125,39 @@ async function runDoctor(flags: DoctorFlags): Promise<void> {
     out(`${pc.bold('Credentials:')} ${pc.red('missing')}`);
     for (const line of (missing ?? '').split('\n')) out(`  ${line}`);
   }
-
-  let probePassed = true;
   if (!flags.probe)
     out(`${pc.bold('Probe:')} ${pc.dim('not run (add --probe to send one small real request)')}`);
-  else if (probeDisabled(env)) out(`${pc.bold('Probe:')} ${pc.dim('skipped: FLOWER_NO_PROBE is set')}`);
-  else if (missing !== undefined) {
-    probePassed = false;
-    out(`${pc.bold('Probe:')} ${pc.dim('skipped: no credentials to try')}`);
-  } else {
-    const probe = await probeCredentials(env);
-    probePassed = probe.verdict === 'ok';
-    const advice: Record<typeof probe.verdict, string> = {
-      ok: pc.green('ok'),
-      auth: pc.red('credentials rejected; run `flower setup` to enter them again'),
-      config: pc.red('wrong endpoint or model name; check ANTHROPIC_BASE_URL (without /v1) and the model'),
-      net: pc.yellow('the endpoint did not answer properly; a network or server problem, not your settings'),
-    };
-    out(`${pc.bold('Probe:')} ${probe.verdict}: ${advice[probe.verdict]}`);
-    out(`  POST ${probe.url} (model ${probe.model}) → ${probe.detail}`);
-  }
 
+  const probePassed = flags.probe ? await reportProbe(env, missing === undefined, out) : true;
   if (missing !== undefined) throw new Error('no usable credentials (see above)');
   if (!probePassed) throw new Error('the credential probe did not pass (see above)');
+}
+
+const PROBE_ADVICE: Record<ProbeVerdict, string> = {
+  ok: pc.green('the credentials, endpoint and model work'),
+  auth: pc.red('credentials rejected; run `flower setup` to enter them again'),
+  config: pc.red('wrong endpoint or model name; check ANTHROPIC_BASE_URL (without /v1) and the model'),
+  net: pc.yellow('the endpoint did not answer properly; a network or server problem, not your settings'),
+};
+
+/** Runs the probe when it can and may; true unless it ran and did not pass. */
+async function reportProbe(
+  env: EnvMap,
+  haveCredentials: boolean,
+  out: (line?: string) => void,
+): Promise<boolean> {
+  if (probeDisabled(env)) {
+    out(`${pc.bold('Probe:')} ${pc.dim('skipped: FLOWER_NO_PROBE is set')}`);
+    return true;
+  }
+  if (!haveCredentials) {
+    out(`${pc.bold('Probe:')} ${pc.dim('skipped: no credentials to try')}`);
+    return true;
+  }
+  const probe = await probeCredentials(env);
+  out(`${pc.bold('Probe:')} ${probe.verdict}: ${PROBE_ADVICE[probe.verdict]}`);
+  out(`  POST ${probe.url} (model ${probe.model}) → ${probe.detail}`);
+  return probe.verdict === 'ok';
 }
 
 export function registerDoctor(program: Command): void {

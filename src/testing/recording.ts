@@ -65,13 +65,9 @@ export function systemText(body: MessagesRequestBody | undefined): string {
   return system.map((block) => block.text ?? '').join('\n');
 }
 
-/** The text of a message's content, text blocks joined. */
+/** All text of a message (text blocks, and the text inside tool results), one block a line. */
 export function messageText(message: RequestMessage | undefined): string {
-  if (message === undefined) return '';
-  if (typeof message.content === 'string') return message.content;
-  return message.content
-    .map((block) => (block.type === 'text' && typeof block.text === 'string' ? block.text : ''))
-    .join('\n');
+  return message === undefined ? '' : contentText(message.content);
 }
 
 /** The last user message's text (including tool results' text), the usual thing to assert on. */

@@ -9,7 +9,8 @@
  * - The last line always says what this process spent and where the manifest is (the manifest
  *   itself accumulates every process in the run directory).
  * - A workflow that stopped at a failed step ends the command with exit 1 and a one-line reason
- *   naming the step; a credential failure additionally says how to fix the credentials.
+ *   naming the step; a credential failure says how to fix the credentials and, on a terminal,
+ *   offers the setup dialog right away (the next run then continues where this one stopped).
  */
 import { join } from 'node:path';
 import { createColors } from 'picocolors';
@@ -21,6 +22,7 @@ import { Runtime } from '../runtime/runtime.js';
 import type { WorkflowContext } from '../workflow/context.js';
 import type { Workflow } from '../workflow/workflow.js';
 import { answerAside } from './aside.js';
+import { configure } from './credentials-gate.js';
 import type { GlobalOptions } from './global-options.js';
 import { Interaction } from './interaction.js';
 import { RecentEvents } from './recent-events.js';
@@ -171,9 +173,22 @@ export async function drive(options: DriveOptions): Promise<DriveOutcome> {
 
   if (context.failedAt !== undefined) {
     const reason = failureText(context, context.failedAt) || context.aborted || '';
-    const credentials = CREDENTIAL_FAILURE.test(reason)
-      ? ' The API refused the credentials: run `flower setup` (or fix the key in your .env), then run the same command again to continue.'
-      : '';
+    let credentials = '';
+    if (CREDENTIAL_FAILURE.test(reason)) {
+      credentials =
+        ' The API refused the credentials: run `flower setup`, then the same command again to continue.';
+      if (options.interactive && terminal.inputIsTerminal) {
+        print([paint.yellow(`! this looks like a credential problem: ${reason.slice(0, 120)}`)]);
+        if (
+          await configure(
+            'Fix the credentials; then run the same command again and it continues where it stopped.',
+          )
+        ) {
+          credentials =
+            ' Credentials saved: run the same command again; this directory continues where it stopped.';
+        }
+      }
+    }
     const detail = reason ? `: ${reason.split('\n')[0]?.slice(0, 200)}` : '';
     throw new Error(`stopped at step '${context.failedAt}'${detail}.${credentials}`);
   }

@@ -14,10 +14,10 @@
 import { homedir } from 'node:os';
 import { type Command, InvalidArgumentError } from 'commander';
 import { createColors } from 'picocolors';
-import { checkCredentials } from '../../config/credentials.js';
 import { loadEnvironment } from '../../config/env-chain.js';
 import type { Runtime } from '../../runtime/runtime.js';
 import { starterFlow, type WakeState, WORK_STEP, wakeState } from '../../workflow/starter.js';
+import { ensureCredentials } from '../credentials-gate.js';
 import { drive } from '../drive.js';
 import { type GlobalOptions, globalOptions } from '../global-options.js';
 import { formatTokens } from '../plain-renderer.js';
@@ -70,8 +70,10 @@ async function runGo(request: string, flags: GoFlags, global: GlobalOptions): Pr
   const paint = createColors(color);
   loadEnvironment();
   if (global.verbose) for (const line of settingsLines()) process.stderr.write(`${line}\n`);
-  const missing = checkCredentials(process.env);
-  if (missing !== undefined) throw new Error(missing);
+  await ensureCredentials({
+    interactive: Boolean(process.stdin.isTTY && process.stdout.isTTY),
+    say: (line) => process.stdout.write(`${paint.yellow(line)}\n`),
+  });
 
   const location = { workspace: global.workspace, runDir: global.runDir, isolate: flags.isolate };
   let startOver = flags.new;

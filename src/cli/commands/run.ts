@@ -10,8 +10,8 @@
  *   uses its defaults.
  */
 import type { Command } from 'commander';
-import { checkCredentials } from '../../config/credentials.js';
 import { loadEnvironment } from '../../config/env-chain.js';
+import { ensureCredentials } from '../credentials-gate.js';
 import { drive } from '../drive.js';
 import { globalOptions } from '../global-options.js';
 import { Terminal } from '../terminal.js';
@@ -38,8 +38,10 @@ export function registerRun(program: Command): void {
       parseTarget(target);
       loadEnvironment();
       if (global.verbose) for (const line of settingsLines()) process.stderr.write(`${line}\n`);
-      const missing = checkCredentials(process.env);
-      if (missing !== undefined) throw new Error(missing);
+      await ensureCredentials({
+        interactive: Boolean(process.stdin.isTTY && process.stdout.isTTY),
+        say: (line) => process.stdout.write(`${line}\n`),
+      });
       const workflow = await loadWorkflow(target);
       await drive({
         workflow,

@@ -1,0 +1,77 @@
+/**
+ * The credential gate in front of `go` and `run`: nothing starts without a usable credential, and
+ * on a terminal a missing or refused one is fixed on the spot instead of failing an hour later.
+ *
+ * Invariants:
+ * - Off a terminal nothing is asked: a missing credential ends the command with the lookup-chain
+ *   text (exit 1); the live probe is skipped.
+ * - On a terminal a missing credential opens the setup dialog; what the person enters is applied to
+ *   this process at once (it wins over what was loaded before, because it was just chosen).
+ * - The live probe (one tiny request; `FLOWER_NO_PROBE` turns it off) runs at most twice: a refused
+ *   credential or a wrong endpoint/model opens the dialog again; a network problem never does —
+ *   it is reported and the run starts anyway (resilience handles outages).
+ */
+import { checkCredentials } from '../config/credentials.js';
+import { loadEnvironment } from '../config/env-chain.js';
+import { probeCredentials, probeDisabled } from '../config/probe.js';
+import type { EnvFileUpdates } from '../config/user-env-file.js';
+import { runSetupDialog } from './commands/setup.js';
+
+export interface GatePolicy {
+  /** Probe → fix → probe again, at most this many probes. */
+  readonly maxProbes: number;
+}
+
+export const defaultGatePolicy: GatePolicy = { maxProbes: 2 };
+
+export interface GateIo {
+  /** Someone is at a terminal to answer the setup dialog. */
+  readonly interactive: boolean;
+  readonly say: (line: string) => void;
+}
+
+function apply(updates: EnvFileUpdates): void {
+  for (const [key, value] of Object.entries(updates)) {
+    if (value === null) delete process.env[key];
+    else process.env[key] = value;
+  }
+}
+
+/** Opens the setup dialog; true when something was saved (and applied to this process). */
+export async function configure(reason: string): Promise<boolean> {
+  const written = await runSetupDialog(process.env, reason);
+  if (written) apply(written);
+  return written !== undefined;
+}
+
+/** Loads the environment chain and makes sure a credential is present (and, on a terminal, accepted). */
+export async function ensureCredentials(io: GateIo, policy: GatePolicy = defaultGatePolicy): Promise<void> {
+  loadEnvironment();
+  const missing = checkCredentials(process.env);
+  if (missing !== undefined) {
+    if (!io.interactive) throw new Error(missing);
+    if (!(await configure('No credentials yet; flower needs one before it can start.')))
+      throw new Error(missing);
+    const stillMissing = checkCredentials(process.env);
+    if (stillMissing !== undefined) throw new Error(stillMissing);
+  }
+  if (!io.interactive || probeDisabled(process.env)) return;
+  for (let probe = 1; probe <= policy.maxProbes; probe += 1) {
+    const result = await probeCredentials(process.env);
+    if (result.verdict === 'ok') return;
+    if (result.verdict === 'net') {
+      io.say(
+        `(the credential check could not reach ${result.url}: ${result.detail.slice(0, 80)}; starting anyway)`,
+      );
+      return;
+    }
+    const what =
+      result.verdict === 'auth' ? 'The credential was refused' : 'The gateway URL or model name looks wrong';
+    io.say(`! ${what}: ${result.detail.slice(0, 160)}`);
+    if (probe === policy.maxProbes) break;
+    if (!(await configure(`${what}; fix it here, then the run starts.`))) break;
+  }
+  throw new Error(
+    'the credentials did not pass the check and could not be fixed here. Run `flower setup`, or check with `flower doctor --probe`.',
+  );
+}

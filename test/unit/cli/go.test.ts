@@ -1,0 +1,38 @@
+import { InvalidArgumentError } from 'commander';
+import { describe, expect, it } from 'vitest';
+import { parseInteger, parseSeconds, tildePath, wakeBanner } from '../../../src/cli/commands/go.js';
+
+describe('go flag values', () => {
+  it('accepts whole numbers, negative ones included, for --asks/--rounds/--window', () => {
+    expect(parseInteger('3')).toBe(3);
+    expect(parseInteger('-1')).toBe(-1);
+    expect(() => parseInteger('2.5')).toThrow(InvalidArgumentError);
+    expect(() => parseInteger('many')).toThrow('expected a whole number.');
+  });
+
+  it('accepts any number of seconds for --timeout, 0 and negatives meaning "never wait"', () => {
+    expect(parseSeconds('1800')).toBe(1800);
+    expect(parseSeconds('0.5')).toBe(0.5);
+    expect(parseSeconds('-1')).toBe(-1);
+    expect(() => parseSeconds('soon')).toThrow('expected a number of seconds.');
+    expect(() => parseSeconds('')).toThrow(InvalidArgumentError);
+  });
+});
+
+describe('wake banner', () => {
+  const state = { waking: true, brief: '', goal: '', checks: 3, woke: 1, steps: {} };
+
+  it('shortens the home directory to ~', () => {
+    expect(tildePath('/home/ada/proj', '/home/ada')).toBe('~/proj');
+    expect(tildePath('/home/adam/proj', '/home/ada')).toBe('/home/adam/proj');
+  });
+
+  it('says what is settled, the work context when known, and which wake this is', () => {
+    expect(wakeBanner('/srv/proj', state, 71_400)).toBe(
+      '<- continuing in /srv/proj  brief confirmed · goal: 3 checks · work context 71.4K · wake 2',
+    );
+    expect(wakeBanner('/srv/proj', { ...state, checks: 0 }, 0)).toBe(
+      '<- continuing in /srv/proj  brief confirmed · wake 2',
+    );
+  });
+});

@@ -7,9 +7,13 @@
  */
 import { Command, CommanderError } from 'commander';
 import { packageVersion } from '../version.js';
+import { registerDemo } from './commands/demo.js';
 import { registerDoctor } from './commands/doctor.js';
+import { registerGo } from './commands/go.js';
 import { registerOnce } from './commands/once.js';
+import { registerRun } from './commands/run.js';
 import { registerSetup } from './commands/setup.js';
+import { shapeOf, withDefaultCommand } from './default-command.js';
 import { addGlobalOptions } from './global-options.js';
 import { startUpdateNotice } from './update-notice.js';
 
@@ -22,10 +26,13 @@ export function buildProgram(): Command {
     .version(packageVersion, '-V, --version', 'print the flower version')
     .showHelpAfterError('(run "flower --help" for usage)')
     .exitOverride();
+  registerGo(program);
+  registerRun(program);
   registerSetup(program);
   registerDoctor(program);
   addGlobalOptions(program);
   registerOnce(program);
+  registerDemo(program);
   return program;
 }
 
@@ -34,7 +41,8 @@ export async function main(argv: string[]): Promise<number> {
   // Shows a due update notice and refreshes the check in the background; never waited for.
   void startUpdateNotice();
   try {
-    await program.parseAsync(argv, { from: 'user' });
+    // `flower "do X"` means `flower go "do X"`; the rewrite reads the flags from the program itself.
+    await program.parseAsync(withDefaultCommand(argv, shapeOf(program)), { from: 'user' });
     return 0;
   } catch (error) {
     if (error instanceof CommanderError) {

@@ -309,6 +309,10 @@ export function chainWarnings(report: EnvChainReport): string[] {
     for (const pitfall of pitfalls) warnings.push(`${where}:${pitfall.line}: ${pitfall.message}`);
     if (status === 'invalid') warnings.push(`${where}: not valid JSON, ignored (${detail})`);
     if (status === 'unreadable') warnings.push(`${where}: cannot be read, ignored (${detail})`);
+    // Naming a file on purpose and having it missing is a mistake; the other files are optional.
+    if (status === 'missing' && (source.kind === 'flower-env' || source.kind === 'explicit')) {
+      warnings.push(`${where}: named by ${source.label} but does not exist`);
+    }
   }
   for (const shadow of report.shadowWarnings) warnings.push(shadow.message);
   return warnings;

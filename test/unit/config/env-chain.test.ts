@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import {
   applyEnvChain,
+  chainWarnings,
   type EnvChainContext,
   type EnvSourceKind,
   lookupSources,
@@ -268,5 +269,27 @@ describe('explicit path', () => {
   it('still never overrides the process environment', () => {
     const explicit = write(join(root, 'only.env'), 'ANTHROPIC_MODEL=explicit-model');
     expect(value(context({ ANTHROPIC_MODEL: 'shell' }), 'ANTHROPIC_MODEL', explicit)).toBe('shell');
+  });
+});
+
+describe('chainWarnings', () => {
+  it('lists pitfalls with file and line, unusable sources, a missing $FLOWER_ENV file and shadowing', () => {
+    write(join(world.cwd, '.env'), 'export A=1\nANTHROPIC_AUTH_TOKEN=');
+    write(join(world.home, '.config', 'flower', '.env'), 'ANTHROPIC_AUTH_TOKEN=real');
+    write(join(world.home, '.claude', 'settings.json'), '{broken');
+    const warnings = chainWarnings(resolveEnvChain(context({ FLOWER_ENV: 'missing.env' })));
+    expect(warnings).toHaveLength(4);
+    expect(warnings[0]).toBe(`${join(world.cwd, 'missing.env')}: named by $FLOWER_ENV but does not exist`);
+    expect(warnings[1]).toMatch(
+      new RegExp(`^${join(world.cwd, '.env')}:1: sets a variable literally named "export A"`),
+    );
+    expect(warnings[2]).toMatch(
+      new RegExp(`^${join(world.home, '.claude', 'settings.json')}: not valid JSON, ignored`),
+    );
+    expect(warnings[3]).toMatch(/^ANTHROPIC_AUTH_TOKEN is empty in/);
+  });
+
+  it('optional files that are absent are no warning', () => {
+    expect(chainWarnings(resolveEnvChain(context()))).toEqual([]);
   });
 });

@@ -1,0 +1,263 @@
+import { existsSync, mkdtempSync, readFileSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { HookCallbackMatcher, HookInput, HookJSONOutput } from '@anthropic-ai/claude-agent-sdk';
+import { afterEach, describe, expect, it } from 'vitest';
+import { delegateDenial, delegateGuard } from '../../../src/agents/guards/delegate.js';
+import { indexGuard } from '../../../src/agents/guards/index-refresh.js';
+import { isolatedAgentInput, isolateGuard } from '../../../src/agents/guards/isolate.js';
+import { mergeHooks } from '../../../src/agents/guards/merge.js';
+import {
+  readsSpill,
+  shrinkOutput,
+  spillGuard,
+  spillName,
+  spillPointer,
+  stashInto,
+} from '../../../src/agents/guards/spill.js';
+import { bannedHandsOnTools, whitelistDenial, whitelistGuard } from '../../../src/agents/guards/whitelist.js';
+import { markIsolated, wantsIsolation } from '../../../src/agents/isolation.js';
+import { worker } from '../../../src/agents/roles.js';
+import { Workbench } from '../../../src/agents/workbench.js';
+
+const dirs: string[] = [];
+afterEach(() => {
+  for (const dir of dirs.splice(0)) rmSync(dir, { recursive: true, force: true });
+});
+function tempDir(): string {
+  const dir = realpathSync(mkdtempSync(join(tmpdir(), 'flower-guard-')));
+  dirs.push(dir);
+  return dir;
+}
+
+interface Call {
+  event?: 'PreToolUse' | 'PostToolUse';
+  tool: string;
+  input?: Record<string, unknown>;
+  response?: unknown;
+  agentId?: string;
+  cwd?: string;
+}
+
+async function run(matcher: HookCallbackMatcher, call: Call): Promise<HookJSONOutput> {
+  const input = {
+    hook_event_name: call.event ?? 'PreToolUse',
+    session_id: 's',
+    transcript_path: '/tmp/t.jsonl',
+    cwd: call.cwd ?? '/tmp',
+    tool_name: call.tool,
+    tool_input: call.input ?? {},
+    tool_use_id: 'toolu_1',
+    ...(call.event === 'PostToolUse' ? { tool_response: call.response } : {}),
+    ...(call.agentId ? { agent_id: call.agentId, agent_type: 'builder' } : {}),
+  } as HookInput;
+  return matcher.hooks[0]!(input, 'toolu_1', { signal: new AbortController().signal });
+}
+
+const decision = (output: HookJSONOutput) =>
+  (output as { hookSpecificOutput?: { permissionDecision?: string; permissionDecisionReason?: string } })
+    .hookSpecificOutput;
+
+describe('whitelist guard', () => {
+  it('bans exactly the hands-on tools a role was not given', () => {
+    expect(bannedHandsOnTools(['Read', 'Glob'])).toEqual(['Bash', 'Write', 'Edit', 'NotebookEdit']);
+    expect(bannedHandsOnTools(['Read', 'Bash'])).toEqual(['Write', 'Edit', 'NotebookEdit']);
+    expect(whitelistGuard(['Bash', 'Write', 'Edit', 'NotebookEdit', 'Read'], 'worker')).toBeUndefined();
+  });
+
+  it('denies on the main thread with the intentional-restriction text and lets subagents pass', async () => {
+    const guard = whitelistGuard(['Read', 'Bash'], 'judge')!;
+    expect(guard.matcher).toBe('Write|Edit|NotebookEdit');
+    const denied = decision(await run(guard, { tool: 'Write' }));
+    expect(denied?.permissionDecision).toBe('deny');
+    expect(denied?.permissionDecisionReason).toBe(whitelistDenial('judge', 'Write'));
+    expect(denied?.permissionDecisionReason).toContain('This is intentional, not a missing setting');
+    expect(await run(guard, { tool: 'Write', agentId: 'a1' })).toEqual({});
+    expect(await run(guard, { tool: 'Bash', input: { command: 'ls' } })).toEqual({});
+  });
+});
+
+describe('delegate guard', () => {
+  const guard = delegateGuard({ allowGlance: true, artifactsPath: '/wb/artifacts' });
+
+  it('denies writes and non-glance Bash on the main thread with dispatch directions', async () => {
+    for (const tool of ['Write', 'Edit', 'NotebookEdit']) {
+      expect(decision(await run(guard, { tool }))?.permissionDecisionReason).toBe(
+        delegateDenial(tool, '/wb/artifacts'),
+      );
+    }
+    const bash = decision(await run(guard, { tool: 'Bash', input: { command: 'npm test' } }));
+    expect(bash?.permissionDecision).toBe('deny');
+    expect(bash?.permissionDecisionReason).toContain('Dispatch a worker with the Agent tool');
+    expect(bash?.permissionDecisionReason).toContain('/wb/artifacts/');
+  });
+
+  it('allows glances, lets every subagent call through, and ignores read tools', async () => {
+    expect(await run(guard, { tool: 'Bash', input: { command: 'git status -s' } })).toEqual({});
+    expect(await run(guard, { tool: 'Bash', input: { command: 'rm -rf x' }, agentId: 'a1' })).toEqual({});
+    expect(await run(guard, { tool: 'Write', agentId: 'a1' })).toEqual({});
+    expect(await run(guard, { tool: 'Read' })).toEqual({});
+  });
+
+  it('denies even glances when glancing is off', async () => {
+    const strict = delegateGuard();
+    expect(decision(await run(strict, { tool: 'Bash', input: { command: 'ls' } }))?.permissionDecision).toBe(
+      'deny',
+    );
+    expect(delegateDenial('Bash')).toContain('.flower/artifacts/');
+  });
+});
+
+describe('spill guard', () => {
+  it('names spill files by the first 16 hex digits of the sha256 of the UTF-8 text', () => {
+    expect(spillName('hello')).toBe('2cf24dba5fb0a30e.txt');
+  });
+
+  it('points at the file and keeps the first characters, newlines flattened', () => {
+    const pointer = spillPointer('a\nb'.repeat(10), '.flower/spill/x.txt', 4);
+    expect(pointer).toBe(
+      '[tool result archived: 30 chars. Full text at .flower/spill/x.txt; Read it when needed, Grep it to search]\n' +
+        'First 4 characters: a ba',
+    );
+    expect(spillPointer('😀'.repeat(3), 'p', 2)).toContain('archived: 3 chars');
+  });
+
+  it('replaces long strings at the top level and nested in objects, never arrays', () => {
+    const stash = (text: string) => `<${text.length}>`;
+    const long = 'x'.repeat(10);
+    expect(shrinkOutput(long, 10, stash)).toBe('<10>');
+    expect(shrinkOutput('x'.repeat(9), 10, stash)).toBeUndefined();
+    expect(shrinkOutput({ stdout: long, stderr: '', file: { content: long, path: 'p' } }, 10, stash)).toEqual(
+      {
+        stdout: '<10>',
+        stderr: '',
+        file: { content: '<10>', path: 'p' },
+      },
+    );
+    expect(shrinkOutput([{ type: 'text', text: long }], 10, stash)).toBeUndefined();
+    expect(shrinkOutput({ a: 1 }, 10, stash)).toBeUndefined();
+  });
+
+  it('counts characters as code points', () => {
+    const stash = () => 'spilled';
+    expect(shrinkOutput('😀'.repeat(5), 6, stash)).toBeUndefined();
+    expect(shrinkOutput('😀'.repeat(6), 6, stash)).toBe('spilled');
+  });
+
+  it('writes a spill file once and never rewrites it', () => {
+    const dir = tempDir();
+    const stash = stashInto(join(dir, 'spill'), (path) => path, 400);
+    stash('same text');
+    const file = join(dir, 'spill', spillName('same text'));
+    writeFileSync(file, 'edited by hand');
+    stash('same text');
+    expect(readFileSync(file, 'utf8')).toBe('edited by hand');
+  });
+
+  it('recognises a read of the spill directory', () => {
+    expect(readsSpill({ file_path: '/w/.flower/spill/abc.txt' }, ['/w/.flower/spill'])).toBe(true);
+    expect(readsSpill({ pattern: 'x', path: '.flower/spill' }, ['.flower/spill'])).toBe(true);
+    expect(readsSpill({ file_path: '/w/src/a.ts' }, ['/w/.flower/spill'])).toBe(false);
+  });
+
+  it('spills a bulky tool result into the workbench and passes a read of a spill file', async () => {
+    const workspace = tempDir();
+    const workbench = new Workbench(workspace);
+    const guard = spillGuard(workbench);
+    const text = 'y'.repeat(4000);
+    const output = await run(guard, {
+      event: 'PostToolUse',
+      tool: 'Grep',
+      input: { pattern: 'y' },
+      response: { content: text, numFiles: 1 },
+      agentId: 'a1',
+    });
+    const replaced = (output as { hookSpecificOutput: { updatedToolOutput: { content: string } } })
+      .hookSpecificOutput.updatedToolOutput;
+    expect(replaced.content).toContain(`Full text at .flower/spill/${spillName(text)}`);
+    expect(readFileSync(join(workbench.spill, spillName(text)), 'utf8')).toBe(text);
+
+    const reread = await run(guard, {
+      event: 'PostToolUse',
+      tool: 'Read',
+      input: { file_path: join(workbench.spill, spillName(text)) },
+      response: { type: 'text', file: { content: text } },
+    });
+    expect(reread).toEqual({});
+    expect(
+      await run(guard, {
+        event: 'PostToolUse',
+        tool: 'Bash',
+        input: { command: 'ls' },
+        response: { stdout: 'ok' },
+      }),
+    ).toEqual({});
+  });
+});
+
+describe('index guard', () => {
+  it('refreshes INDEX.md after a write inside the workbench only', async () => {
+    const workspace = tempDir();
+    const workbench = new Workbench(workspace).ensure();
+    const guard = indexGuard(workbench);
+    await run(guard, {
+      event: 'PostToolUse',
+      tool: 'Write',
+      input: { file_path: join(workspace, 'src.ts') },
+    });
+    expect(existsSync(workbench.indexPath)).toBe(false);
+    writeFileSync(join(workbench.scripts, 'go.sh'), '# desc: go\n');
+    const output = await run(guard, {
+      event: 'PostToolUse',
+      tool: 'Write',
+      input: { file_path: '.flower/scripts/go.sh' },
+      cwd: workspace,
+    });
+    expect(output).toEqual({});
+    expect(readFileSync(workbench.indexPath, 'utf8')).toContain('`.flower/scripts/go.sh` — go');
+  });
+});
+
+describe('isolation', () => {
+  it('marks a definition without adding fields; a copy loses the mark', () => {
+    const marked = worker({ description: 'd', prompt: 'p', isolate: true });
+    expect(wantsIsolation(marked)).toBe(true);
+    expect(Object.keys(marked)).not.toContain('isolate');
+    expect(wantsIsolation({ ...marked })).toBe(false);
+    expect(wantsIsolation(markIsolated(marked, false))).toBe(false);
+    expect(wantsIsolation(undefined)).toBe(false);
+  });
+
+  it('rewrites only Agent calls for marked workers that set neither cwd nor isolation', async () => {
+    const agents = {
+      builder: worker({ description: 'd', prompt: 'p', isolate: true }),
+      reader: worker({ description: 'd', prompt: 'p' }),
+    };
+    const base = { subagent_type: 'builder', description: 'build', prompt: 'go' };
+    expect(isolatedAgentInput(base, agents)).toEqual({ ...base, isolation: 'worktree' });
+    expect(isolatedAgentInput({ ...base, cwd: '/elsewhere' }, agents)).toBeUndefined();
+    expect(isolatedAgentInput({ ...base, isolation: 'remote' }, agents)).toBeUndefined();
+    expect(isolatedAgentInput({ ...base, subagent_type: 'reader' }, agents)).toBeUndefined();
+    expect(isolatedAgentInput({ ...base, subagent_type: 'toString' }, agents)).toBeUndefined();
+
+    const told: string[] = [];
+    const guard = isolateGuard(agents, (type, description) => told.push(`${type}:${description}`));
+    const output = decision(await run(guard, { tool: 'Agent', input: base })) as {
+      permissionDecision?: string;
+      updatedInput?: Record<string, unknown>;
+    };
+    expect(output.permissionDecision).toBe('allow');
+    expect(output.updatedInput).toEqual({ ...base, isolation: 'worktree' });
+    expect(told).toEqual(['builder:build']);
+  });
+});
+
+describe('mergeHooks', () => {
+  it('concatenates matchers per event in order and skips empty tables', () => {
+    const a: HookCallbackMatcher = { matcher: 'A', hooks: [] };
+    const b: HookCallbackMatcher = { matcher: 'B', hooks: [] };
+    expect(
+      mergeHooks({ PreToolUse: [a] }, undefined, { PreToolUse: [b], PostToolUse: [] }, { PostToolUse: [a] }),
+    ).toEqual({ PreToolUse: [a, b], PostToolUse: [a] });
+  });
+});

@@ -36,14 +36,22 @@ interface RunOutcome {
 async function runQuery(
   server: MockModel,
   workspace: string,
-  { maxRetries = 0, agents }: { maxRetries?: number; agents?: Record<string, AgentDefinition> } = {},
+  {
+    maxRetries = 0,
+    agents,
+    extraEnv,
+  }: {
+    maxRetries?: number;
+    agents?: Record<string, AgentDefinition>;
+    extraEnv?: Record<string, string>;
+  } = {},
 ): Promise<RunOutcome> {
   const messages: SDKMessage[] = [];
   const run = query({
     prompt: 'Do the scripted thing.',
     options: {
       cwd: workspace,
-      env: mockModelEnv(server, { configDir: tempDir('flower-config-'), maxRetries }),
+      env: mockModelEnv(server, { configDir: tempDir('flower-config-'), maxRetries, extra: extraEnv }),
       permissionMode: 'acceptEdits',
       allowedTools: ['Write'],
       settingSources: [],
@@ -254,8 +262,8 @@ describe('subagents against the mock model', () => {
     expect(thrown).toBeUndefined();
     expect(existsSync(target)).toBe(true);
     expect(server.agentRequests('scribe')).toHaveLength(2);
-    // One query(), two results: the first turn's, held until the subagent settled, then the turn
-    // the task notification started.
+    // One query(), two results: the first turn's, then that of the turn the task notification
+    // started once the subagent completed.
     expect(resultTexts(messages)).toEqual([
       'Main thread: first turn over.',
       'Main thread: saw the scribe finish.',
@@ -263,5 +271,36 @@ describe('subagents against the mock model', () => {
     const notified = server.mainRequests()[2];
     expect(JSON.stringify(notified?.body?.messages?.at(-1))).toContain('task-notification');
     expect(server.unmatched).toEqual([]);
+  });
+
+  it('kills a background subagent still running at the wait ceiling of a one-shot query', async () => {
+    const workspace = tempDir('flower-ws-');
+    const server = await startMock({
+      main: [
+        mock.toolUse('Agent', {
+          description: 'take long',
+          prompt: 'Take your time.',
+          subagent_type: 'scribe',
+        }),
+        { text: 'Main thread: first turn over.' },
+      ],
+      agents: { scribe: [mock.text('Too late.', { delayMs: 60_000 })] },
+    });
+
+    const { messages, thrown } = await runQuery(server, workspace, {
+      agents: { scribe },
+      extraEnv: { CLAUDE_CODE_PRINT_BG_WAIT_CEILING_MS: '1500' },
+    });
+
+    expect(thrown).toBeUndefined();
+    expect(resultTexts(messages)).toEqual(['Main thread: first turn over.']);
+    const killed = messages.some(
+      (message) =>
+        message.type === 'system' &&
+        message.subtype === 'task_updated' &&
+        (message as { patch?: { status?: string } }).patch?.status === 'killed',
+    );
+    expect(killed).toBe(true);
+    expect(server.agentRequests('scribe')).toHaveLength(1);
   });
 });

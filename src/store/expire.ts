@@ -69,10 +69,20 @@ export function expireStaleGlances(
       if (typeof command === 'string') bashCommands.set(block.id, command);
     }
   }
+  // Long runs repeat the same few glances thousands of times; judge each distinct command once.
+  const verdicts = new Map<string, boolean>();
+  const ephemeral = (command: string): boolean => {
+    let verdict = verdicts.get(command);
+    if (verdict === undefined) {
+      verdict = isEphemeral(command);
+      verdicts.set(command, verdict);
+    }
+    return verdict;
+  };
   const sites: Array<{ site: ToolResultSite; command: string }> = [];
   for (const site of toolResultSites(entries)) {
     const command = bashCommands.get(site.block.tool_use_id);
-    if (command === undefined || !isEphemeral(command)) continue;
+    if (command === undefined || !ephemeral(command)) continue;
     const text = toolResultText(site.block);
     if (text === null || text.length > policy.maxChars) continue;
     sites.push({ site, command });

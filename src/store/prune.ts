@@ -34,6 +34,7 @@ import {
   isToolResult,
   isToolUse,
   messageOf,
+  type ToolUseBlock,
   withContent,
 } from './transcript.js';
 
@@ -86,7 +87,7 @@ export function deniedToolUseId(entry: Entry): string | undefined {
 
 const INTERRUPT_MARK = '[Request interrupted';
 
-const isInterruptResult = (block: ContentBlock): boolean =>
+const isInterruptResult = (block: unknown): boolean =>
   isToolResult(block) &&
   block.is_error === true &&
   typeof block.content === 'string' &&
@@ -98,15 +99,11 @@ const isInterruptResult = (block: ContentBlock): boolean =>
  * second copy of the removed result).
  */
 function withoutToolBlocks(entry: Entry, ids: ReadonlySet<string>): Entry | null {
-  const content = messageOf(entry)?.content;
-  if (!Array.isArray(content)) return entry;
-  const kept = content.filter((block) => {
-    const typed = block as ContentBlock;
-    if (isToolUse(typed)) return !ids.has(typed.id);
-    if (isToolResult(typed)) return !ids.has(typed.tool_use_id);
-    return true;
-  });
-  if (kept.length === content.length) return entry;
+  const content = contentListOf(entry);
+  const named = (block: unknown): boolean =>
+    (isToolUse(block) && ids.has(block.id)) || (isToolResult(block) && ids.has(block.tool_use_id));
+  if (!content.some(named)) return entry;
+  const kept = content.filter((block) => !named(block));
   if (kept.length === 0) return null;
   const { toolUseResult: _removedCopy, ...rest } = withContent(entry, kept);
   return rest as Entry;
@@ -149,7 +146,7 @@ export function pruneNoise(entries: readonly Entry[], policy: PrunePolicy = defa
     }
     if (policy.neutraliseInterrupts && blocksOf(entry).some(isInterruptResult)) {
       const content = contentListOf(entry).map((block) => {
-        if (!isInterruptResult(block as ContentBlock)) return block;
+        if (!isInterruptResult(block)) return block;
         interruptsNeutralised += 1;
         return { ...(block as ContentBlock), content: policy.interruptText, is_error: false };
       });
@@ -192,12 +189,15 @@ export function relink(entries: readonly Entry[], drop: ReadonlySet<string>): En
     }
     return current !== null && drop.has(current) ? null : current;
   };
-  return entries.flatMap((entry) => {
-    if (typeof entry.uuid === 'string' && drop.has(entry.uuid)) return [];
+  const output: Entry[] = [];
+  for (const entry of entries) {
+    if (typeof entry.uuid === 'string' && drop.has(entry.uuid)) continue;
     const parent = entry.parentUuid;
-    if (typeof parent === 'string' && drop.has(parent)) return [{ ...entry, parentUuid: survivor(parent) }];
-    return [entry];
-  });
+    output.push(
+      typeof parent === 'string' && drop.has(parent) ? { ...entry, parentUuid: survivor(parent) } : entry,
+    );
+  }
+  return output;
 }
 
 /** Fields a synthetic entry copies from the entry it follows, so the harness accepts it as a peer. */
@@ -240,9 +240,10 @@ export function healOrphans(entries: readonly Entry[], text: string): { entries:
       output.push(entry);
     }
     if (isProtected(entry)) continue;
-    const orphans = blocksOf(entry)
-      .filter(isToolUse)
-      .filter((block) => !answered.has(block.id));
+    const orphans: ToolUseBlock[] = [];
+    for (const block of blocksOf(entry)) {
+      if (isToolUse(block) && !answered.has(block.id)) orphans.push(block);
+    }
     if (orphans.length === 0) continue;
     const owner = typeof entry.uuid === 'string' ? entry.uuid : null;
     const uuid = derivedUuid(`heal:${owner}:${orphans.map((block) => block.id).join(',')}`);

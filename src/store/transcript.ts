@@ -45,19 +45,21 @@ export function contentListOf(entry: Entry): unknown[] {
   return Array.isArray(content) ? content : [];
 }
 
-/** The entry's content blocks, or an empty list when its content is a string or absent. */
-export function blocksOf(entry: Entry): readonly ContentBlock[] {
-  const content = messageOf(entry)?.content;
-  if (!Array.isArray(content)) return [];
-  return content.filter((block): block is ContentBlock => isRecord(block) && typeof block.type === 'string');
+/**
+ * The entry's content blocks, or an empty list when its content is a string or absent. Elements
+ * are not filtered (that would copy every list on every load); the type guards below accept
+ * anything and check the shape themselves.
+ */
+export function blocksOf(entry: Entry): readonly unknown[] {
+  return contentListOf(entry);
 }
 
-export function isToolUse(block: ContentBlock): block is ToolUseBlock {
-  return block.type === 'tool_use' && typeof block.id === 'string';
+export function isToolUse(block: unknown): block is ToolUseBlock {
+  return isRecord(block) && block.type === 'tool_use' && typeof block.id === 'string';
 }
 
-export function isToolResult(block: ContentBlock): block is ToolResultBlock {
-  return block.type === 'tool_result' && typeof block.tool_use_id === 'string';
+export function isToolResult(block: unknown): block is ToolResultBlock {
+  return isRecord(block) && block.type === 'tool_result' && typeof block.tool_use_id === 'string';
 }
 
 /**
@@ -93,9 +95,7 @@ export function toolResultSites(entries: readonly Entry[]): ToolResultSite[] {
     const content = messageOf(entry)?.content;
     if (!Array.isArray(content)) return;
     content.forEach((block, blockIndex) => {
-      if (isRecord(block) && isToolResult(block as ContentBlock)) {
-        sites.push({ entryIndex, blockIndex, block: block as ToolResultBlock });
-      }
+      if (isToolResult(block)) sites.push({ entryIndex, blockIndex, block });
     });
   });
   return sites;

@@ -6,8 +6,9 @@
  * Invariants:
  * - Only files ending in `.ts` / `.mts` are transpiled, each on its own (`transpileModule`: types are
  *   erased, never checked; type-only imports are dropped), always as ES modules.
- * - A relative `./x.js` import from a TypeScript file that has no `x.js` next to it resolves to
- *   `x.ts`: that is how NodeNext TypeScript spells imports of sibling sources.
+ * - A path import (`./x.js`, `/abs/x.js`, `file:`) of a `.js` file that does not exist, made from a
+ *   TypeScript file, resolves to the `.ts` beside it: that is how NodeNext TypeScript spells
+ *   imports of TypeScript sources.
  * - The TypeScript compiler is the user's (resolved next to their file) or flower's own; which one is
  *   decided by the caller and handed over in `initialize`.
  */
@@ -48,7 +49,8 @@ export async function resolve(
   } catch (error) {
     const fromTypeScript =
       context.parentURL !== undefined && TYPESCRIPT_FILE.test(new URL(context.parentURL).pathname);
-    if (fromTypeScript && /^\.{1,2}\//.test(specifier) && /\.m?js$/.test(specifier)) {
+    const pathLike = /^(?:\.{1,2}\/|\/|file:)/.test(specifier);
+    if (fromTypeScript && pathLike && /\.m?js$/.test(specifier)) {
       return nextResolve(specifier.replace(/js$/, 'ts'), context);
     }
     throw error;

@@ -1,3 +1,4 @@
+import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { type DotenvPitfallKind, parseDotenv } from '../../../src/config/dotenv-parser.js';
 
@@ -140,5 +141,42 @@ describe('forms that are not understood: documented values plus a warning', () =
       ['multiline-value', 5],
       ['unpaired-quote', 7],
     ]);
+  });
+});
+
+describe('properties', () => {
+  // A key the rules can express: no "=", no line break, not a comment, no blanks at the ends.
+  const key = fc
+    .string({ minLength: 1, maxLength: 20 })
+    .filter((text) => !/[=\r\n]/.test(text) && text.trim() === text && text !== '' && !text.startsWith('#'));
+  // A value the rules keep as-is: no line break, no blanks or quotes at the ends.
+  const value = fc.string({ maxLength: 40 }).filter((text) => !/[\r\n]/.test(text) && unquoted(text));
+
+  function unquoted(text: string): boolean {
+    return text.trim() === text && !/^['"]|['"]$/.test(text);
+  }
+
+  it('KEY=value reads back exactly, in any quoting and spacing', () => {
+    fc.assert(
+      fc.property(
+        key,
+        value,
+        fc.constantFrom('', '"', "'"),
+        fc.constantFrom('', ' ', '  '),
+        (k, v, quote, pad) => {
+          const parsed = parseDotenv(`${pad}${k}${pad}=${pad}${quote}${v}${quote}${pad}`);
+          expect(parsed.entries).toEqual([{ key: k, value: v, line: 1 }]);
+        },
+      ),
+    );
+  });
+
+  it('never throws, and every entry points at a line that has an "="', () => {
+    fc.assert(
+      fc.property(fc.string({ maxLength: 200 }), (text) => {
+        const lines = text.split(/\r?\n|\r/);
+        for (const entry of parseDotenv(text).entries) expect(lines[entry.line - 1]).toContain('=');
+      }),
+    );
   });
 });

@@ -1,6 +1,7 @@
 import { mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import fc from 'fast-check';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { parseDotenv } from '../../../src/config/dotenv-parser.js';
 import {
@@ -91,5 +92,38 @@ describe('saveEnvFile / readEnvFileValues', () => {
     expect(readEnvFileValues(join(root, 'nope'))).toEqual({});
     writeFileSync(join(root, '.env'), 'K=first\nK=second\n');
     expect(readEnvFileValues(join(root, '.env'))).toEqual({ K: 'first' });
+  });
+});
+
+describe('updateEnvFileText properties', () => {
+  const key = fc.stringMatching(/^[A-Z][A-Z0-9_]{0,12}$/);
+  const value = fc.stringMatching(/^[A-Za-z0-9:/._@[\]-]{1,20}$/);
+
+  function firstValues(text: string): Record<string, string> {
+    const values: Record<string, string> = {};
+    for (const entry of parseDotenv(text).entries)
+      if (!(entry.key in values)) values[entry.key] = entry.value;
+    return values;
+  }
+
+  it('updated keys read back as given, removed keys are gone, every other key keeps its value', () => {
+    fc.assert(
+      fc.property(
+        fc.dictionary(key, value),
+        fc.dictionary(key, fc.option(value, { nil: null })),
+        (before, updates) => {
+          const existing = Object.entries(before)
+            .map(([k, v]) => `${k}=${v}`)
+            .join('\n');
+          const after = firstValues(updateEnvFileText(existing, updates));
+          const expected: Record<string, string> = { ...before };
+          for (const [k, v] of Object.entries(updates)) {
+            if (v === null) delete expected[k];
+            else expected[k] = v;
+          }
+          expect(after).toEqual(expected);
+        },
+      ),
+    );
   });
 });

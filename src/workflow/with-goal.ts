@@ -91,12 +91,7 @@ export function withGoal(step: Step, options: WithGoalOptions): Step {
       ),
       { stepName: `${label}#${round}`, ...(ctx.onEvent ? { onEvent: ctx.onEvent } : {}) },
     );
-    let verdict = Verdict.parse(ruling.text);
-    if (!verdict.parsed) {
-      verdict = verdict.withReason(
-        verdict.reason ? `${UNCLEAR_VERDICT_REASON} It wrote:\n${verdict.reason}` : UNCLEAR_VERDICT_REASON,
-      );
-    }
+    const verdict = readRuling(ruling);
     ctx.verdict = verdict;
     if (verdict.achieved) return true;
     if (!verdict.cannotVerify) return false;
@@ -109,6 +104,23 @@ export function withGoal(step: Step, options: WithGoalOptions): Step {
     gate,
     onReject: (_result, ctx) => ctx.verdict?.feedback() ?? '',
   };
+}
+
+/**
+ * The verdict of a judge run. A run that failed rules nothing, whatever text it left behind, and
+ * an unreadable ruling says so in its reason (it is what the worker is told).
+ */
+function readRuling(ruling: StepResult): Verdict {
+  if (!ruling.ok) {
+    return new Verdict({
+      reason: `${UNCLEAR_VERDICT_REASON} (The judge's own run failed: ${ruling.error ?? 'no reason recorded'}.)`,
+    });
+  }
+  const verdict = Verdict.parse(ruling.text);
+  if (verdict.parsed) return verdict;
+  return verdict.withReason(
+    verdict.reason ? `${UNCLEAR_VERDICT_REASON} It wrote:\n${verdict.reason}` : UNCLEAR_VERDICT_REASON,
+  );
 }
 
 /** The complete goal in the context, else the one on disk, else an empty one. */

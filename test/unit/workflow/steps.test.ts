@@ -230,6 +230,23 @@ describe('withGoal', () => {
     expect(runner.calls[2]?.prompt).toContain(UNCLEAR_VERDICT_REASON);
   });
 
+  it('never passes on a judge run that failed, whatever text it left', async () => {
+    const goalPath = join(tempDir(), 'goal.md');
+    Goal.parse(GOAL_REPLY).write(goalPath);
+    const runner = new FakeRunner(
+      (call): Reply =>
+        call.options.stepName?.includes(':verdict#')
+          ? { ok: false, text: 'achieved', error: 'API Error: 500' }
+          : {},
+    );
+    const ctx = await new Workflow([
+      withGoal(work, { channel: new HumanChannel(), goalPath, rounds: 1 }),
+    ]).run(runner);
+    expect(ctx.failedAt).toBe('work');
+    expect(ctx.verdict?.parsed).toBe(false);
+    expect(ctx.verdict?.reason).toContain("The judge's own run failed: API Error: 500");
+  });
+
   it('fails the step when the rounds run out', async () => {
     const { runner, goalPath, channel } = setup(['not yet']);
     const ctx = await new Workflow([withGoal(work, { channel, goalPath, rounds: 1 })]).run(runner);

@@ -48,10 +48,11 @@ export async function runSpec(
   spec: AgentSpec,
   workspace: string,
   prompt = 'Do the scripted thing.',
+  { usePlugin = false }: { usePlugin?: boolean } = {},
 ): Promise<Outcome> {
   const options = buildOptions(spec, {
     cwd: workspace,
-    usePlugin: false,
+    usePlugin,
     baseEnv: mockModelEnv(server, { configDir: tempDir('flower-config-') }),
   });
   const preamble = spec.sessionPreamble?.();

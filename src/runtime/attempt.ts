@@ -73,7 +73,11 @@ export async function runAttempt(
           result.numTurns += event.payload.numTurns;
           result.ok = !event.payload.isError;
           if (result.ok) result.error = null;
-          else result.error = event.payload.errors.join('; ') || null;
+          // A failed API call reports subtype "success" with is_error; the SDK then throws with the real text.
+          else
+            result.error =
+              event.payload.errors.join('; ') ||
+              (event.payload.subtype === 'success' ? null : event.payload.subtype);
         }
       }
     }

@@ -58,6 +58,9 @@ import {
   type StepResult,
 } from './step-result.js';
 
+/** Failures that are limits the caller set (budget, turns): fatal, but no reason to run `flower setup`. */
+const SPENT_LIMIT = /budget|max_turns/i;
+
 /** Appended after the human's words when a step resumes from an interrupt. */
 export const INTERRUPT_NOTE =
   'Note: a tool call or subagent that was running when you were interrupted may report that it was ' +
@@ -204,9 +207,10 @@ export class Runtime {
 
   /**
    * Asks the running step to stop at the next message boundary and continue in the same session
-   * with `words` (empty: just continue). Safe to call at any time; a no-op between steps until one runs.
+   * with `words` (empty: just continue). Safe to call at any time; ignored when no step is running.
    */
   interrupt(words = ''): void {
+    if (this.current === null) return;
     this.pendingInterrupt = words;
   }
 
@@ -320,8 +324,10 @@ export class Runtime {
         if (!this.resilience.enabled || attempt >= this.resilience.maxAttempts) break;
         const kind = classifyFailure(result.error);
         if (!shouldRetry(kind, this.resilience)) {
-          if (kind === 'fatal')
+          // A spent budget or turn cap is the caller's limit working, not a setup problem.
+          if (kind === 'fatal' && !SPENT_LIMIT.test(result.error ?? '')) {
             result.error = fatalFailureMessage(result.error ?? '', this.env.ANTHROPIC_BASE_URL);
+          }
           break;
         }
         emit({
@@ -351,6 +357,8 @@ export class Runtime {
       }
     } finally {
       stopRescue();
+      // An interrupt that arrived after the last message boundary belongs to this step, not the next.
+      this.pendingInterrupt = null;
       if (this.current === result) {
         finishStepResult(result);
         this.current = null;

@@ -4,7 +4,7 @@
  * workbench on and with it off (the wall belongs to the role, not to the workbench).
  */
 import { execFileSync } from 'node:child_process';
-import { existsSync, mkdirSync, readFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { delegateDenial } from '../../src/agents/guards/delegate.js';
@@ -94,5 +94,44 @@ describe.each([
     expect(readFileSync(join(workspace, 'by-worker-write.txt'), 'utf8')).toBe('from-write\n');
     expect(resultFor(server, 'toolu_worker_bash')).not.toContain('coordinator does not use');
     expect(server.unmatched).toEqual([]);
+  });
+});
+
+describe('delegate guard against smuggled writes (real binary)', () => {
+  it('denies every corpus command that would leave a file behind, and none of them runs', async () => {
+    const workspace = gitRepository();
+    writeFileSync(join(workspace, 'f'), 'hello\n');
+    const commands = [
+      "sed -n -e'w pwned1' f",
+      'sort --out=pwned2 f',
+      `awk '{print > "pwned3"}' f`,
+      'ls > pwned4',
+      'env X=y touch pwned5',
+      "'touch' pwned6",
+      'git status\ntouch pwned7',
+      'cat <<< x > pwned8',
+      "git status && t''ouch pwned9",
+      "sed -n '1w pwned10' f",
+      'git log --output=pwned11',
+      'echo x | tee pwned12',
+    ];
+    const server = await startMock([
+      {
+        toolUses: commands.map((command, index) => ({
+          name: 'Bash',
+          id: `toolu_c${index}`,
+          input: { command },
+        })),
+      },
+      { text: 'Tried.' },
+    ]);
+
+    const { thrown } = await runSpec(server, coordinator({ workers: {} }), workspace);
+    expect(thrown).toBeUndefined();
+
+    commands.forEach((_, index) => {
+      expect(resultFor(server, `toolu_c${index}`)).toContain(delegateDenial('Bash'));
+    });
+    expect(readdirSync(workspace).filter((name) => name.startsWith('pwned'))).toEqual([]);
   });
 });

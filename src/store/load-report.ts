@@ -43,11 +43,16 @@ export function describeLoadReport(report: LoadReport): string {
   }
   if (report.expired > 0)
     parts.push(`${report.expired} stale glance result${plural(report.expired)} marked expired`);
-  const removed = report.pruned + report.denialsDropped;
-  if (removed > 0)
+  if (report.denialsDropped > 0) {
+    parts.push(`dropped ${report.denialsDropped} old denied call${plural(report.denialsDropped)}`);
+  }
+  if (report.pruned > 0)
+    parts.push(`removed ${report.pruned} error or emptied entr${report.pruned === 1 ? 'y' : 'ies'}`);
+  if (report.interruptsNeutralised > 0) {
     parts.push(
-      `removed ${report.pruned} error/denial entr${report.pruned === 1 ? 'y' : 'ies'} and ${report.denialsDropped} old denied call${plural(report.denialsDropped)}`,
+      `neutralised ${report.interruptsNeutralised} interrupted result${plural(report.interruptsNeutralised)}`,
     );
+  }
   if (report.orphansHealed > 0)
     parts.push(`answered ${report.orphansHealed} interrupted tool call${plural(report.orphansHealed)}`);
   if (report.spillFailures > 0) {

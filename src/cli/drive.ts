@@ -141,7 +141,9 @@ export async function drive(options: DriveOptions): Promise<DriveOutcome> {
     : undefined;
 
   if (options.banner) print([...options.banner(runtime)]);
-  if (interaction && workflow.channel && !terminal.inputIsTerminal) {
+  // Questions that would wait for nobody: say so, unless the run already never waits (--timeout 0).
+  const questionsWait = workflow.channel !== undefined && (workflow.channel.timeoutSeconds ?? 1) > 0;
+  if (interaction && questionsWait && !terminal.inputIsTerminal) {
     print([
       paint.yellow(
         '! standard input is not a terminal, so nobody can answer questions; add --timeout 0 to let it decide on its own',

@@ -44,6 +44,8 @@ describe('flower [go] from the command line', () => {
     );
     expect(run.stderr).toBe('');
     expect(run.status).toBe(0);
+    // --timeout 0 never waits for anyone, so there is nothing to warn about on a pipe.
+    expect(run.stdout).not.toContain('standard input is not a terminal');
     expect(readFileSync(join(workspace, '.flower', 'notes', 'brief.md'), 'utf8')).toContain(
       'count the words',
     );
@@ -69,7 +71,7 @@ describe('flower [go] from the command line', () => {
 
   it('reads the request from piped input, and warns that nobody can answer questions', async () => {
     const workspace = tempDir('go-piped');
-    const run = await runFlower(['-w', workspace, '--clarify-only'], {
+    const run = await runFlower(['-w', workspace, '--clarify-only', '--timeout', '5'], {
       env: mockedEnv(model),
       input: 'sort the list\n',
     });
@@ -98,5 +100,23 @@ describe('flower [go] from the command line', () => {
     const archived = readdirSync(join(notes, 'archive'));
     expect(archived).toHaveLength(1);
     expect(readFileSync(join(notes, 'archive', archived[0]!, 'brief.md'), 'utf8')).toBe(oldBrief);
+  });
+
+  it('wakes up in a directory with a brief: banner, Enter continues, and nothing is asked again', async () => {
+    const workspace = tempDir('go-wake');
+    const first = await runFlower(['-w', workspace, '--clarify-only', '--timeout', '0', 'list the files'], {
+      env: mockedEnv(model),
+    });
+    expect(first.status).toBe(0);
+    const requestsBefore = model.mainRequests().length;
+    const second = await runFlower(['-w', workspace, '--clarify-only'], {
+      env: mockedEnv(model),
+      input: '\n',
+    });
+    expect(second.stderr).toBe('');
+    expect(second.status).toBe(0);
+    expect(second.stdout).toMatch(/<- continuing in .*flower-go-wake-\w+ {2}brief confirmed · wake 2/);
+    // The brief is complete, so clarify-only has nothing left to do: no model call at all.
+    expect(model.mainRequests().length).toBe(requestsBefore);
   });
 });

@@ -344,6 +344,20 @@ function awkOperands(args: readonly string[]): string[] {
   return operands;
 }
 
+/**
+ * `date` sets the clock with `-s`/`--set` or a bare `MMDDhhmm…` operand; a `+FORMAT` operand and
+ * the values of `-d`/`-r`/`-f` (a date, a file to take the time of, a file of dates) only read.
+ */
+const dateOnlyReads: VerbCheck = (args) => {
+  if (hasOption(args, 's', ['--set'])) return false;
+  for (let index = 0; index < args.length; index += 1) {
+    const arg = args[index] as string;
+    if (arg === '-d' || arg === '-r' || arg === '-f') index += 1;
+    else if (!arg.startsWith('-') && !arg.startsWith('+')) return false;
+  }
+  return true;
+};
+
 /** `git <subcommand>` forms that only read. Anything else, including `git -c …`, is unknown. */
 const GIT_BRANCH_LISTING =
   /^(?:-a|--all|-r|--remotes|-v|-vv|--verbose|-l|--list|--show-current|--merged|--no-merged|--color|--no-color|--column|--no-column|-i|--ignore-case|--omit-empty|(?:--sort|--format|--color|--column|--abbrev)=.*)$/;
@@ -416,7 +430,7 @@ const VERBS: Record<string, VerbCheck> = {
   du: anything,
   free: anything,
   uptime: anything,
-  date: (args) => !hasOption(args, 's', ['--set']) && positionals(args).every((arg) => arg.startsWith('+')),
+  date: dateOnlyReads,
   whoami: anything,
   hostname: (args) => noPositionals(args) && !hasOption(args, 'bF', ['--boot', '--file']),
   id: anything,

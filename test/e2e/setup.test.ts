@@ -1,69 +1,15 @@
 /**
- * `flower setup` end to end through a real pseudo-terminal: the built CLI runs under python3's
- * `pty` module, which plays the person at the keyboard (wait for a question, type an answer).
+ * `flower setup` end to end through a real pseudo-terminal (test/support/pty-session.ts plays the
+ * person at the keyboard: wait for a question, type an answer).
  */
 import { spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { type PtyRun, runInPty } from '../support/pty-session.js';
 
 const bin = join(import.meta.dirname, '..', '..', 'dist', 'cli', 'bin.js');
-
-/** Runs argv in a pty; for each [expected, keys] waits until `expected` appears, then types `keys`. */
-const PTY_DRIVER = `
-import json, os, pty, select, sys, time
-config = json.loads(sys.argv[1])
-pid, fd = pty.fork()
-if pid == 0:
-    os.chdir(config['cwd'])
-    os.execve(config['argv'][0], config['argv'], config['env'])
-output = b''
-mark = 0
-def read_more(deadline):
-    global output
-    remaining = deadline - time.time()
-    if remaining <= 0:
-        return False
-    ready, _, _ = select.select([fd], [], [], remaining)
-    if not ready:
-        return False
-    try:
-        data = os.read(fd, 4096)
-    except OSError:
-        data = b''
-    if not data:
-        return False
-    output += data
-    return True
-error = None
-for expected, keys in config['steps']:
-    deadline = time.time() + config['timeout']
-    needle = expected.encode()
-    while output.find(needle, mark) < 0:
-        if not read_more(deadline):
-            error = 'did not see %r' % expected
-            break
-    if error:
-        break
-    mark = output.find(needle, mark) + len(needle)
-    time.sleep(0.05)
-    os.write(fd, keys.encode())
-deadline = time.time() + config['timeout']
-while read_more(deadline):
-    pass
-if error:
-    os.kill(pid, 9)
-_, status = os.waitpid(pid, 0)
-code = os.WEXITSTATUS(status) if os.WIFEXITED(status) else -1
-print(json.dumps({'output': output.decode('utf-8', 'replace'), 'status': code, 'error': error}))
-`;
-
-interface PtyRun {
-  output: string;
-  status: number;
-  error: string | null;
-}
 
 let root: string;
 let home: string;
@@ -81,7 +27,7 @@ beforeEach(() => {
 afterEach(() => rmSync(root, { recursive: true, force: true }));
 
 function setupInPty(steps: Array<[string, string]>, extraEnv: Record<string, string> = {}): PtyRun {
-  const config = {
+  return runInPty({
     argv: [process.execPath, bin, 'setup'],
     cwd: root,
     env: {
@@ -93,14 +39,7 @@ function setupInPty(steps: Array<[string, string]>, extraEnv: Record<string, str
       ...extraEnv,
     },
     steps,
-    timeout: 20,
-  };
-  const result = spawnSync('python3', ['-c', PTY_DRIVER, JSON.stringify(config)], {
-    encoding: 'utf8',
-    timeout: 60_000,
   });
-  if (result.status !== 0) throw new Error(`pty driver failed: ${result.stderr}`);
-  return JSON.parse(result.stdout) as PtyRun;
 }
 
 function fileMode(path: string): number {

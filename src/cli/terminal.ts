@@ -11,10 +11,12 @@
  *   never eaten as the next answer; events that arrive while nobody listens are queued, never lost
  *   (the first piped line is the request, the rest belong to the run).
  * - On a terminal, input is in raw mode, edited by `LineEditor`, and the terminal is always restored
- *   (`close`, and on process exit). Off a terminal, input is split into lines and no prompt is drawn.
+ *   (`close`, process exit, SIGTERM/SIGHUP). Off a terminal, input is split into lines and no prompt
+ *   is drawn.
  * - Only text flower produced reaches `print`; model text has been sanitised by the renderer.
  */
 import { StringDecoder } from 'node:string_decoder';
+import { onTerminationSignal } from '../runtime/signals.js';
 import { type EditorEvent, LineEditor, type LineEditorPolicy } from './line-editor.js';
 import { promptRow } from './prompt-line.js';
 import { terminalWidth, truncate } from './terminal-text.js';
@@ -54,6 +56,7 @@ export class Terminal {
   private pipeBuffer = '';
   private readonly pipeDecoder = new StringDecoder('utf8');
   private readonly restoreOnExit = () => this.restoreMode();
+  private stopSignalRescue: (() => void) | undefined;
 
   constructor(options: TerminalOptions) {
     this.input = options.input;
@@ -105,7 +108,10 @@ export class Terminal {
     this.reading = true;
     if (this.interactive) {
       this.input.setRawMode?.(true);
+      // A raw terminal left behind breaks the user's shell: restore it on exit and on SIGTERM/SIGHUP
+      // (which end the process without an 'exit' event).
       process.once('exit', this.restoreOnExit);
+      this.stopSignalRescue = onTerminationSignal(this.restoreOnExit);
     }
     this.input.on('data', this.onData);
     this.input.on('end', this.onEnd);
@@ -143,6 +149,8 @@ export class Terminal {
     this.input.pause();
     this.restoreMode();
     process.off('exit', this.restoreOnExit);
+    this.stopSignalRescue?.();
+    this.stopSignalRescue = undefined;
   }
 
   private restoreMode(): void {

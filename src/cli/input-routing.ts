@@ -5,8 +5,8 @@
  * 1. An armed interrupt (Ctrl-C was pressed) takes the line as what to tell the agent, even empty.
  * 2. A line starting with `?` or the full-width `？` is a side question for the oracle; the run is
  *    not disturbed. (The reference's full-width check was broken and sent `？…` to the inbox.)
- * 3. With a question pending: empty skips it, anything else answers it (an option number is turned
- *    into the option's text by the channel).
+ * 3. With a question pending: empty skips it, anything else answers it (an option number, full-width
+ *    digits included, is turned into the option's text by the channel).
  * 4. With no question pending: empty does nothing; anything else is mail for the inbox and the brief.
  *    A bare number is mail too: there is no option for it to pick.
  */
@@ -41,9 +41,10 @@ export function routeLine(line: string, state: RoutingState): RoutedLine {
   const aside = asideQuestion(text);
   if (aside !== undefined) return aside === '' ? { kind: 'nothing' } : { kind: 'aside', question: aside };
   if (state.pendingAskId !== undefined) {
-    return text === ''
-      ? { kind: 'skip', askId: state.pendingAskId }
-      : { kind: 'answer', askId: state.pendingAskId, text };
+    if (text === '') return { kind: 'skip', askId: state.pendingAskId };
+    // A CJK input method types full-width digits (２); they pick an option just like 2.
+    const folded = text.normalize('NFKC');
+    return { kind: 'answer', askId: state.pendingAskId, text: /^\d+$/.test(folded) ? folded : text };
   }
   return text === '' ? { kind: 'nothing' } : { kind: 'mail', text };
 }

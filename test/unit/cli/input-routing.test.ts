@@ -34,6 +34,8 @@ describe('routeLine', () => {
   it('answers a pending question with the text or an option number', () => {
     expect(routeLine(' Python 3 ', asking)).toEqual({ kind: 'answer', askId: 'q1', text: 'Python 3' });
     expect(routeLine('2', asking)).toEqual({ kind: 'answer', askId: 'q1', text: '2' });
+    expect(routeLine('２', asking)).toEqual({ kind: 'answer', askId: 'q1', text: '2' });
+    expect(routeLine('ＡＢＣ', asking)).toEqual({ kind: 'answer', askId: 'q1', text: 'ＡＢＣ' });
   });
 
   it('does nothing with an empty line when nothing is pending', () => {

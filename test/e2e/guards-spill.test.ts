@@ -54,7 +54,7 @@ describe('spill guard (real binary)', () => {
     expect(thrown).toBeUndefined();
 
     const spilled = resultFor(server, 'toolu_read_big') ?? '';
-    expect(spilled).toContain('[tool result archived: 10000 chars. Full text at .flower/spill/');
+    expect(spilled).toContain(`[tool result archived: 10000 chars. Full text at ${spillFile};`);
     expect(spilled).toContain(`First 400 characters: ${text.slice(0, 400).replace(/\n/g, ' ')}`);
     expect(spilled).not.toContain('line-005');
     expect(spilled.length).toBeLessThan(1000);
@@ -92,7 +92,8 @@ describe('spill guard (real binary)', () => {
     expect(spilled).toContain('First 400 characters: 1 2 3 4 5');
     expect(spilled).not.toContain('1999');
     const [, path] = /Full text at (\S+);/.exec(spilled) ?? [];
-    expect(readFileSync(join(workspace, path ?? 'missing'), 'utf8').trim()).toBe(full);
+    expect(path?.startsWith(workbench.spill)).toBe(true);
+    expect(readFileSync(path ?? 'missing', 'utf8').trim()).toBe(full);
     expect(resultFor(server, 'toolu_seq_short')).toBe('1\n2\n3\n4\n5');
   });
 });

@@ -38,11 +38,11 @@ export function spillName(text: string): string {
 }
 
 /** The text that stands in for a spilled result. */
-export function spillPointer(text: string, shownPath: string, headChars: number): string {
+export function spillPointer(text: string, path: string, headChars: number): string {
   const characters = Array.from(text);
   const head = characters.slice(0, headChars).join('').replace(/\r?\n/g, ' ');
   return (
-    `[tool result archived: ${characters.length} chars. Full text at ${shownPath}; Read it when needed, Grep it to search]\n` +
+    `[tool result archived: ${characters.length} chars. Full text at ${path}; Read it when needed, Grep it to search]\n` +
     `First ${headChars} characters: ${head}`
   );
 }
@@ -50,15 +50,18 @@ export function spillPointer(text: string, shownPath: string, headChars: number)
 /** Writes spilled text to disk and returns the pointer; the seam the guard and tests share. */
 export type Stash = (text: string) => string;
 
-/** A stash into `directory`, showing paths the way `show` renders them for the model. */
-export function stashInto(directory: string, show: (path: string) => string, headChars: number): Stash {
+/**
+ * A stash into `directory`. The pointer names the file by absolute path: the Read tool takes only
+ * absolute paths, and a subagent in a worktree has another working directory than the workspace.
+ */
+export function stashInto(directory: string, headChars: number): Stash {
   return (text) => {
     const file = join(directory, spillName(text));
     if (!existsSync(file)) {
       mkdirSync(directory, { recursive: true });
       writeFileSync(file, text, 'utf8');
     }
-    return spillPointer(text, show(file), headChars);
+    return spillPointer(text, file, headChars);
   };
 }
 
@@ -91,7 +94,7 @@ export function readsSpill(toolInput: Record<string, unknown>, spillPaths: reado
 /** A PostToolUse matcher spilling long results of the bulky tools into `workbench.spill`. */
 export function spillGuard(workbench: Workbench, policy: Partial<SpillPolicy> = {}): HookCallbackMatcher {
   const { threshold, headChars, tools } = { ...DEFAULT_SPILL_POLICY, ...policy };
-  const stash = stashInto(workbench.spill, (path) => workbench.show(path), headChars);
+  const stash = stashInto(workbench.spill, headChars);
   const spillPaths = [...new Set([workbench.spill, workbench.show(workbench.spill)])];
   return {
     matcher: toolMatcher(tools),

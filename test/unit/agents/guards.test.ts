@@ -146,7 +146,7 @@ describe('spill guard', () => {
 
   it('writes a spill file once and never rewrites it', () => {
     const dir = tempDir();
-    const stash = stashInto(join(dir, 'spill'), (path) => path, 400);
+    const stash = stashInto(join(dir, 'spill'), 400);
     stash('same text');
     const file = join(dir, 'spill', spillName('same text'));
     writeFileSync(file, 'edited by hand');
@@ -174,7 +174,7 @@ describe('spill guard', () => {
     });
     const replaced = (output as { hookSpecificOutput: { updatedToolOutput: { content: string } } })
       .hookSpecificOutput.updatedToolOutput;
-    expect(replaced.content).toContain(`Full text at .flower/spill/${spillName(text)}`);
+    expect(replaced.content).toContain(`Full text at ${join(workbench.spill, spillName(text))};`);
     expect(readFileSync(join(workbench.spill, spillName(text)), 'utf8')).toBe(text);
 
     const reread = await run(guard, {

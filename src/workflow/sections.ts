@@ -55,7 +55,7 @@ function escapeRegExp(text: string): string {
 function headingPattern(aliases: readonly string[]): RegExp {
   const names = [...aliases].sort((a, b) => b.length - a.length).map(escapeRegExp);
   return new RegExp(
-    String.raw`^[ \t]*(?:#{1,6}[ \t]*)?(?:\*\*|__)?[ \t]*(?:\d+[.、)][ \t]*)?` +
+    String.raw`^[ \t]*(?:#{1,6}[ \t]*)?(?:\*\*|__)?[ \t]*(?:\d+[.、)][ \t]*)?(?:\*\*|__)?[ \t]*` +
       `(${names.join('|')})` +
       String.raw`[ \t]*(?:\*\*|__)?[ \t]*(?:[:：][ \t]*(?:\*\*|__)?[ \t]*(.*))?[ \t]*$`,
     'gimu',

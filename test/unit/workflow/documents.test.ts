@@ -75,6 +75,13 @@ describe('Brief', () => {
     });
   });
 
+  it('accepts a list number outside or inside the emphasis', () => {
+    const brief = Brief.parse(
+      '1. **Goal**: g\n**2. Acceptance**\na\n3) __Boundaries:__ b\n4. Unknowns & assumptions\nu',
+    );
+    expect(brief).toMatchObject({ goal: 'g', acceptance: 'a', boundaries: 'b', unknowns: 'u' });
+  });
+
   it('matches the longest alias first (Unknowns & assumptions is not Unknowns)', () => {
     const brief = Brief.parse('## Unknowns & assumptions\nA\n## Unknowns\nB');
     expect(brief.unknowns).toBe('A');

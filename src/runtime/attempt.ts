@@ -10,8 +10,11 @@
  *   cost and its outcome.
  * - Synthetic API errors go to `errors`, never to `text`. A failed attempt that produced no prose
  *   keeps the text of an earlier one.
- * - Cost and turns are added up over every `result` message: with background subagents one query
- *   reports several results (one per main-thread turn the subagents' notifications start).
+ * - Turns are added up over every `result` message: with background subagents one query reports
+ *   several results (one per main-thread turn the subagents' notifications start). Cost is not:
+ *   the binary reports the session's running total, which also survives a resume (measured:
+ *   three one-turn queries on one session reported 0.0042, 0.0084, 0.0126). Each result is
+ *   charged the growth of that total over `costBaseline`, the total the session had before.
  * - Nothing a model or API does makes this throw: failures end up in `result.error`.
  */
 import type { Options } from '@anthropic-ai/claude-agent-sdk';
@@ -34,14 +37,20 @@ function describeError(error: unknown): string {
   return String(error);
 }
 
-/** Runs `prompt` with `options` and records the outcome in `result`. */
+/**
+ * Runs `prompt` with `options` and records the outcome in `result`. `costBaseline` is the running
+ * total of the resumed session before this query (0 for a new one). Returns the session's running
+ * total after it.
+ */
 export async function runAttempt(
   prompt: string,
   options: Options,
   result: StepResult,
   watch: AttemptWatch,
   sink: EventSink | undefined,
-): Promise<void> {
+  costBaseline = 0,
+): Promise<number> {
+  let sessionTotal = costBaseline;
   result.ok = false;
   result.error = null;
   const texts: string[] = [];
@@ -63,6 +72,10 @@ export async function runAttempt(
         }
       }
       for (const event of normalize(message)) {
+        if (event.kind === 'result') {
+          event.payload.costUsd = Math.max(0, event.payload.sessionCostUsd - sessionTotal);
+          sessionTotal = Math.max(sessionTotal, event.payload.sessionCostUsd);
+        }
         watch.observe(event, result);
         sink?.(event);
         if (event.kind === 'text' && !event.payload.subagent) texts.push(event.text);
@@ -94,4 +107,5 @@ export async function runAttempt(
   if (newErrors.length === 0 || result.ok || texts.length > 0) {
     result.text = texts.join('\n').trim() || result.text;
   }
+  return sessionTotal;
 }

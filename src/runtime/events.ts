@@ -66,7 +66,16 @@ export interface ResetPayload {
 
 export interface ResultPayload {
   sessionId: string;
-  /** The query's cost in USD as the binary reports it on this result. */
+  /**
+   * The session's running total in USD as the binary reports it (`total_cost_usd`). It is
+   * cumulative: it keeps growing over several results of one query (background subagents) and
+   * even across resumes, because the binary restores it from the transcript.
+   */
+  sessionCostUsd: number;
+  /**
+   * What this result added, in USD. `normalize` cannot know the earlier total and sets the
+   * session total; the runtime replaces it with the difference before any sink sees the event.
+   */
   costUsd: number;
   numTurns: number;
   isError: boolean;
@@ -387,6 +396,7 @@ function resultEvent(message: Loose): FlowerEvent {
     text: asString(message.subtype) ?? '',
     payload: {
       sessionId: asString(message.session_id) ?? '',
+      sessionCostUsd: asNumber(message.total_cost_usd) ?? 0,
       costUsd: asNumber(message.total_cost_usd) ?? 0,
       numTurns: asNumber(message.num_turns) ?? 0,
       isError: message.is_error === true,

@@ -157,6 +157,8 @@ export class Runtime {
   /** Handoffs in a row that had to be assembled mechanically (across steps: the cause is the setup). */
   private degradedStreak = 0;
   private modelWarned = false;
+  /** Each session's running cost total as last reported, so a resume is charged only what it adds. */
+  private readonly sessionTotals = new Map<string, number>();
 
   constructor(options: RuntimeOptions) {
     this.options = options;
@@ -395,7 +397,35 @@ export class Runtime {
       baseEnv: this.env,
     });
     const watch = this.watchFor(step, sink, onSession);
-    await runAttempt(preamble ? `${preamble}\n\n${prompt}` : prompt, options, result, watch, sink);
+    const baseline = target.resume ? this.sessionCostOf(target.resume) : 0;
+    const total = await runAttempt(
+      preamble ? `${preamble}\n\n${prompt}` : prompt,
+      options,
+      result,
+      watch,
+      sink,
+      baseline,
+    );
+    if (result.sessionId) this.sessionTotals.set(result.sessionId, total);
+  }
+
+  /**
+   * The running cost total a session had when it last stopped: as last seen in this process, else
+   * from the last `cost-state` entry of its stored transcript (a session from an earlier process).
+   */
+  private sessionCostOf(sessionId: string): number {
+    const seen = this.sessionTotals.get(sessionId);
+    if (seen !== undefined) return seen;
+    try {
+      const entries = this.store.loadRaw({ projectKey: this.projectKey, sessionId }) ?? [];
+      for (let index = entries.length - 1; index >= 0; index--) {
+        const total = entries[index]?.type === 'cost-state' ? entries[index]?.totalCostUSD : undefined;
+        if (typeof total === 'number' && Number.isFinite(total)) return total;
+      }
+    } catch {
+      // Unreadable history: charge the whole reported total rather than fail the step.
+    }
+    return 0;
   }
 
   private watchFor(

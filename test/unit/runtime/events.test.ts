@@ -52,6 +52,7 @@ describe('normalize, on messages captured from the real binary', () => {
         text: 'success',
         payload: {
           sessionId: 'cc1d4a0c-b494-4514-92a0-3c61d1f3fb08',
+          sessionCostUsd: 0.01004,
           costUsd: 0.01004,
           numTurns: 2,
           isError: false,

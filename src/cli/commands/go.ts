@@ -17,6 +17,7 @@ import { createColors } from 'picocolors';
 import { loadEnvironment } from '../../config/env-chain.js';
 import type { Runtime } from '../../runtime/runtime.js';
 import { starterFlow, type WakeState, WORK_STEP, wakeState } from '../../workflow/starter.js';
+import type { Workflow } from '../../workflow/workflow.js';
 import { ensureCredentials } from '../credentials-gate.js';
 import { drive } from '../drive.js';
 import { type GlobalOptions, globalOptions } from '../global-options.js';
@@ -80,6 +81,7 @@ async function runGo(request: string, flags: GoFlags, global: GlobalOptions): Pr
   const state = wakeState(location);
   let waking = state.waking && !startOver;
   const terminal = new Terminal({ input: process.stdin, output: process.stdout });
+  let workflow: Workflow;
   try {
     if (request === START_OVER_COMMAND) {
       startOver = true;
@@ -92,22 +94,22 @@ async function runGo(request: string, flags: GoFlags, global: GlobalOptions): Pr
       waking = false;
       request = await readRequest(terminal, false, paint.cyan);
     }
+    workflow = starterFlow({
+      ...location,
+      request,
+      startOver,
+      clarifyOnly: flags.clarifyOnly,
+      goal: flags.goal,
+      rounds: flags.rounds,
+      judgeCanRun: flags.judgeCanRun,
+      ...(flags.asks >= 0 ? { maxAsks: flags.asks } : {}),
+      timeoutSeconds: flags.timeout,
+    });
   } catch (error) {
+    // The request prompt may have put the terminal in raw mode; give it back before the message.
     terminal.close();
     throw error;
   }
-
-  const workflow = starterFlow({
-    ...location,
-    request,
-    startOver,
-    clarifyOnly: flags.clarifyOnly,
-    goal: flags.goal,
-    rounds: flags.rounds,
-    judgeCanRun: flags.judgeCanRun,
-    ...(flags.asks >= 0 ? { maxAsks: flags.asks } : {}),
-    timeoutSeconds: flags.timeout,
-  });
   await drive({
     workflow,
     global,

@@ -43,7 +43,12 @@ describe('structural validator', () => {
       ...t.entries,
       { type: 'user', uuid: 'stray', parentUuid: null, message: { role: 'user', content: 'x' } },
     ];
-    side.push({ ...(t.entries[2] as Record<string, unknown>), type: 'user', uuid: 'leaf', parentUuid: t.entries[2]?.uuid });
+    side.push({
+      ...(t.entries[2] as Record<string, unknown>),
+      type: 'user',
+      uuid: 'leaf',
+      parentUuid: t.entries[2]?.uuid,
+    });
     expect(validateTranscript(side, { singleChain: true }).join('\n')).toMatch(/stray is not reachable/);
   });
 

@@ -80,6 +80,21 @@ describe('flower once (real binary against the mock model)', () => {
     expect(JSON.stringify(harness.model.mainRequests()[1]?.body?.messages)).toContain('First answer.');
   });
 
+  it('with -W gives the agent a workbench under the run directory and shows it its index', async () => {
+    harness = await startHarness([mock.text('Looked around.')]);
+    const run = await once(harness, 'once', 'Look around.', '-w', 'ws', '-W', '-v');
+    expect(run.code, run.stderr).toBe(0);
+    const workbench = join(harness.workspace, 'runs', 'workbench');
+    expect(existsSync(join(workbench, 'INDEX.md'))).toBe(true);
+    const first = harness.model.mainRequests()[0]!;
+    // Inside the workspace (the run directory is relative to it), so shown by its relative path.
+    expect(JSON.stringify(first.body?.messages?.[0])).toContain('# Workbench runs/workbench/');
+    // -v shows the effective settings, the key masked.
+    expect(run.stderr).toContain('ANTHROPIC_BASE_URL = ');
+    expect(run.stderr).toMatch(/ANTHROPIC_API_KEY = \S*\*\*\*/);
+    expect(run.stderr).not.toContain('test-key');
+  });
+
   it('exits 1 with the setup hint when the key is rejected', async () => {
     harness = await startHarness([mock.error(401)]);
     const run = await once(harness, 'once', 'Anything.', '-w', 'ws');

@@ -1,5 +1,88 @@
 /**
  * flower's public library API (`import { ... } from 'flower-agent'`).
- * Every symbol exported here is part of the documented surface; internals stay unexported.
+ *
+ * The surface is deliberately layered the same way as the source tree: configuration, the session
+ * store, the runtime that runs one step, the roles and guards, and the workflows built from steps.
+ * The mock model for tests is a separate entry point: `flower-agent/testing`.
  */
+
+// Roles, guards, the workbench and the human channel.
+export * from './agents/index.js';
+// Configuration: the .env lookup chain, credentials, the probe, the context window and policies.
+export {
+  type AtomicWriteOptions,
+  writeFileAtomic,
+} from './config/atomic-file.js';
+export {
+  activeCredentialKey,
+  CREDENTIAL_KEYS,
+  checkCredentials,
+  DEFAULT_BASE_URL,
+  type DescribedSetting,
+  describe as describeSettings,
+  maskSecret,
+} from './config/credentials.js';
+export {
+  type DotenvEntry,
+  type DotenvPitfall,
+  type ParsedDotenv,
+  parseDotenv,
+} from './config/dotenv-parser.js';
+export {
+  applyEnvChain,
+  chainWarnings,
+  type EnvChainContext,
+  type EnvChainReport,
+  type EnvSetting,
+  KNOWN_KEYS,
+  type KnownKey,
+  loadEnvironment,
+  resolveEnvChain,
+} from './config/env-chain.js';
+export {
+  CompactPolicy,
+  type CompactPolicyOptions,
+  HandoffPolicy,
+  type HandoffPolicyOptions,
+} from './config/policies.js';
+export { type ProbeResult, type ProbeVerdict, probeCredentials } from './config/probe.js';
+export { checkReachable, endpointOf, type Reachability } from './config/reachability.js';
+export { defaultWindow, rememberOverflow, resolveWindow } from './config/window.js';
+// The runtime: one agent spec run as one step, with resilience, handoff, manifest and lineage.
+export type { AgentSpec, CompactSetting, HookTable } from './runtime/agent-spec.js';
+export { type EventSink, type FlowerEvent, type FlowerEventKind, normalize } from './runtime/events.js';
+export { HandoffDocument, isContextOverflow } from './runtime/handoff-document.js';
+export { Lineage, type LineageRecord } from './runtime/lineage.js';
+export { readManifest } from './runtime/manifest.js';
+export {
+  backoffDelay,
+  classifyFailure,
+  defaultResiliencePolicy,
+  type FailureKind,
+  type ResiliencePolicy,
+  resiliencePolicy,
+  waitOnline,
+} from './runtime/resilience.js';
+export { type RunOptions, Runtime, type RuntimeOptions } from './runtime/runtime.js';
+export {
+  CONTEXT_FULL_HANDOFF,
+  INTERRUPTED_BY_HUMAN,
+  KILLED_BY_SIGNAL,
+  type ManifestRow,
+  type StepResult,
+} from './runtime/step-result.js';
+// The session store and its rewrite-on-resume layers.
+export { defaultEphemeralPolicy, type EphemeralPolicy } from './store/expire.js';
+export { isEphemeral } from './store/glance.js';
+export { describeLoadReport, type LoadReport } from './store/load-report.js';
+export { defaultPrunePolicy, type PrunePolicy } from './store/prune.js';
+export { type RewritePolicies, rewriteForResume } from './store/rewrite.js';
+export {
+  SessionStoreError,
+  SqliteSessionStore,
+  type SqliteSessionStoreOptions,
+} from './store/sqlite-session-store.js';
+export { defaultTrimPolicy, type TrimPolicy } from './store/trim.js';
 export { packageVersion } from './version.js';
+// Steps, workflows, the brief / goal / verdict documents and the starter flow.
+export * from './workflow/index.js';

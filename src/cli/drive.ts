@@ -111,6 +111,13 @@ export async function drive(options: DriveOptions): Promise<DriveOutcome> {
     color: options.color,
     width: () => terminal.width(),
   });
+  // With -v the oracle's own events are shown too, through a renderer of their own so that the
+  // main run's status line never counts an aside's cost.
+  const asideRenderer = new TerminalRenderer({
+    verbose: true,
+    color: options.color,
+    width: () => terminal.width(),
+  });
   const recent = new RecentEvents();
   const sink = (event: FlowerEvent) => {
     recent.add(event);
@@ -133,7 +140,9 @@ export async function drive(options: DriveOptions): Promise<DriveOutcome> {
             print,
             width: () => terminal.width(),
             paint,
-            ...(global.verbose ? { onEvent: (event: FlowerEvent) => print(renderer.render(event)) } : {}),
+            ...(global.verbose
+              ? { onEvent: (event: FlowerEvent) => print(asideRenderer.render(event)) }
+              : {}),
           }),
         quit: options.quit ?? ((code) => process.exit(code)),
         paint,

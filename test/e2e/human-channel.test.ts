@@ -99,4 +99,23 @@ describe('human channel (real binary)', () => {
     expect(events.map((event) => event.payload.state)).toEqual(['timeout']);
     expect(Date.now() - started).toBeLessThan(60_000);
   });
+
+  it('serves a second query of the same spec (a retry or resume reuses the MCP server)', async () => {
+    const workspace = tempDir('flower-ws-');
+    const channel = new HumanChannel({ timeoutSeconds: 0 });
+    const spec = coordinator({ workers: {}, channel });
+    const server = await startMock([
+      ask('toolu_first', 'First run?'),
+      { text: 'First run over.' },
+      ask('toolu_second', 'Second run?'),
+      { text: 'Second run over.' },
+    ]);
+
+    expect((await runSpec(server, spec, workspace)).thrown).toBeUndefined();
+    expect((await runSpec(server, spec, workspace)).thrown).toBeUndefined();
+
+    expect(resultFor(server, 'toolu_first')).toBe(DEFAULT_CHANNEL_TEXTS.timeout);
+    expect(resultFor(server, 'toolu_second')).toBe(DEFAULT_CHANNEL_TEXTS.timeout);
+    expect(channel.asks.map((entry) => entry.question)).toEqual(['First run?', 'Second run?']);
+  });
 });

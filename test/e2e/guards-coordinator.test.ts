@@ -135,3 +135,28 @@ describe('delegate guard against smuggled writes (real binary)', () => {
     expect(readdirSync(workspace).filter((name) => name.startsWith('pwned'))).toEqual([]);
   });
 });
+
+describe('delegate guard and the deferred Monitor tool (real binary)', () => {
+  it("walls Monitor's command like Bash: the binary runs Bash-matcher hooks for it", async () => {
+    const workspace = gitRepository();
+    const server = await startMock([
+      { toolUses: [{ name: 'ToolSearch', id: 'toolu_search', input: { query: 'select:Monitor' } }] },
+      {
+        toolUses: [
+          {
+            name: 'Monitor',
+            id: 'toolu_monitor',
+            input: { description: 'watch', timeout_ms: 5000, command: 'touch pwned-monitor; echo done' },
+          },
+        ],
+      },
+      { text: 'Tried.' },
+    ]);
+
+    const { thrown } = await runSpec(server, coordinator({ workers: {} }), workspace);
+    expect(thrown).toBeUndefined();
+
+    expect(resultFor(server, 'toolu_monitor')).toContain(delegateDenial('Bash'));
+    expect(existsSync(join(workspace, 'pwned-monitor'))).toBe(false);
+  });
+});

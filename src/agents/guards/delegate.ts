@@ -11,6 +11,9 @@
  *
  * Why a hook and not `disallowedTools`: that setting is session-wide and would disable the same
  * tools inside the workers as well.
+ *
+ * Claude Code runs Bash-matcher hooks for its deferred Monitor tool too (the hook input names
+ * Bash), so a command started through Monitor meets the same check (verified with the binary).
  */
 import type { HookCallbackMatcher } from '@anthropic-ai/claude-agent-sdk';
 import { isEphemeral } from '../../store/glance.js';

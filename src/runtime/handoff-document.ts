@@ -19,6 +19,7 @@
 import { existsSync, mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import type { HandoffPolicy } from '../config/policies.js';
+import { readSections } from './markdown-sections.js';
 import { compactTimestamp } from './run-id.js';
 
 export type HandoffSection = 'doing' | 'decided' | 'deadEnds' | 'next' | 'scene';
@@ -55,49 +56,10 @@ export const DEGRADED_MARKER = '[degraded: the handoff was not written]';
 /** How much of the original task a degraded document carries. */
 export const DEGRADED_TASK_CHARS = 1200;
 
-// --- Section reading ------------------------------------------------------------------------
-// The same forgiving rules as the workflow documents (`src/workflow/sections.ts`): the runtime
-// cannot import the workflow layer, so the reader lives here too until it moves below both.
-
-const FENCED_BLOCK = /^[ \t]*(```|~~~)[^\n]*\n[\s\S]*?^[ \t]*\1[^\n]*$/gm;
-const OPEN_FENCE = /^[ \t]*(```|~~~)/m;
-
-function escapeRegExp(text: string): string {
-  return text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
-}
-
-const HEADING_OWNER = new Map<string, HandoffSection>(
-  ORDER.flatMap((section) => ALIASES[section].map((alias) => [alias.toLowerCase(), section] as const)),
-);
-
-const HEADING = new RegExp(
-  String.raw`^[ \t]*(?:#{1,6}[ \t]*)?(?:\*\*|__)?[ \t]*(?:\d+[.)][ \t]*)?(` +
-    [...HEADING_OWNER.keys()]
-      .sort((a, b) => b.length - a.length)
-      .map(escapeRegExp)
-      .join('|') +
-    String.raw`)[ \t]*(?:\*\*|__)?[ \t]*(?:[:：][ \t]*(?:\*\*|__)?[ \t]*(.*))?[ \t]*$`,
-  'gimu',
-);
-
 function readHandoffSections(text: string): Partial<Record<HandoffSection, string>> {
-  const withoutBlocks = text.replace(/\r\n?/g, '\n').replace(FENCED_BLOCK, '\n');
-  const open = OPEN_FENCE.exec(withoutBlocks);
-  // An unclosed fence means the reply was cut off: what follows it is not trustworthy.
-  const source = open ? withoutBlocks.slice(0, open.index) : withoutBlocks;
-  const headings = [...source.matchAll(HEADING)];
-  const sections: Partial<Record<HandoffSection, string>> = {};
-  headings.forEach((match, index) => {
-    const section = HEADING_OWNER.get((match[1] ?? '').toLowerCase());
-    if (section === undefined || sections[section]) return;
-    const start = (match.index ?? 0) + match[0].length;
-    const end = headings[index + 1]?.index ?? source.length;
-    const body = `${match[2] ?? ''}\n${source.slice(start, end)}`
-      .replace(/^[ \t]*([-*_])\1{2,}[ \t]*$/gm, '')
-      .trim()
-      .replace(/\n{3,}/g, '\n\n');
-    if (body && body !== HANDOFF_PLACEHOLDER) sections[section] = body;
-  });
+  const sections = readSections(text, ALIASES);
+  // A section still holding the placeholder was never filled in.
+  for (const section of ORDER) if (sections[section] === HANDOFF_PLACEHOLDER) delete sections[section];
   return sections;
 }
 

@@ -17,7 +17,7 @@
  */
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
-import { readSections, type SectionAliases } from './sections.js';
+import { readSections, type SectionAliases } from '../runtime/markdown-sections.js';
 
 export type BriefSection = 'goal' | 'acceptance' | 'boundaries' | 'unknowns';
 

@@ -13,7 +13,7 @@
  */
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
-import { bulletItems, readSections, type SectionAliases } from './sections.js';
+import { bulletItems, readSections, type SectionAliases } from '../runtime/markdown-sections.js';
 
 type GoalSection = 'statement' | 'checks';
 

@@ -10,7 +10,7 @@
  *   and "cannot verify" before both.
  * - `feedback()` tells the worker what is missing, never how to fix it.
  */
-import { bulletItems, readSections, type SectionAliases, stripCode } from './sections.js';
+import { bulletItems, readSections, type SectionAliases, stripCode } from '../runtime/markdown-sections.js';
 
 export type VerdictState = 'achieved' | 'not yet' | 'cannot verify here';
 

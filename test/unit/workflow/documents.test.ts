@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { BRIEF_PLACEHOLDER, Brief } from '../../../src/workflow/brief.js';
 import { Goal } from '../../../src/workflow/goal.js';
-import { bulletItems, readSections, stripCode } from '../../../src/workflow/sections.js';
+import { bulletItems, readSections, stripCode } from '../../../src/runtime/markdown-sections.js';
 import { UNCLEAR_VERDICT_REASON, Verdict } from '../../../src/workflow/verdict.js';
 
 const tempDir = () => mkdtempSync(join(tmpdir(), 'flower-docs-'));

@@ -96,4 +96,24 @@ describe('spill guard (real binary)', () => {
     expect(readFileSync(path ?? 'missing', 'utf8').trim()).toBe(full);
     expect(resultFor(server, 'toolu_seq_short')).toBe('1\n2\n3\n4\n5');
   });
+
+  it("spills the coordinator's own long Read on the main thread too", async () => {
+    const workspace = tempDir('flower-ws-');
+    const text = bigText();
+    writeFileSync(join(workspace, 'big.txt'), text);
+    const workbench = new Workbench(workspace);
+    const server = await startMock([
+      {
+        toolUses: [{ name: 'Read', id: 'toolu_main_read', input: { file_path: join(workspace, 'big.txt') } }],
+      },
+      { text: 'Read it.' },
+    ]);
+
+    const { thrown } = await runSpec(server, coordinator({ workers: {}, workbench }), workspace);
+    expect(thrown).toBeUndefined();
+
+    expect(resultFor(server, 'toolu_main_read')).toContain(
+      `[tool result archived: 10000 chars. Full text at ${join(workbench.spill, spillName(text))};`,
+    );
+  });
 });

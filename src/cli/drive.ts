@@ -94,17 +94,24 @@ export async function drive(options: DriveOptions): Promise<DriveOutcome> {
     (global.workbench
       ? new Workbench(global.workspace, { home: join(global.runDir, 'workbench') }).ensure()
       : undefined);
-  const runtime = new Runtime({
-    workspace: global.workspace,
-    runDir: global.runDir,
-    ...(options.env ? { env: options.env } : {}),
-    handoff: options.handoff,
-    store: { trim: { enabled: options.trim } },
-    ...(workbench ? { notesDir: workbench.notes } : {}),
-    ...(workbench?.external ? { addDirs: [workbench.root] } : {}),
-    onWarning: (line) => print([paint.yellow(`! ${line}`)]),
-    ...(global.verbose ? { onVerbose: (line: string) => print([paint.dim(line)]) } : {}),
-  });
+  let runtime: Runtime;
+  try {
+    runtime = new Runtime({
+      workspace: global.workspace,
+      runDir: global.runDir,
+      ...(options.env ? { env: options.env } : {}),
+      handoff: options.handoff,
+      store: { trim: { enabled: options.trim } },
+      ...(workbench ? { notesDir: workbench.notes } : {}),
+      ...(workbench?.external ? { addDirs: [workbench.root] } : {}),
+      onWarning: (line) => print([paint.yellow(`! ${line}`)]),
+      ...(global.verbose ? { onVerbose: (line: string) => print([paint.dim(line)]) } : {}),
+    });
+  } catch (error) {
+    // The request prompt may have left the terminal raw; give it back before the message.
+    terminal.close();
+    throw error;
+  }
 
   const renderer = new TerminalRenderer({
     verbose: global.verbose,

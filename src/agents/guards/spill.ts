@@ -95,7 +95,10 @@ export function readsSpill(toolInput: Record<string, unknown>, spillPaths: reado
 export function spillGuard(workbench: Workbench, policy: Partial<SpillPolicy> = {}): HookCallbackMatcher {
   const { threshold, headChars, tools } = { ...DEFAULT_SPILL_POLICY, ...policy };
   const stash = stashInto(workbench.spill, headChars);
-  const spillPaths = [...new Set([workbench.spill, workbench.show(workbench.spill)])];
+  // The store's trim layer spills into `<workspace>/.flower/spill/` even when the workbench lives
+  // elsewhere (`--isolate`); reading those files back must not be spilled again either.
+  const trimSpill = join(workbench.workspace, '.flower', 'spill');
+  const spillPaths = [...new Set([workbench.spill, workbench.show(workbench.spill), trimSpill])];
   return {
     matcher: toolMatcher(tools),
     hooks: [

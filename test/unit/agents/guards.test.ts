@@ -184,6 +184,14 @@ describe('spill guard', () => {
       response: { type: 'text', file: { content: text } },
     });
     expect(reread).toEqual({});
+    const external = spillGuard(new Workbench(workspace, { home: join(workspace, '..', 'elsewhere') }));
+    const trimmed = await run(external, {
+      event: 'PostToolUse',
+      tool: 'Read',
+      input: { file_path: join(workspace, '.flower', 'spill', 'abc.txt') },
+      response: { type: 'text', file: { content: text } },
+    });
+    expect(trimmed).toEqual({});
     expect(
       await run(guard, {
         event: 'PostToolUse',

@@ -2,13 +2,15 @@
  * The session store with the real stack: the SDK's query() runs the real Claude Code binary
  * against the mock model with `sessionStore` set to our SqliteSessionStore. Proves that
  * transcripts (main thread and subagent) are mirrored into sessions.db, and that a resume through
- * the store sends the model the rewritten history while the stored rows stay as they were.
+ * the store sends the model the rewritten history while the stored rows stay as they were: stale
+ * glances expired, large results trimmed, synthetic error turns gone, old hook denials dropped
+ * (the binary marks them `toolDenialKind: "permission-rule"`), a cut-off tool call healed.
  */
 import { execFileSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { type AgentDefinition, query, type SDKMessage } from '@anthropic-ai/claude-agent-sdk';
+import { type AgentDefinition, type Options, query, type SDKMessage } from '@anthropic-ai/claude-agent-sdk';
 import { afterEach, describe, expect, it } from 'vitest';
 import { projectKeyFor } from '../../src/store/session-key.js';
 import { SqliteSessionStore } from '../../src/store/sqlite-session-store.js';
@@ -41,6 +43,7 @@ interface Turn {
   prompt: string;
   resume?: string;
   agents?: Record<string, AgentDefinition>;
+  hooks?: Options['hooks'];
 }
 
 /** One query() with a fresh, empty CLAUDE_CONFIG_DIR: anything resumed must come from the store. */
@@ -59,6 +62,7 @@ async function runTurn(model: MockModel, workspace: string, store: SqliteSession
         sessionStore: store,
         ...(turn.resume === undefined ? {} : { resume: turn.resume }),
         ...(turn.agents === undefined ? {} : { agents: turn.agents }),
+        ...(turn.hooks === undefined ? {} : { hooks: turn.hooks }),
       },
     })) {
       messages.push(message);
@@ -181,5 +185,94 @@ describe('session store with the real SDK and binary', () => {
 
     // The database still holds every original character.
     expect(JSON.stringify(store.loadRaw(key))).toContain('On branch');
+  });
+
+  it('drops old hook-denied calls on resume, keeping the newest (the binary marks them permission-rule)', async () => {
+    const workspace = tempDir('flower-ws-');
+    const store = openStore(join(workspace, 'runs', 'sessions.db'), { workspace });
+    const model = await startMock({
+      main: [
+        mock.toolUse('Bash', { command: 'rm -rf build' }),
+        mock.toolUse('Bash', { command: 'make install' }),
+        mock.text('Both were refused.'),
+        mock.text('Understood.'),
+      ],
+    });
+    const denyBash: NonNullable<Options['hooks']> = {
+      PreToolUse: [
+        {
+          matcher: 'Bash',
+          hooks: [
+            async () => ({
+              hookSpecificOutput: {
+                hookEventName: 'PreToolUse' as const,
+                permissionDecision: 'deny' as const,
+                permissionDecisionReason: 'The coordinator does not run commands; delegate them.',
+              },
+            }),
+          ],
+        },
+      ],
+    };
+    const first = await runTurn(model, workspace, store, { prompt: 'Clean and install.', hooks: denyBash });
+    expect(first.thrown).toBeUndefined();
+    const key = { projectKey: projectKeyFor(workspace), sessionId: first.sessionId };
+    const denials = (store.loadRaw(key) ?? []).filter((entry) => entry.toolDenialKind === 'permission-rule');
+    expect(denials).toHaveLength(2);
+
+    const second = await runTurn(model, workspace, store, { prompt: 'What now?', resume: first.sessionId });
+    expect(second.thrown).toBeUndefined();
+    expect(model.unmatched).toEqual([]);
+    const sent = JSON.stringify(model.mainRequests().at(-1)?.body?.messages);
+    expect(sent).not.toContain('rm -rf build');
+    expect(sent).toContain('make install');
+    expect(sent).toContain('delegate them');
+    expect(store.lastLoadReport(key)).toMatchObject({ denialsDropped: 1 });
+  });
+
+  it('heals a tool call cut off without a result, and the binary resumes the healed history', async () => {
+    const workspace = tempDir('flower-ws-');
+    const store = openStore(join(workspace, 'runs', 'sessions.db'), { workspace });
+    const model = await startMock({ main: [mock.text('First answer.'), mock.text('Picked up again.')] });
+    const first = await runTurn(model, workspace, store, { prompt: 'Start.' });
+    expect(first.thrown).toBeUndefined();
+    const key = { projectKey: projectKeyFor(workspace), sessionId: first.sessionId };
+
+    // A disconnect that cut the transcript after a tool_use: the same shape the binary writes for
+    // an assistant tool call, linked to the current leaf, with no result after it.
+    const stored = store.loadRaw(key) ?? [];
+    const lastAssistant = stored.filter((entry) => entry.type === 'assistant').at(-1);
+    // The leaf is the newest entry with a uuid of any type (attachments are links of the chain too).
+    const leaf = stored.filter((entry) => typeof entry.uuid === 'string').at(-1);
+    if (lastAssistant === undefined || leaf === undefined) throw new Error('no assistant entry was mirrored');
+    const message = lastAssistant.message as Record<string, unknown>;
+    await store.append(key, [
+      {
+        ...lastAssistant,
+        uuid: '0b5e0b5e-0000-4000-8000-000000000001',
+        parentUuid: leaf.uuid,
+        timestamp: new Date().toISOString(),
+        message: {
+          ...message,
+          id: 'msg_cut_off',
+          content: [{ type: 'tool_use', id: 'toolu_cut_off', name: 'Bash', input: { command: 'npm test' } }],
+          stop_reason: 'tool_use',
+        },
+      },
+    ]);
+
+    const second = await runTurn(model, workspace, store, { prompt: 'Continue.', resume: first.sessionId });
+    expect(second.thrown).toBeUndefined();
+    expect(model.unmatched).toEqual([]);
+    expect(store.lastLoadReport(key)).toMatchObject({ orphansHealed: 1 });
+    const messages = model.mainRequests().at(-1)?.body?.messages ?? [];
+    const useAt = messages.findIndex((entry) =>
+      JSON.stringify(entry.content).includes('"id":"toolu_cut_off"'),
+    );
+    expect(useAt).toBeGreaterThan(0);
+    const answer = JSON.stringify(messages[useAt + 1]?.content);
+    expect(answer).toContain('"tool_use_id":"toolu_cut_off"');
+    expect(answer).toContain('this step was interrupted and has no result');
+    expect(JSON.stringify(messages.at(-1)?.content)).toContain('Continue.');
   });
 });

@@ -1,7 +1,8 @@
 /**
  * A structural validator for transcripts fed back on resume, checking the rules the Messages API
  * and the harness enforce:
- * - the `parentUuid` chain from the leaf reaches a root without a missing link;
+ * - the `parentUuid` chain from the leaf (the newest entry with a uuid) reaches a root without a
+ *   missing link;
  * - along that chain, every tool_use is answered by exactly one tool_result in the next user
  *   message, and every tool_result answers a tool_use of the assistant message just before it
  *   (consecutive entries of one role form one API message, as the harness sends them);
@@ -38,9 +39,8 @@ export function validateTranscript(entries: readonly Entry[], options: ValidateO
     byUuid.set(entry.uuid, entry);
   }
 
-  const leaf = [...entries]
-    .reverse()
-    .find((entry) => isConversation(entry) && typeof entry.uuid === 'string');
+  // The harness resumes from the newest entry with a uuid, whatever its type (attachments link the chain too).
+  const leaf = [...entries].reverse().find((entry) => typeof entry.uuid === 'string');
   const chain: Entry[] = [];
   const seen = new Set<string>();
   let cursor: Entry | undefined = leaf;

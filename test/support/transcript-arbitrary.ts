@@ -2,7 +2,7 @@
  * fast-check generators for random transcripts in Claude Code's shape: prompts, replies, tool
  * calls (glances, builds, large reads, images), parallel calls, denials, interrupts, orphaned
  * calls left by a disconnect, synthetic API-error turns, compact summaries, meta entries and
- * bookkeeping entries of unknown types.
+ * chained attachment entries and bookkeeping entries of unknown types.
  */
 import fc from 'fast-check';
 import { type Entry, TranscriptBuilder } from './transcript-builder.js';
@@ -23,7 +23,8 @@ export type Step =
   | { kind: 'parallel'; calls: Array<{ denied: boolean; command: string; size: number }> }
   | { kind: 'meta' }
   | { kind: 'compact' }
-  | { kind: 'marker' };
+  | { kind: 'marker' }
+  | { kind: 'attachment' };
 
 const size = fc.oneof(
   fc.integer({ min: 0, max: 200 }),
@@ -52,6 +53,7 @@ export const stepArbitrary: fc.Arbitrary<Step> = fc.oneof(
   { weight: 1, arbitrary: fc.constant({ kind: 'meta' as const }) },
   { weight: 1, arbitrary: fc.constant({ kind: 'compact' as const }) },
   { weight: 1, arbitrary: fc.constant({ kind: 'marker' as const }) },
+  { weight: 2, arbitrary: fc.constant({ kind: 'attachment' as const }) },
 );
 
 const text = (length: number, seed: number): string => `${seed}:`.padEnd(length, 'abcdefghij'[seed % 10]);
@@ -118,6 +120,9 @@ export function buildTranscript(steps: readonly Step[], prefix = 't'): Entry[] {
         break;
       case 'marker':
         t.marker('queue-operation', { operation: 'enqueue', content: `${index}` });
+        break;
+      case 'attachment':
+        t.attachment(`reminder ${index}`);
         break;
     }
   });

@@ -164,6 +164,11 @@ export class TranscriptBuilder {
     return this.push({ type: 'user', isMeta: true, message: { role: 'user', content: text } });
   }
 
+  /** A chained entry without a message (the harness links `attachment` entries into the chain). */
+  attachment(detail: string): Entry {
+    return this.push({ type: 'attachment', attachment: { type: 'todo_reminder', content: detail } });
+  }
+
   /** A bookkeeping entry of a type the layers know nothing about (no uuid, no chain). */
   marker(type: string, fields: Record<string, unknown> = {}): Entry {
     const entry: Entry = { type, sessionId: this.sessionId, ...fields };

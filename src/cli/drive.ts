@@ -67,10 +67,14 @@ export interface DriveOutcome {
 /** Failure texts that mean "the credentials are wrong", as opposed to the work going wrong. */
 const CREDENTIAL_FAILURE = /401|invalid[_ ]?api[_ ]?key|authentication|unauthori[sz]ed/i;
 
-/** The step failure's own words, for the one-line exit reason. */
+/** Why the step failed, in its own words, for the one-line exit reason. */
 function failureText(context: WorkflowContext, step: string): string {
   const result = context.results[step];
-  return [result?.error, ...(result?.errors ?? [])].filter(Boolean).join('; ');
+  const words = [result?.error, ...(result?.errors ?? [])].filter(Boolean).join('; ');
+  if (words) return words;
+  if (context.aborted) return context.aborted;
+  // The agent finished but the step's own check rejected the result (every attempt).
+  return result?.ok ? 'the agent finished, but the step did not accept its result' : '';
 }
 
 async function settleWithin(promises: Promise<unknown>[], ms: number): Promise<void> {
@@ -190,7 +194,7 @@ export async function drive(options: DriveOptions): Promise<DriveOutcome> {
   print(['', `total $${totalCostUsd.toFixed(4)} · manifest ${runtime.manifestPath}`]);
 
   if (context.failedAt !== undefined) {
-    const reason = failureText(context, context.failedAt) || context.aborted || '';
+    const reason = failureText(context, context.failedAt);
     let credentials = '';
     if (CREDENTIAL_FAILURE.test(reason)) {
       credentials =

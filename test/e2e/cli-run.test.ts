@@ -1,0 +1,136 @@
+/**
+ * `flower run <file-or-module>:<export>` against the mock model (issue 6, acceptance 4): a workflow
+ * written in TypeScript runs on Node 20 (compiled on the fly, sibling `.js` imports resolved to their
+ * `.ts` sources), with the same terminal output as `go`.
+ * Malformed targets are covered in cli-exit-codes.test.ts.
+ */
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { COORDINATOR_RULES } from '../../src/agents/rules.js';
+import { contentText, type RecordedRequest, systemText } from '../../src/testing/recording.js';
+import type { MockReply } from '../../src/testing/script.js';
+import { type MockModel, startMockModel } from '../../src/testing/server.js';
+import { mockedEnv, repoRoot, runFlower, tempDir } from './cli-harness.js';
+
+const GREETING = 'Hello from a TypeScript workflow.';
+const USAGE_NOTE = 'Run: python3 wordcount.py < file.txt; it prints the number of words.';
+
+function lastUser(request: RecordedRequest): string {
+  return contentText(request.body?.messages?.at(-1)?.content ?? '');
+}
+
+/**
+ * One responder for both workflows below: the plain `hello` agent greets; the example's coordinator
+ * dispatches its coder (write step) and writes a usage note (usage step).
+ */
+function respond(request: RecordedRequest): MockReply {
+  const system = systemText(request.body);
+  if (!system.includes(COORDINATOR_RULES.split('\n')[0]!)) return { text: GREETING };
+  const conversation = (request.body?.messages ?? [])
+    .map((message) => contentText(message.content))
+    .join('\n');
+  if (lastUser(request).includes('usage note')) return { text: USAGE_NOTE };
+  if (conversation.includes('Conclusion: wordcount.py works'))
+    return { text: 'wordcount.py is written and checked.' };
+  const dispatched = (request.body?.messages ?? []).some(
+    (message) =>
+      message.role === 'assistant' &&
+      Array.isArray(message.content) &&
+      message.content.some((block) => block.type === 'tool_use' && block.name === 'Agent'),
+  );
+  if (dispatched) return { text: 'Waiting for the coder.' };
+  return {
+    toolUses: [
+      {
+        name: 'Agent',
+        input: {
+          subagent_type: 'coder',
+          description: 'write wordcount.py',
+          prompt: 'Write wordcount.py and run it once.',
+        },
+      },
+    ],
+  };
+}
+
+let model: MockModel;
+let workspace: string;
+beforeAll(async () => {
+  workspace = tempDir('run');
+  const program = join(workspace, 'wordcount.py');
+  model = await startMockModel({
+    main: Array.from({ length: 30 }, () => respond),
+    agents: {
+      coder: [
+        {
+          toolUses: [
+            {
+              name: 'Write',
+              input: { file_path: program, content: 'import sys\nprint(len(sys.stdin.read().split()))\n' },
+            },
+          ],
+        },
+        { toolUses: [{ name: 'Bash', input: { command: `echo one two three | python3 ${program}` } }] },
+        { text: 'Conclusion: wordcount.py works (printed 3 for three words).\nOutput: wordcount.py' },
+      ],
+    },
+  });
+});
+afterAll(async () => {
+  await model.close();
+});
+
+describe('flower run', () => {
+  it('runs a TypeScript workflow file, including its sibling .ts modules imported as .js', async () => {
+    const dir = tempDir('ts-flow');
+    const workflowModule = join(repoRoot, 'src', 'workflow', 'workflow.js');
+    writeFileSync(
+      join(dir, 'prompts.ts'),
+      'export const greetingPrompt: string = "Say hello.";\nexport interface Unused { a: number }\n',
+    );
+    writeFileSync(
+      join(dir, 'flow.ts'),
+      [
+        `import { Workflow } from ${JSON.stringify(workflowModule)};`,
+        `import type { AgentSpec } from ${JSON.stringify(join(repoRoot, 'src', 'runtime', 'agent-spec.js'))};`,
+        "import { greetingPrompt } from './prompts.js';",
+        'type Named = { name: string };',
+        "const spec: AgentSpec & Named = { name: 'hello', instructions: '', allowedTools: ['Read'], permissionMode: 'default' };",
+        'export function build(): Workflow {',
+        "  return new Workflow([{ name: 'hello', spec, prompt: greetingPrompt }], { name: 'typed' });",
+        '}',
+      ].join('\n'),
+    );
+    const run = await runFlower(['-w', workspace, 'run', join(dir, 'flow.ts:build')], {
+      cwd: dir,
+      env: mockedEnv(model),
+    });
+    expect(run.stderr).toBe('');
+    expect(run.status).toBe(0);
+    expect(run.stdout).toMatch(/== hello =+ 1\/1/);
+    expect(run.stdout).toContain(GREETING);
+    expect(run.stdout).toMatch(/total \$\d+\.\d{4} · manifest /);
+  });
+
+  it('runs ./examples/my-flow.ts:main from the repository', async () => {
+    const run = await runFlower(['run', join(repoRoot, 'examples', 'my-flow.ts:main')], {
+      cwd: workspace,
+      env: mockedEnv(model),
+      timeoutMs: 150_000,
+    });
+    expect(run.stderr).toBe('');
+    expect(run.status).toBe(0);
+    expect(run.stdout).toMatch(/== write =+ 1\/2/);
+    expect(run.stdout).toMatch(/== usage =+ 2\/2/);
+    expect(run.stdout).toContain(USAGE_NOTE);
+    expect(existsSync(join(workspace, 'wordcount.py'))).toBe(true);
+    const manifest = JSON.parse(readFileSync(join(workspace, 'runs', 'manifest.json'), 'utf8')) as Array<{
+      step: string;
+      ok: boolean;
+    }>;
+    expect(
+      manifest.filter((row) => row.step === 'write' || row.step === 'usage').every((row) => row.ok),
+    ).toBe(true);
+  }, 160_000);
+});

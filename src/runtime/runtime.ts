@@ -137,6 +137,14 @@ interface SessionTarget {
   resumeAt?: string | undefined;
 }
 
+/** How a step goes on after an attempt that did not succeed. */
+interface Continuation {
+  prompt: string;
+  target: SessionTarget;
+  /** False for interrupts and handoffs: they do not use up the retry budget. */
+  countsAsAttempt: boolean;
+}
+
 export class Runtime {
   readonly workspace: string;
   readonly runDir: string;
@@ -277,85 +285,18 @@ export class Runtime {
           }
         });
         if (result.ok) break;
-
-        if (result.error === INTERRUPTED_BY_HUMAN) {
-          const words = this.pendingInterrupt ?? '';
-          this.pendingInterrupt = null;
-          if (!result.sessionId) break;
-          emit({
-            kind: 'retry',
-            text: words ? 'Interrupted; continuing with your words' : 'Interrupted; continuing',
-            payload: { source: 'runtime', step: step.name, reason: 'interrupt' },
-          });
-          target = { resume: result.sessionId };
-          nextPrompt = interruptPrompt(words, this.resilience.resumePrompt);
-          result.resumed = true;
-          attempt -= 1;
-          continue;
-        }
-
-        const overflowed =
-          this.handoff.enabled &&
-          Boolean(result.sessionId) &&
-          isContextOverflow(result.error, ...result.errors.slice(errorsBefore));
-        if (result.error === CONTEXT_FULL_HANDOFF || overflowed) {
-          // The overflow tells the real window: remember it so the next run hands off in time.
-          if (overflowed && step.watermark > 0) rememberOverflow(step.watermark, { env: this.env });
-          const stop = handoffStopReason(
-            { step: step.name, generations: result.retired.length, degradedInARow: this.degradedStreak },
-            this.handoff,
-          );
-          if (stop !== undefined) {
-            result.error = stop;
-            break;
-          }
-          const handoff = await writeHandoff(
-            this.handoffRequest(spec, prompt, step, result, overflowed, emit),
-          );
-          if (result.sessionId) result.retired.push(result.sessionId);
-          this.degradedStreak = handoff.degraded ? this.degradedStreak + 1 : 0;
-          target = {};
-          nextPrompt = handoff.prompt;
-          result.sessionId = null;
-          step.watermark = 0;
-          step.warned = false;
-          attempt -= 1;
-          continue;
-        }
-
-        if (!this.resilience.enabled || attempt >= this.resilience.maxAttempts) break;
-        const kind = classifyFailure(result.error);
-        if (!shouldRetry(kind, this.resilience)) {
-          // A spent budget or turn cap is the caller's limit working, not a setup problem.
-          if (kind === 'fatal' && !SPENT_LIMIT.test(result.error ?? '')) {
-            result.error = fatalFailureMessage(result.error ?? '', this.env.ANTHROPIC_BASE_URL);
-          }
-          break;
-        }
-        emit({
-          kind: 'retry',
-          text: `Attempt ${attempt} failed (${kind}); retrying`,
-          payload: { source: 'runtime', step: step.name, attempt, reason: 'failure' },
-        });
-        const online = await waitOnline(this.env.ANTHROPIC_BASE_URL, {
-          policy: this.resilience,
-          onNotice: (line) =>
-            emit({
-              kind: 'retry',
-              text: line,
-              payload: { source: 'runtime', step: step.name, reason: 'offline' },
-            }),
-        });
-        if (!online) {
-          result.error = offlineGaveUpError(result.error ?? '', this.resilience);
-          break;
-        }
-        await sleep(backoffDelay(attempt, this.resilience));
-        if (result.sessionId) {
-          target = { resume: result.sessionId };
-          nextPrompt = this.resilience.resumePrompt;
-          result.resumed = true;
-        }
+        const overflowed = this.overflowed(result, errorsBefore);
+        const next =
+          result.error === INTERRUPTED_BY_HUMAN
+            ? this.afterInterrupt(result, step, emit)
+            : result.error === CONTEXT_FULL_HANDOFF || overflowed
+              ? await this.afterFullContext(spec, prompt, result, step, overflowed, emit)
+              : await this.afterFailure(attempt, result, step, emit, { prompt: nextPrompt, target });
+        if (next === undefined) break;
+        // Interrupts and handoffs are not failed attempts: they must not eat the retry budget.
+        if (!next.countsAsAttempt) attempt -= 1;
+        nextPrompt = next.prompt;
+        target = next.target;
       }
     } finally {
       stopRescue();
@@ -369,6 +310,108 @@ export class Runtime {
       }
     }
     return result;
+  }
+
+  /** The attempt failed because the context no longer fits (only this attempt's errors count). */
+  private overflowed(result: StepResult, errorsBefore: number): boolean {
+    return (
+      this.handoff.enabled &&
+      Boolean(result.sessionId) &&
+      isContextOverflow(result.error, ...result.errors.slice(errorsBefore))
+    );
+  }
+
+  /** A human interrupt: the same session continues with the human's words and the note. */
+  private afterInterrupt(result: StepResult, step: StepState, emit: EventSink): Continuation | undefined {
+    const words = this.pendingInterrupt ?? '';
+    this.pendingInterrupt = null;
+    if (!result.sessionId) return undefined;
+    emit({
+      kind: 'retry',
+      text: words ? 'Interrupted; continuing with your words' : 'Interrupted; continuing',
+      payload: { source: 'runtime', step: step.name, reason: 'interrupt' },
+    });
+    result.resumed = true;
+    return {
+      prompt: interruptPrompt(words, this.resilience.resumePrompt),
+      target: { resume: result.sessionId },
+      countsAsAttempt: false,
+    };
+  }
+
+  /**
+   * The context is full (threshold reached, or the API said it overflowed): the session writes a
+   * handoff (or a degraded one is assembled) and a brand-new session takes over from it, unless
+   * the runaway brake says stop.
+   */
+  private async afterFullContext(
+    spec: AgentSpec,
+    originalPrompt: string,
+    result: StepResult,
+    step: StepState,
+    overflowed: boolean,
+    emit: EventSink,
+  ): Promise<Continuation | undefined> {
+    // The overflow tells the real window: remember it so the next run hands off in time.
+    if (overflowed && step.watermark > 0) rememberOverflow(step.watermark, { env: this.env });
+    const stop = handoffStopReason(
+      { step: step.name, generations: result.retired.length, degradedInARow: this.degradedStreak },
+      this.handoff,
+    );
+    if (stop !== undefined) {
+      result.error = stop;
+      return undefined;
+    }
+    const handoff = await writeHandoff(
+      this.handoffRequest(spec, originalPrompt, step, result, overflowed, emit),
+    );
+    if (result.sessionId) result.retired.push(result.sessionId);
+    this.degradedStreak = handoff.degraded ? this.degradedStreak + 1 : 0;
+    result.sessionId = null;
+    step.watermark = 0;
+    step.warned = false;
+    return { prompt: handoff.prompt, target: {}, countsAsAttempt: false };
+  }
+
+  /**
+   * A failed attempt: fatal failures stop at once (with the `flower setup` hint when it is a
+   * setup problem); others wait for the endpoint, back off, and resume the session if there is one.
+   */
+  private async afterFailure(
+    attempt: number,
+    result: StepResult,
+    step: StepState,
+    emit: EventSink,
+    current: Omit<Continuation, 'countsAsAttempt'>,
+  ): Promise<Continuation | undefined> {
+    if (!this.resilience.enabled || attempt >= this.resilience.maxAttempts) return undefined;
+    const kind = classifyFailure(result.error);
+    if (!shouldRetry(kind, this.resilience)) {
+      // A spent budget or turn cap is the caller's limit working, not a setup problem.
+      if (kind === 'fatal' && !SPENT_LIMIT.test(result.error ?? '')) {
+        result.error = fatalFailureMessage(result.error ?? '', this.env.ANTHROPIC_BASE_URL);
+      }
+      return undefined;
+    }
+    const notice = (text: string, reason: 'failure' | 'offline') =>
+      emit({ kind: 'retry', text, payload: { source: 'runtime', step: step.name, attempt, reason } });
+    notice(`Attempt ${attempt} failed (${kind}); retrying`, 'failure');
+    const online = await waitOnline(this.env.ANTHROPIC_BASE_URL, {
+      policy: this.resilience,
+      onNotice: (line) => notice(line, 'offline'),
+    });
+    if (!online) {
+      result.error = offlineGaveUpError(result.error ?? '', this.resilience);
+      return undefined;
+    }
+    await sleep(backoffDelay(attempt, this.resilience));
+    if (!result.sessionId) return { ...current, countsAsAttempt: true };
+    result.resumed = true;
+    return {
+      prompt: this.resilience.resumePrompt,
+      target: { resume: result.sessionId },
+      countsAsAttempt: true,
+    };
   }
 
   /** One query of `spec` for the step, with the runtime's hooks, store and compaction rules applied. */

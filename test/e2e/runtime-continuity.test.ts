@@ -124,11 +124,17 @@ describe('Runtime continuity across processes (real SDK and binary against the m
   it('on SIGTERM writes the in-flight step to the manifest as killed-by-signal', async () => {
     harness = await startHarness([mock.text('slow', { delayMs: 60_000 })]);
     const h = harness;
+    let group = 0;
     const outcome = await drive(h, 'work', 'Take your time.', (child) => {
+      group = child.pid ?? 0;
       void h.model
         .waitForRequest(() => h.model.mainRequests().length >= 1, 60_000)
         .then(() => child.kill('SIGTERM'));
     });
+    // The agent process the driver started is not ours to leave behind.
+    try {
+      process.kill(-group, 'SIGKILL');
+    } catch {}
     expect(outcome.signal).toBe('SIGTERM');
     const rows = readJson(join(h.workspace, 'runs', 'manifest.json')) as Array<Record<string, unknown>>;
     expect(rows).toHaveLength(1);

@@ -66,8 +66,11 @@ export async function startHarness(
     async cleanup() {
       for (const runtime of runtimes) runtime.close();
       await model.close();
-      // A stopped agent process may still be finishing a write in its config directory.
-      rmSync(root, { recursive: true, force: true, maxRetries: 5, retryDelay: 200 });
+      // An agent process whose parent was killed may still be finishing writes in its config
+      // directory; a leftover temp directory is not worth failing a test over.
+      try {
+        rmSync(root, { recursive: true, force: true, maxRetries: 5, retryDelay: 200 });
+      } catch {}
     },
   };
 }

@@ -27,6 +27,9 @@ import { formatElapsed, PlainRenderer } from '../plain-renderer.js';
 /** The manifest step name of every `once` run. */
 export const ONCE_STEP = 'ad-hoc';
 
+/** Read-only by default: looking costs nothing, changing things should be asked for. */
+const DEFAULT_TOOLS = ['Read', 'Glob', 'Grep'];
+
 const PERMISSION_MODES: readonly PermissionMode[] = ['default', 'acceptEdits', 'plan', 'bypassPermissions'];
 
 interface OnceFlags {
@@ -124,11 +127,11 @@ export function registerOnce(program: Command): void {
     .description('run one ad-hoc agent on a prompt (no clarifying, no judge) and print what it does')
     .argument('<prompt>', 'what the agent should do')
     .option('-i, --instructions <text>', "appended after Claude Code's own system prompt", '')
-    .option('-t, --tools <list>', 'comma-separated tools it may use without asking', parseTools, [
-      'Read',
-      'Glob',
-      'Grep',
-    ])
+    .addOption(
+      new Option('-t, --tools <list>', 'comma-separated tools it may use without asking')
+        .argParser(parseTools)
+        .default(DEFAULT_TOOLS, DEFAULT_TOOLS.join(',')),
+    )
     .addOption(
       new Option('-p, --permission-mode <mode>', 'permission mode of the session')
         .choices(PERMISSION_MODES)

@@ -30,7 +30,15 @@ const text = (body: string, context?: number): FlowerEvent => ({
 const result = (costUsd: number, isError = false): FlowerEvent => ({
   kind: 'result',
   text: 'success',
-  payload: { sessionId: 's', costUsd, numTurns: 3, isError, subtype: 'success', errors: [] },
+  payload: {
+    sessionId: 's',
+    sessionCostUsd: costUsd,
+    costUsd,
+    numTurns: 3,
+    isError,
+    subtype: 'success',
+    errors: [],
+  },
 });
 const question = (state: string, extra: Record<string, unknown> = {}): FlowerEvent => ({
   kind: 'ask',

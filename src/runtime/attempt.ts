@@ -73,8 +73,9 @@ export async function runAttempt(
       }
       for (const event of normalize(message)) {
         if (event.kind === 'result') {
-          event.payload.costUsd = Math.max(0, event.payload.sessionCostUsd - sessionTotal);
-          sessionTotal = Math.max(sessionTotal, event.payload.sessionCostUsd);
+          const reported = event.payload.sessionCostUsd ?? event.payload.costUsd;
+          event.payload.costUsd = Math.max(0, reported - sessionTotal);
+          sessionTotal = Math.max(sessionTotal, reported);
         }
         watch.observe(event, result);
         sink?.(event);

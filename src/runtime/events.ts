@@ -69,9 +69,10 @@ export interface ResultPayload {
   /**
    * The session's running total in USD as the binary reports it (`total_cost_usd`). It is
    * cumulative: it keeps growing over several results of one query (background subagents) and
-   * even across resumes, because the binary restores it from the transcript.
+   * even across resumes, because the binary restores it from the transcript. Always set by
+   * `normalize`; optional so that events built by hand (tests, replays) need not invent it.
    */
-  sessionCostUsd: number;
+  sessionCostUsd?: number;
   /**
    * What this result added, in USD. `normalize` cannot know the earlier total and sets the
    * session total; the runtime replaces it with the difference before any sink sees the event.

@@ -66,7 +66,7 @@ describe('Runtime accounting (real SDK and binary against the mock model)', () =
     const last = results[results.length - 1]!;
     if (last.kind !== 'result') throw new Error('unreachable');
     // Charged once: the final running total, split over the two results.
-    expect(result.costUsd).toBeCloseTo(last.payload.sessionCostUsd, 6);
+    expect(result.costUsd).toBeCloseTo(last.payload.sessionCostUsd ?? Number.NaN, 6);
     expect(
       results.reduce((sum, event) => sum + (event.kind === 'result' ? event.payload.costUsd : 0), 0),
     ).toBeCloseTo(result.costUsd, 6);

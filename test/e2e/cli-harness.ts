@@ -3,7 +3,7 @@
  * no host credentials or settings, and an async spawn (the mock model lives in the test process,
  * so the test must keep its event loop free while the child runs).
  */
-import { spawn } from 'node:child_process';
+import { type ChildProcessWithoutNullStreams, spawn } from 'node:child_process';
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -90,4 +90,59 @@ export function runFlower(args: string[], options: FlowerRunOptions = {}): Promi
     });
     child.stdin.end(options.input ?? '');
   });
+}
+
+const stripAnsi = (text: string) => text.replace(/\x1b\[[0-9;?]*[A-Za-z]/g, '').replace(/\r/g, '\n');
+
+/**
+ * `flower` in a real pseudo-terminal (util-linux `script` provides it), driven like a person at a
+ * keyboard: wait for text on the screen, type keys. The test keeps its event loop free meanwhile, so
+ * a mock model in the test process keeps answering.
+ */
+export class PtySession {
+  private raw = '';
+  private readonly exit: Promise<number | null>;
+
+  constructor(private readonly child: ChildProcessWithoutNullStreams) {
+    // Decoded as a stream, so a character split across two reads arrives whole.
+    child.stdout.setEncoding('utf8').on('data', (text: string) => {
+      this.raw += text;
+    });
+    child.stderr.setEncoding('utf8').on('data', (text: string) => {
+      this.raw += text;
+    });
+    this.exit = new Promise((resolve) => child.on('close', (code) => resolve(code)));
+  }
+
+  /** Starts `flower <args>` on a fresh pty. */
+  static flower(args: string[], env: Record<string, string>): PtySession {
+    const command = [process.execPath, flowerBin, ...args]
+      .map((part) => `'${part.replace(/'/g, "'\\''")}'`)
+      .join(' ');
+    return new PtySession(spawn('script', ['-qfec', command, '/dev/null'], { env, stdio: 'pipe' }));
+  }
+
+  /** What is on screen so far, colours and cursor movements removed. */
+  get screen(): string {
+    return stripAnsi(this.raw);
+  }
+
+  /** Waits until `text` appears on screen after position `from`; returns where it ended. */
+  async waitFor(text: string, from = 0, timeoutMs = 60_000): Promise<number> {
+    const deadline = Date.now() + timeoutMs;
+    while (Date.now() < deadline) {
+      const at = this.screen.indexOf(text, from);
+      if (at >= 0) return at + text.length;
+      await new Promise((resolve) => setTimeout(resolve, 100));
+    }
+    throw new Error(`timed out waiting for ${JSON.stringify(text)}; screen so far:\n${this.screen}`);
+  }
+
+  type(keys: string): void {
+    this.child.stdin.write(keys);
+  }
+
+  exited(): Promise<number | null> {
+    return this.exit;
+  }
 }

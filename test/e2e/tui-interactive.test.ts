@@ -6,7 +6,6 @@
  * under runs/aside/ while the run goes on), type a requirement mid-run (inbox + brief), Ctrl-C and
  * tell the agent something (it arrives in the same session), then Ctrl-C twice quits with 130.
  */
-import { type ChildProcessWithoutNullStreams, spawn } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -15,7 +14,7 @@ import { ASK_TOOL, INBOX_TOOL } from '../../src/agents/tools.js';
 import { contentText, type RecordedRequest, systemText } from '../../src/testing/recording.js';
 import type { MockReply } from '../../src/testing/script.js';
 import { type MockModel, startMockModel } from '../../src/testing/server.js';
-import { flowerBin, mockedEnv, tempDir } from './cli-harness.js';
+import { mockedEnv, PtySession, tempDir } from './cli-harness.js';
 
 const heading = (rules: string) => rules.split('\n')[0]!;
 const LANGUAGE_OPTIONS = ['Python', 'JavaScript'];
@@ -55,46 +54,6 @@ function respond(request: RecordedRequest): MockReply {
   return { text: 'not scripted' };
 }
 
-const stripAnsi = (text: string) => text.replace(/\x1b\[[0-9;?]*[A-Za-z]/g, '').replace(/\r/g, '\n');
-
-class PtySession {
-  private raw = '';
-  private readonly exit: Promise<number | null>;
-
-  constructor(private readonly child: ChildProcessWithoutNullStreams) {
-    child.stdout.on('data', (chunk: Buffer) => {
-      this.raw += chunk.toString('utf8');
-    });
-    child.stderr.on('data', (chunk: Buffer) => {
-      this.raw += chunk.toString('utf8');
-    });
-    this.exit = new Promise((resolve) => child.on('close', (code) => resolve(code)));
-  }
-
-  get screen(): string {
-    return stripAnsi(this.raw);
-  }
-
-  /** Waits until `text` appears on screen after position `from`; returns where it ended. */
-  async waitFor(text: string, from = 0, timeoutMs = 60_000): Promise<number> {
-    const deadline = Date.now() + timeoutMs;
-    while (Date.now() < deadline) {
-      const at = this.screen.indexOf(text, from);
-      if (at >= 0) return at + text.length;
-      await new Promise((resolve) => setTimeout(resolve, 100));
-    }
-    throw new Error(`timed out waiting for ${JSON.stringify(text)}; screen so far:\n${this.screen}`);
-  }
-
-  type(keys: string): void {
-    this.child.stdin.write(keys);
-  }
-
-  exited(): Promise<number | null> {
-    return this.exit;
-  }
-}
-
 let model: MockModel;
 beforeAll(async () => {
   model = await startMockModel({ main: Array.from({ length: 200 }, () => respond) });
@@ -106,20 +65,10 @@ afterAll(async () => {
 describe('the interactive terminal', () => {
   it('answers, skips, asks aside, takes mail, interrupts, and quits on a second Ctrl-C with 130', async () => {
     const workspace = tempDir('tui');
-    const command = [
-      process.execPath,
-      flowerBin,
-      '-w',
-      workspace,
-      '--no-goal',
-      '--timeout',
-      '120',
-      'write hello',
-    ]
-      .map((part) => `'${part}'`)
-      .join(' ');
-    const child = spawn('script', ['-qfec', command, '/dev/null'], { env: mockedEnv(model), stdio: 'pipe' });
-    const pty = new PtySession(child);
+    const pty = PtySession.flower(
+      ['-w', workspace, '--no-goal', '--timeout', '120', 'write hello'],
+      mockedEnv(model),
+    );
 
     // A question with options: answered by its number.
     let at = await pty.waitFor('? Which language?');

@@ -7,7 +7,8 @@
  *   announced at once, so a process killed a second later still leaves it in the lineage.
  * - A break (handoff due, human interrupt) happens only at a message boundary, and never in front
  *   of a `result` message: the turn it closes is already over, and cutting it would throw away its
- *   cost and its outcome.
+ *   cost and its outcome. A human interrupt also asks the agent to end its turn at once
+ *   (`onRunning`), so it does not wait for a long reply to produce the next message.
  * - Synthetic API errors go to `errors`, never to `text`. A failed attempt that produced no prose
  *   keeps the text of an earlier one.
  * - Turns are added up over every `result` message: with background subagents one query reports
@@ -30,6 +31,11 @@ export interface AttemptWatch {
   breakReason(result: StepResult): string | undefined;
   /** Every normalised event, before it reaches the sink: the loop tracks context and models here. */
   observe(event: FlowerEvent, result: StepResult): void;
+  /**
+   * The query is running: `stopTurn` asks the agent to end its current turn now (a human
+   * interrupt need not wait for a long reply to finish before the next message boundary).
+   */
+  onRunning?(stopTurn: () => void): void;
 }
 
 function describeError(error: unknown): string {
@@ -56,6 +62,11 @@ export async function runAttempt(
   const texts: string[] = [];
   const errorsBefore = result.errors.length;
   const session = startQuery(prompt, options);
+  watch.onRunning?.(() => {
+    session.interrupt().catch(() => {
+      // The turn may have ended on its own meanwhile; the boundary check still applies.
+    });
+  });
   try {
     for await (const message of session) {
       const sessionId = (message as { session_id?: unknown }).session_id;

@@ -165,6 +165,8 @@ export class Runtime {
   /** Handoffs in a row that had to be assembled mechanically (across steps: the cause is the setup). */
   private degradedStreak = 0;
   private modelWarned = false;
+  /** Ends the running query's current turn; set while a (non-handoff) query runs. */
+  private stopTurn: (() => void) | undefined;
   /** Each session's running cost total as last reported, so a resume is charged only what it adds. */
   private readonly sessionTotals = new Map<string, number>();
 
@@ -222,6 +224,7 @@ export class Runtime {
   interrupt(words = ''): void {
     if (this.current === null) return;
     this.pendingInterrupt = words;
+    this.stopTurn?.();
   }
 
   /** Writes the step in flight as killed by a signal. Synchronous and never throws (signal handlers). */
@@ -441,14 +444,22 @@ export class Runtime {
     });
     const watch = this.watchFor(step, sink, onSession);
     const baseline = target.resume ? this.sessionCostOf(target.resume) : 0;
-    const total = await runAttempt(
-      preamble ? `${preamble}\n\n${prompt}` : prompt,
-      options,
-      result,
-      watch,
-      sink,
-      baseline,
-    );
+    let total: number;
+    try {
+      total = await runAttempt(
+        preamble ? `${preamble}\n\n${prompt}` : prompt,
+        options,
+        result,
+        watch,
+        sink,
+        baseline,
+      );
+    } finally {
+      this.stopTurn = undefined;
+    }
+    // A turn ended early by an interrupt reports an error result rather than another message.
+    if (!result.ok && this.pendingInterrupt !== null && !step.writingHandoff)
+      result.error = INTERRUPTED_BY_HUMAN;
     if (result.sessionId) this.sessionTotals.set(result.sessionId, total);
   }
 
@@ -486,6 +497,9 @@ export class Runtime {
           return CONTEXT_FULL_HANDOFF;
         if (this.pendingInterrupt !== null) return INTERRUPTED_BY_HUMAN;
         return undefined;
+      },
+      onRunning: (stopTurn) => {
+        if (!step.writingHandoff) this.stopTurn = stopTurn;
       },
       observe: (event, result) => {
         if (step.writingHandoff) return;

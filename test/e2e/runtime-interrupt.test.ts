@@ -56,6 +56,26 @@ describe('Runtime interrupt and model warning (real SDK and binary against the m
     expect(JSON.stringify(resumed.body?.messages)).toContain('Reformat the code.');
   });
 
+  it('does not wait for a slow reply to finish before acting on an interrupt', async () => {
+    harness = await startHarness({
+      main: [],
+      fallback: (request) =>
+        lastUserText(request).includes('interrupted you')
+          ? mock.text('Stopped and switched.')
+          : mock.text('A very slow answer.', { delayMs: 45_000 }),
+    });
+    const runtime = harness.runtime();
+    void harness.model
+      .waitForRequest(() => true, 60_000)
+      .then(() => runtime.interrupt('Stop; do the other thing.'));
+    const started = Date.now();
+    const result = await runtime.run(spec, 'Answer slowly.');
+    expect(result.ok).toBe(true);
+    expect(result.attempts).toBe(1);
+    expect(result.text).toBe('Stopped and switched.');
+    expect(Date.now() - started).toBeLessThan(30_000);
+  });
+
   it('warns once per runtime when the endpoint serves a different model than configured', async () => {
     harness = await startHarness(
       [mock.text('one', { model: 'claude-haiku-9' }), mock.text('two', { model: 'claude-haiku-9' })],

@@ -29,9 +29,11 @@ export interface DemoPolicy {
   readonly answerDelayMs: number;
   /** The binary's own retries against the mock (it never fails, so few are enough). */
   readonly maxRetries: number;
+  /** Each scripted reply waits this long, so the screen moves at a pace a newcomer can follow. */
+  readonly replyDelayMs: number;
 }
 
-export const defaultDemoPolicy: DemoPolicy = { answerDelayMs: 800, maxRetries: 2 };
+export const defaultDemoPolicy: DemoPolicy = { answerDelayMs: 800, maxRetries: 2, replyDelayMs: 1000 };
 
 /** The demo's workspace: `dir` (created; must be empty) or a new temporary directory. */
 function demoWorkspace(dir: string | undefined): string {
@@ -58,6 +60,7 @@ async function runDemo(
   const terminal = new Terminal({ input: process.stdin, output: process.stdout });
   const configDir = mkdtempSync(join(tmpdir(), 'flower-demo-claude-'));
   const model = await startMockModel(demoScript(workspace));
+  model.setDelay(policy.replyDelayMs);
   try {
     terminal.print([
       paint.bold('flower demo'),

@@ -130,11 +130,6 @@ export async function drive(options: DriveOptions): Promise<DriveOutcome> {
     width: () => terminal.width(),
   });
   const recent = new RecentEvents();
-  const sink = (event: FlowerEvent) => {
-    recent.add(event);
-    print(renderer.render(event));
-    options.observe?.(event);
-  };
 
   const interaction = options.interactive
     ? new Interaction({
@@ -159,6 +154,13 @@ export async function drive(options: DriveOptions): Promise<DriveOutcome> {
         paint,
       })
     : undefined;
+
+  const sink = (event: FlowerEvent) => {
+    recent.add(event);
+    print(renderer.render(event));
+    interaction?.observe(event);
+    options.observe?.(event);
+  };
 
   if (options.banner) print([...options.banner(runtime)]);
   // Questions that would wait for nobody: say so, unless the run already never waits (--timeout 0).

@@ -8,11 +8,13 @@
  *   boundary and resumes the same session with it. Nothing is read or printed inside the signal path.
  * - A second Ctrl-C before that line is entered quits at once with exit code 130, terminal restored.
  * - Ctrl-C handling exists only when stdin is a terminal; piped runs keep Node's default.
- * - End of input skips every waiting question (so the agent decides itself instead of waiting for the
- *   full timeout) and removes the prompt; the run goes on.
+ * - End of input skips every waiting question, and every question asked after it, so the agent
+ *   decides itself instead of waiting the full timeout for an answer that cannot come (the reference
+ *   let later questions wait); the prompt is removed and the run goes on.
  * - An aside never blocks the input: it runs concurrently and its answer is printed when it comes.
  */
 import type { HumanChannel } from '../agents/human/channel.js';
+import type { FlowerEvent } from '../runtime/events.js';
 import { routeLine } from './input-routing.js';
 import type { EditorEvent } from './line-editor.js';
 import { PROMPT_HINTS, type PromptMode } from './prompt-line.js';
@@ -41,6 +43,8 @@ const INPUT_CLOSED = 'input closed';
 
 export class Interaction {
   private armed = false;
+  /** Input has ended: nobody can answer any more, so questions are skipped as they come. */
+  private inputClosed = false;
   private listening = false;
   private readonly asides = new Set<Promise<void>>();
   private readonly onSignal = () => this.controlC();
@@ -75,6 +79,15 @@ export class Interaction {
     this.options.terminal.close();
   }
 
+  /** Sees the run's events: a question asked after the input ended is skipped at once. */
+  observe(event: FlowerEvent): void {
+    if (!this.inputClosed || event.kind !== 'ask') return;
+    const payload = event.payload as { kind?: unknown; state?: unknown; id?: unknown };
+    if (payload.kind === 'question' && payload.state === 'asked') {
+      this.options.channel?.decline(String(payload.id), INPUT_CLOSED);
+    }
+  }
+
   private onInput(event: EditorEvent): void {
     switch (event.kind) {
       case 'interrupt':
@@ -105,6 +118,7 @@ export class Interaction {
   }
 
   private endOfInput(): void {
+    this.inputClosed = true;
     const { channel, terminal } = this.options;
     for (const ask of channel?.pending() ?? []) channel?.decline(ask.id, INPUT_CLOSED);
     terminal.hidePrompt();

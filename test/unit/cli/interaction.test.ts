@@ -37,12 +37,15 @@ function setup(options: { tty?: boolean; brief?: boolean } = {}) {
   const dir = mkdtempSync(join(tmpdir(), 'flower-interaction-'));
   const brief = join(dir, 'brief.md');
   writeFileSync(brief, '## Goal\nx\n');
+  // The channel reports to the interaction the way a run's sink does.
+  let interaction: Interaction | undefined;
   const channel = new HumanChannel({
     ...((options.brief ?? true) ? { amendPath: brief } : {}),
     timeoutSeconds: 60,
+    onEvent: (event) => interaction?.observe(event),
   });
   const calls = { interrupts: [] as string[], asides: [] as string[], quits: [] as number[] };
-  const interaction = new Interaction({
+  interaction = new Interaction({
     terminal,
     channel,
     interrupt: (words) => calls.interrupts.push(words),
@@ -129,6 +132,14 @@ describe('Interaction', () => {
     input.emit('end');
     expect((await first).state).toBe('declined');
     expect((await second).answer).toContain('input closed');
+  });
+
+  it('skips a question asked after the input ended, instead of letting it wait for nobody', async () => {
+    const { channel, input } = setup({ tty: false });
+    input.emit('end');
+    const ask = await channel.ask('three?');
+    expect(ask.state).toBe('declined');
+    expect(ask.answer).toContain('input closed');
   });
 
   it('ignores Ctrl-C when the input is not a terminal', () => {

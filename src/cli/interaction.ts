@@ -114,7 +114,9 @@ export class Interaction {
       return;
     }
     this.armed = true;
-    terminal.redraw();
+    // With no prompt row (output piped), say it on a line of its own.
+    if (terminal.interactive) terminal.redraw();
+    else terminal.print([this.options.paint.yellow(PROMPT_HINTS.interrupt.trimEnd())]);
   }
 
   private endOfInput(): void {

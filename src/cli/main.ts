@@ -20,8 +20,10 @@ import { startUpdateNotice } from './update-notice.js';
 export function buildProgram(): Command {
   const program = new Command('flower')
     .description(
-      'Carry one long task with Claude Code: clarify it, work on it with a coordinator and workers,\n' +
-        'have an independent judge rule whether it is done, and resume after any interruption.',
+      // commander wraps help text to the terminal itself; a hard line break here would break it twice.
+      'Carry one long task with Claude Code: clarify it, work on it with a coordinator and workers, ' +
+        'have an independent judge rule whether it is done, and resume after any interruption. ' +
+        'Without a command, `flower [request]` means `flower go [request]`.',
     )
     .version(packageVersion, '-V, --version', 'print the flower version')
     .showHelpAfterError('(run "flower --help" for usage)')

@@ -15,6 +15,7 @@ import {
   messageText,
   mock,
   type RecordedRequest,
+  toolResults,
 } from '../../src/testing/index.js';
 import { eventLog, type Harness, startHarness } from './runtime-harness.js';
 
@@ -216,6 +217,21 @@ describe('Runtime handoff (real SDK and binary against the mock model)', () => {
     const calibration = join(harness.env.XDG_CONFIG_HOME!, 'flower', '.windows');
     expect(existsSync(calibration)).toBe(true);
     expect(Object.values(JSON.parse(readFileSync(calibration, 'utf8')))).toContain(60_000);
+  });
+
+  it.each([
+    [true, '1'],
+    [false, ''],
+  ])('with handoff %s, the agent process gets DISABLE_AUTO_COMPACT="%s"', async (handoff, expected) => {
+    harness = await startHarness([
+      mock.toolUse('Bash', { command: 'echo "compact=$DISABLE_AUTO_COMPACT"' }),
+      mock.text('Checked.'),
+    ]);
+    const runtime = harness.runtime({ handoff });
+    const result = await runtime.run({ ...spec, allowedTools: ['Bash'] }, 'Check the setting.');
+    expect(result.ok).toBe(true);
+    const toolResult = toolResults(harness.model.mainRequests()[1]!)[0];
+    expect(toolResult?.text.trim()).toBe(`compact=${expected}`);
   });
 
   it('stops a step that crosses the threshold in every new session, with the explanation', async () => {

@@ -2,9 +2,9 @@ import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { bulletItems, readSections, stripCode } from '../../../src/runtime/markdown-sections.js';
 import { BRIEF_PLACEHOLDER, Brief } from '../../../src/workflow/brief.js';
 import { Goal } from '../../../src/workflow/goal.js';
-import { bulletItems, readSections, stripCode } from '../../../src/runtime/markdown-sections.js';
 import { UNCLEAR_VERDICT_REASON, Verdict } from '../../../src/workflow/verdict.js';
 
 const tempDir = () => mkdtempSync(join(tmpdir(), 'flower-docs-'));

@@ -9,8 +9,8 @@
  *   library caller can pass `portable: false`; no CLI flag reaches it.
  * - The role's instructions are appended to the `claude_code` preset system prompt, never a
  *   replacement: Claude Code's own tool discipline stays in force.
- * - The subprocess environment is the parent's plus the spec's plus what the compaction setting
- *   writes. The SDK replaces the child's environment wholesale when `env` is given, so the parent's
+ * - The subprocess environment is flower's defaults, then the parent's, the spec's, and what the
+ *   compaction setting writes. The SDK replaces the child's environment wholesale when `env` is given, so the parent's
  *   variables (PATH, HOME, credentials) are always copied in first.
  * - `fork` and `resumeAt` mean nothing without `resume`; they are dropped rather than passed on.
  */
@@ -52,12 +52,25 @@ export interface SessionSetup {
   stderr?: (data: string) => void;
 }
 
-/** The environment the Claude Code process gets: parent, then the spec's, then compaction's. */
+/**
+ * How long the binary waits for background subagents before killing them. Its own default is 10
+ * minutes (`CLAUDE_CODE_PRINT_BG_WAIT_CEILING_MS`, measured against the bundled binary: a subagent
+ * still running then is killed and no further main turn runs). A worker on a long task routinely
+ * runs longer than that, and flower has its own stop paths (interrupt, budget, signals), so the
+ * ceiling is raised to a day unless the caller's environment or the spec sets it.
+ */
+export const BACKGROUND_TASK_WAIT_MS = 24 * 60 * 60 * 1000;
+const BACKGROUND_WAIT_VARIABLE = 'CLAUDE_CODE_PRINT_BG_WAIT_CEILING_MS';
+
+/**
+ * The environment the Claude Code process gets: flower's defaults, then the parent's, then the
+ * spec's, then compaction's.
+ */
 export function childEnvironment(
   spec: AgentSpec,
   baseEnv: NodeJS.ProcessEnv = process.env,
 ): Record<string, string> {
-  const env: Record<string, string> = {};
+  const env: Record<string, string> = { [BACKGROUND_WAIT_VARIABLE]: String(BACKGROUND_TASK_WAIT_MS) };
   for (const [key, value] of Object.entries(baseEnv)) if (value !== undefined) env[key] = value;
   Object.assign(env, spec.env ?? {});
   if (spec.compact) Object.assign(env, new CompactPolicy(spec.compact).env());

@@ -1,7 +1,14 @@
 import type { SessionStore } from '@anthropic-ai/claude-agent-sdk';
 import { describe, expect, it } from 'vitest';
 import type { AgentSpec } from '../../../src/runtime/agent-spec.js';
-import { buildOptions, childEnvironment, pluginDirectory } from '../../../src/runtime/options.js';
+import {
+  BACKGROUND_TASK_WAIT_MS,
+  buildOptions,
+  childEnvironment,
+  pluginDirectory,
+} from '../../../src/runtime/options.js';
+
+const backgroundWait = { CLAUDE_CODE_PRINT_BG_WAIT_CEILING_MS: String(BACKGROUND_TASK_WAIT_MS) };
 
 const spec: AgentSpec = {
   name: 'worker',
@@ -112,6 +119,14 @@ describe('buildOptions', () => {
 });
 
 describe('childEnvironment', () => {
+  it("lets background workers run past the binary's 10-minute wait, unless the caller sets the ceiling", () => {
+    expect(childEnvironment(spec, {}).CLAUDE_CODE_PRINT_BG_WAIT_CEILING_MS).toBe('86400000');
+    expect(
+      childEnvironment(spec, { CLAUDE_CODE_PRINT_BG_WAIT_CEILING_MS: '5000' })
+        .CLAUDE_CODE_PRINT_BG_WAIT_CEILING_MS,
+    ).toBe('5000');
+  });
+
   it('starts from the base environment, then the spec, then what compaction writes', () => {
     const env = childEnvironment(
       {
@@ -122,6 +137,7 @@ describe('childEnvironment', () => {
       { PATH: '/bin', FOO: 'base', EMPTY: undefined },
     );
     expect(env).toEqual({
+      ...backgroundWait,
       PATH: '/bin',
       FOO: 'spec',
       DISABLE_AUTO_COMPACT: '1',
@@ -130,14 +146,18 @@ describe('childEnvironment', () => {
   });
 
   it('turns every compaction off in mode off and writes nothing in mode auto', () => {
-    expect(childEnvironment({ ...spec, compact: { mode: 'off' } }, {})).toEqual({ DISABLE_COMPACT: '1' });
-    expect(childEnvironment({ ...spec, compact: { mode: 'auto' } }, {})).toEqual({});
+    expect(childEnvironment({ ...spec, compact: { mode: 'off' } }, {})).toEqual({
+      ...backgroundWait,
+      DISABLE_COMPACT: '1',
+    });
+    expect(childEnvironment({ ...spec, compact: { mode: 'auto' } }, {})).toEqual(backgroundWait);
   });
 
   it('is part of the options, because the SDK replaces the child environment wholesale', () => {
     expect(
       buildOptions({ ...spec, compact: { mode: 'no-summary' } }, { cwd: '/w', baseEnv: { HOME: '/h' } }).env,
     ).toEqual({
+      ...backgroundWait,
       HOME: '/h',
       DISABLE_AUTO_COMPACT: '1',
     });

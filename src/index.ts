@@ -50,10 +50,31 @@ export { checkReachable, endpointOf, type Reachability } from './config/reachabi
 export { defaultWindow, rememberOverflow, resolveWindow } from './config/window.js';
 // The runtime: one agent spec run as one step, with resilience, handoff, manifest and lineage.
 export type { AgentSpec, CompactSetting, HookTable } from './runtime/agent-spec.js';
-export { type EventSink, type FlowerEvent, type FlowerEventKind, normalize } from './runtime/events.js';
+export {
+  type DispatchPayload,
+  describeEvent,
+  type ErrorPayload,
+  type EventSink,
+  type FlowerEvent,
+  type FlowerEventKind,
+  type HandoffPayload,
+  type HandoffSections,
+  type MessageMeta,
+  messageMetaOf,
+  normalize,
+  type ResetPayload,
+  type ResultPayload,
+  type RetryPayload,
+  type StepPayload,
+  type SystemPayload,
+  type TaskPayload,
+  type ToolCallPayload,
+  type ToolResultPayload,
+} from './runtime/events.js';
 export { HandoffDocument, isContextOverflow } from './runtime/handoff-document.js';
 export { Lineage, type LineageRecord } from './runtime/lineage.js';
 export { readManifest } from './runtime/manifest.js';
+export { buildOptions, type SessionSetup } from './runtime/options.js';
 export {
   backoffDelay,
   classifyFailure,
@@ -63,7 +84,7 @@ export {
   resiliencePolicy,
   waitOnline,
 } from './runtime/resilience.js';
-export { type RunOptions, Runtime, type RuntimeOptions } from './runtime/runtime.js';
+export { INTERRUPT_NOTE, type RunOptions, Runtime, type RuntimeOptions } from './runtime/runtime.js';
 export {
   CONTEXT_FULL_HANDOFF,
   INTERRUPTED_BY_HUMAN,
@@ -76,7 +97,8 @@ export { defaultEphemeralPolicy, type EphemeralPolicy } from './store/expire.js'
 export { isEphemeral } from './store/glance.js';
 export { describeLoadReport, type LoadReport } from './store/load-report.js';
 export { defaultPrunePolicy, type PrunePolicy } from './store/prune.js';
-export { type RewritePolicies, rewriteForResume } from './store/rewrite.js';
+export { type RewriteOptions, type RewritePolicies, rewriteForResume } from './store/rewrite.js';
+export { projectKeyFor } from './store/session-key.js';
 export {
   SessionStoreError,
   SqliteSessionStore,

@@ -13,10 +13,10 @@
  *   re-spilling that read sent the model in circles (measured: five workarounds, then reading
  *   forty lines at a time).
  */
-import { createHash } from 'node:crypto';
 import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { HookCallbackMatcher } from '@anthropic-ai/claude-agent-sdk';
+import { spillFileName } from '../../store/spill.js';
 import { BULKY, toolMatcher } from '../tools.js';
 import type { Workbench } from '../workbench.js';
 import { PASS, replaceOutput, toolUse } from './hook-io.js';
@@ -32,10 +32,8 @@ export interface SpillPolicy {
 
 export const DEFAULT_SPILL_POLICY: SpillPolicy = { threshold: 4000, headChars: 400, tools: BULKY };
 
-/** sha256 of the UTF-8 text, first 16 hex digits: the spill file's stem. */
-export function spillName(text: string): string {
-  return `${createHash('sha256').update(text, 'utf8').digest('hex').slice(0, 16)}.txt`;
-}
+/** The spill file's name: the same content-addressed name the store's trim layer uses. */
+export const spillName: (text: string) => string = spillFileName;
 
 /** The text that stands in for a spilled result. */
 export function spillPointer(text: string, path: string, headChars: number): string {

@@ -30,6 +30,11 @@ function oneLine(text: string, limit = ONE_LINE_CHARS): string {
   return truncate(collapse(text), limit);
 }
 
+/** "1 turn", "3 turns". */
+export function formatTurns(count: number): string {
+  return count === 1 ? '1 turn' : `${count} turns`;
+}
+
 /** `m:ss`, or `h:mm:ss` from an hour on. */
 export function formatElapsed(milliseconds: number): string {
   const total = Math.max(0, Math.floor(milliseconds / 1000));
@@ -116,7 +121,7 @@ export class PlainRenderer {
         this.costUsd += event.payload.costUsd;
         const verdict = event.payload.isError ? pc.red('  x failed') : pc.green('  + done');
         return [
-          `${verdict} ${event.payload.numTurns} turns · $${event.payload.costUsd.toFixed(4)} · ${this.elapsed()}`,
+          `${verdict} ${formatTurns(event.payload.numTurns)} · $${event.payload.costUsd.toFixed(4)} · ${this.elapsed()}`,
         ];
       }
       case 'step': {

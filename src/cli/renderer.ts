@@ -18,7 +18,7 @@
 import { createColors } from 'picocolors';
 import { ASK_TOOL } from '../agents/tools.js';
 import type { FlowerEvent, HandoffPayload } from '../runtime/events.js';
-import { formatElapsed, formatTokens } from './plain-renderer.js';
+import { formatElapsed, formatTokens, formatTurns } from './plain-renderer.js';
 import { displayWidth, oneLine, sanitize, truncate, wrap } from './terminal-text.js';
 
 export interface RendererOptions {
@@ -129,7 +129,7 @@ export class TerminalRenderer {
       case 'result': {
         this.costUsd += event.payload.costUsd;
         const { numTurns, costUsd, isError } = event.payload;
-        const summary = `${numTurns} turns · $${costUsd.toFixed(4)} · ${this.elapsed()}`;
+        const summary = `${formatTurns(numTurns)} · $${costUsd.toFixed(4)} · ${this.elapsed()}`;
         return isError ? [c.red(`  x failed ${summary}`)] : [c.green(`  + done ${summary}`)];
       }
       case 'handoff':

@@ -22,7 +22,7 @@ import { loadEnvironment } from '../../config/env-chain.js';
 import type { AgentSpec } from '../../runtime/agent-spec.js';
 import { Runtime } from '../../runtime/runtime.js';
 import { type GlobalOptions, globalOptions } from '../global-options.js';
-import { formatElapsed, PlainRenderer } from '../plain-renderer.js';
+import { formatElapsed, formatTurns, PlainRenderer } from '../plain-renderer.js';
 
 /** The manifest step name of every `once` run. */
 export const ONCE_STEP = 'ad-hoc';
@@ -109,7 +109,7 @@ async function runOnce(prompt: string, flags: OnceFlags, global: GlobalOptions):
       ...(flags.resume ? { resume: flags.resume, fork: flags.fork ?? false } : {}),
       onEvent: (event) => renderer.render(event),
     });
-    const summary = `${result.numTurns} turns · $${result.costUsd.toFixed(4)} · ${formatElapsed(result.durationS * 1000)}`;
+    const summary = `${formatTurns(result.numTurns)} · $${result.costUsd.toFixed(4)} · ${formatElapsed(result.durationS * 1000)}`;
     if (!result.ok) {
       process.stdout.write(`${pc.red(`  x failed · ${summary}`)}\n`);
       throw new Error(`step "${ONCE_STEP}" failed: ${result.error ?? 'unknown reason'}`);

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { formatElapsed, formatTokens, PlainRenderer } from '../../../src/cli/plain-renderer.js';
+import { formatElapsed, formatTokens, formatTurns, PlainRenderer } from '../../../src/cli/plain-renderer.js';
 import type { FlowerEvent } from '../../../src/runtime/events.js';
 
 const plain = (line: string) => line.replace(/\u001b\[[0-9;]*m/g, '');
@@ -133,6 +133,12 @@ describe('PlainRenderer', () => {
 });
 
 describe('formatting helpers', () => {
+  it('says "1 turn" but "2 turns"', () => {
+    expect(formatTurns(1)).toBe('1 turn');
+    expect(formatTurns(2)).toBe('2 turns');
+    expect(formatTurns(0)).toBe('0 turns');
+  });
+
   it('formats elapsed time as m:ss, and h:mm:ss from an hour on', () => {
     expect(formatElapsed(0)).toBe('0:00');
     expect(formatElapsed(61_000)).toBe('1:01');

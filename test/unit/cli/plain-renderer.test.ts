@@ -128,7 +128,7 @@ describe('PlainRenderer', () => {
         payload: { sessionId: 's', costUsd: 0, numTurns: 1, isError: true, subtype: 'success', errors: [] },
       },
     ]);
-    expect(failed).toMatch(/^ {2}x failed 1 turns/);
+    expect(failed).toMatch(/^ {2}x failed 1 turn ·/);
   });
 });
 

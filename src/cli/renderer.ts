@@ -137,6 +137,8 @@ export class TerminalRenderer {
       case 'ask':
         return this.askLines(event.text, event.payload as QuestionPayload);
       case 'system':
+        if (event.payload.warning) return this.line('  ! ', event.text, c.yellow);
+        return this.verbose && event.text !== '' ? this.line('  - ', event.text, c.dim) : [];
       case 'unknown':
         return this.verbose && event.text !== '' ? this.line('  - ', event.text, c.dim) : [];
       default:

@@ -53,6 +53,11 @@ export interface TaskPayload {
 export interface SystemPayload {
   subtype: string;
   data: Record<string, unknown>;
+  /**
+   * Set by flower's own notices that need the user's attention (e.g. a goal with checks that cannot
+   * be verified here). The binary's system messages are chatter and only shown under `-v`.
+   */
+  warning?: boolean;
 }
 
 export interface ResetPayload {

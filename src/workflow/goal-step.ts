@@ -102,6 +102,7 @@ function warnUnverifiable(ctx: WorkflowContext, goal: Goal, path: string): void 
     payload: {
       subtype: UNVERIFIABLE_CHECKS_EVENT,
       data: { unverifiable, total: goal.checks.length, path },
+      warning: true,
     },
   });
 }

@@ -173,6 +173,17 @@ describe('TerminalRenderer', () => {
     }
   });
 
+  it("shows flower's own warnings even without -v", () => {
+    const warning: FlowerEvent = {
+      kind: 'system',
+      text: '1/3 checks of the goal cannot be verified here.',
+      payload: { subtype: 'unverifiable-checks', data: {}, warning: true },
+    };
+    expect(renderer().instance.render(warning)).toEqual([
+      '  ! 1/3 checks of the goal cannot be verified here.',
+    ]);
+  });
+
   it('shows tasks with text, errors, retries and resets', () => {
     const { instance } = renderer();
     expect(instance.render({ kind: 'task', text: '', payload: { phase: 'started', taskId: 't' } })).toEqual(

@@ -151,6 +151,7 @@ describe('goalStep', () => {
     expect(warning?.payload).toEqual({
       subtype: UNVERIFIABLE_CHECKS_EVENT,
       data: { unverifiable: ['runs on macOS [cannot verify here: this is Linux]'], total: 4, path: goalPath },
+      warning: true,
     });
     expect(warning?.text).toContain('1/4 checks');
   });

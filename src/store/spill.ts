@@ -10,13 +10,14 @@
  * - Failure is not an error: when the directory cannot be created or written, the writer answers
  *   undefined and the caller leaves that result untrimmed. Nothing is lost either way.
  * - The directory lives under the workspace (not the workbench) because the agent's Read must
- *   reach it; paths handed to the model are relative to the workspace.
+ *   reach it. Paths handed to the model are absolute: the Read tool accepts nothing else, and a
+ *   subagent in a worktree has another working directory than the workspace.
  */
 import { createHash } from 'node:crypto';
 import { existsSync, mkdirSync, renameSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 
-/** Store `text` and return its path relative to the workspace, or undefined if it cannot be stored. */
+/** Store `text` and return its absolute path, or undefined if it cannot be stored. */
 export type SpillWriter = (text: string) => string | undefined;
 
 export function spillFileName(text: string): string {
@@ -29,9 +30,8 @@ export function createSpillWriter(workspace: string, spillDirname: string): Spil
   const known = new Set<string>();
   return (text) => {
     const name = spillFileName(text);
-    const relative = path.join(spillDirname, name);
-    if (known.has(name)) return relative;
     const target = path.join(directory, name);
+    if (known.has(name)) return target;
     try {
       if (!existsSync(target)) {
         mkdirSync(directory, { recursive: true });
@@ -43,6 +43,6 @@ export function createSpillWriter(workspace: string, spillDirname: string): Spil
       return undefined;
     }
     known.add(name);
-    return relative;
+    return target;
   };
 }

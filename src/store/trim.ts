@@ -27,7 +27,7 @@ export interface TrimPolicy {
   /** Relative to the workspace, so the agent's Read can reach the files. */
   spillDirname: string;
   /** The pointer that replaces a trimmed result (DESIGN.md §5). */
-  placeholder: (relativePath: string, chars: number) => string;
+  placeholder: (spillPath: string, chars: number) => string;
 }
 
 export const defaultTrimPolicy: TrimPolicy = {
@@ -35,8 +35,8 @@ export const defaultTrimPolicy: TrimPolicy = {
   keepRecent: 20,
   minChars: 2000,
   spillDirname: '.flower/spill',
-  placeholder: (relativePath, chars) =>
-    `[tool result archived: ${chars} chars. Full text at ${relativePath}; Read it when needed]`,
+  placeholder: (spillPath, chars) =>
+    `[tool result archived: ${chars} chars. Full text at ${spillPath}; Read it when needed]`,
 };
 
 export interface TrimResult {
@@ -68,12 +68,12 @@ export function trimLargeResults(
   let charsSaved = 0;
   let spillFailures = 0;
   for (const { site, text } of sites.slice(0, cut)) {
-    const relativePath = spill(text);
-    if (relativePath === undefined) {
+    const spillPath = spill(text);
+    if (spillPath === undefined) {
       spillFailures += 1;
       continue;
     }
-    const pointer = policy.placeholder(relativePath, text.length);
+    const pointer = policy.placeholder(spillPath, text.length);
     charsSaved += text.length - pointer.length;
     replacements.push({ site, block: { ...site.block, content: pointer } });
   }

@@ -215,7 +215,9 @@ describe('SqliteSessionStore: load with the rewrite layers', () => {
     const loaded = (await s.load(key)) ?? [];
     const text = JSON.stringify(loaded.map((entry) => entry.message));
     expect(text).toContain('`git status` expired');
-    expect(text).toContain('[tool result archived: 5000 chars. Full text at .flower/spill/');
+    expect(text).toContain(
+      `[tool result archived: 5000 chars. Full text at ${path.join(workspace, '.flower/spill/')}`,
+    );
     expect(text).not.toContain('API Error');
     expect(s.lastLoadReport(key)).toMatchObject({
       expired: 2,

@@ -32,11 +32,12 @@ describe('trim layer', () => {
     const spill = createSpillWriter(workspace, policy.spillDirname);
     const result = trimLargeResults(t.entries, policy, spill);
     expect(result).toMatchObject({ trimmed: 2, kept: 2, spillFailures: 0 });
-    const relative = path.join('.flower/spill', spillFileName(texts[0] as string));
+    const spillPath = path.join(workspace, '.flower/spill', spillFileName(texts[0] as string));
     expect(resultOf(result.entries, ids[0] as string)).toBe(
-      `[tool result archived: 3000 chars. Full text at ${relative}; Read it when needed]`,
+      `[tool result archived: 3000 chars. Full text at ${spillPath}; Read it when needed]`,
     );
-    expect(readFileSync(path.join(workspace, relative), 'utf8')).toBe(texts[0]);
+    expect(path.isAbsolute(spillPath)).toBe(true);
+    expect(readFileSync(spillPath, 'utf8')).toBe(texts[0]);
     expect(resultOf(result.entries, ids[2] as string)).toBe(texts[2]);
     expect(result.charsSaved).toBe(
       2 * 3000 - 2 * (resultOf(result.entries, ids[0] as string) as string).length,
@@ -52,9 +53,7 @@ describe('trim layer', () => {
     const target = path.join(directory, spillFileName(text));
     writeFileSync(target, 'already here');
     const before = statSync(target).mtimeMs;
-    expect(createSpillWriter(workspace, '.flower/spill')(text)).toBe(
-      path.join('.flower/spill', spillFileName(text)),
-    );
+    expect(createSpillWriter(workspace, '.flower/spill')(text)).toBe(target);
     expect(readFileSync(target, 'utf8')).toBe('already here');
     expect(statSync(target).mtimeMs).toBe(before);
   });

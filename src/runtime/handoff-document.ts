@@ -289,30 +289,37 @@ export interface HandoffHistory {
 }
 
 /**
- * Checked before each handoff: undefined when another one may happen, otherwise the step's error,
- * saying what went wrong and what to change.
+ * Checked before each handoff: undefined when another generation may start, otherwise the step's
+ * error, saying what went wrong and what to change.
  */
-export function handoffStopReason(
+export function generationLimitReason(
   history: HandoffHistory,
   policy: Pick<HandoffPolicy, 'maxGenerations' | 'at' | 'window'>,
 ): string | undefined {
-  if (history.generations >= policy.maxGenerations) {
-    return (
-      `Step "${history.step}" handed off to a fresh session ${history.generations} times without finishing, ` +
-      `so it was stopped. The handoff threshold (${formatWindowTokens(policy.at)} of a ` +
-      `${formatWindowTokens(policy.window)} window) is probably below what this role needs just to start ` +
-      '(system prompt, tools, workbench index), so every new session crosses it at once. Give flower a ' +
-      'larger window (--window or FLOWER_WINDOW), or turn handoff off with --no-handoff.'
-    );
-  }
-  if (history.degradedInARow >= MAX_DEGRADED_IN_A_ROW) {
-    return (
-      `Step "${history.step}" was stopped after ${history.degradedInARow} handoffs in a row that could not ` +
-      'be written properly: each new session started with less to go on than the one before. The reasons ' +
-      'are in the "errors" of this step in runs/manifest.json. If the context overflowed, the window ' +
-      `(${formatWindowTokens(policy.window)}) is probably larger than the model really has: set --window or ` +
-      'FLOWER_WINDOW to the real size.'
-    );
-  }
-  return undefined;
+  if (history.generations < policy.maxGenerations) return undefined;
+  return (
+    `Step "${history.step}" handed off to a fresh session ${history.generations} times without finishing, ` +
+    `so it was stopped. The handoff threshold (${formatWindowTokens(policy.at)} of a ` +
+    `${formatWindowTokens(policy.window)} window) is probably below what this role needs just to start ` +
+    '(system prompt, tools, workbench index), so every new session crosses it at once. Give flower a ' +
+    'larger window (--window or FLOWER_WINDOW), or turn handoff off with --no-handoff.'
+  );
+}
+
+/**
+ * Checked right after each handoff is written: once two in a row are degraded, no successor is
+ * started — a session built from a fallback document only repeats the failure at full price.
+ */
+export function degradedLimitReason(
+  history: HandoffHistory,
+  policy: Pick<HandoffPolicy, 'window'>,
+): string | undefined {
+  if (history.degradedInARow < MAX_DEGRADED_IN_A_ROW) return undefined;
+  return (
+    `Step "${history.step}" was stopped after ${history.degradedInARow} handoffs in a row that could not ` +
+    'be written properly: each new session would start with less to go on than the one before. The reasons ' +
+    'are in the "errors" of this step in runs/manifest.json. If the context overflowed, the window ' +
+    `(${formatWindowTokens(policy.window)}) is probably larger than the model really has: set --window or ` +
+    'FLOWER_WINDOW to the real size.'
+  );
 }

@@ -32,7 +32,7 @@ import { SqliteSessionStore } from '../store/sqlite-session-store.js';
 import type { AgentSpec } from './agent-spec.js';
 import { type AttemptWatch, runAttempt } from './attempt.js';
 import { type EventSink, type FlowerEvent, messageMetaOf } from './events.js';
-import { handoffStopReason, isContextOverflow } from './handoff-document.js';
+import { degradedLimitReason, generationLimitReason, isContextOverflow } from './handoff-document.js';
 import { type HandoffRequest, writeHandoff } from './handoff-turn.js';
 import { Lineage } from './lineage.js';
 import { manifestPath, saveManifestRows } from './manifest.js';
@@ -357,12 +357,12 @@ export class Runtime {
   ): Promise<Continuation | undefined> {
     // The overflow tells the real window: remember it so the next run hands off in time.
     if (overflowed && step.watermark > 0) rememberOverflow(step.watermark, { env: this.env });
-    const stop = handoffStopReason(
+    const tooMany = generationLimitReason(
       { step: step.name, generations: result.retired.length, degradedInARow: this.degradedStreak },
       this.handoff,
     );
-    if (stop !== undefined) {
-      result.error = stop;
+    if (tooMany !== undefined) {
+      result.error = tooMany;
       return undefined;
     }
     const handoff = await writeHandoff(
@@ -370,6 +370,15 @@ export class Runtime {
     );
     if (result.sessionId) result.retired.push(result.sessionId);
     this.degradedStreak = handoff.degraded ? this.degradedStreak + 1 : 0;
+    const unwritable = degradedLimitReason(
+      { step: step.name, generations: result.retired.length, degradedInARow: this.degradedStreak },
+      this.handoff,
+    );
+    if (unwritable !== undefined) {
+      result.error = unwritable;
+      result.sessionId = null;
+      return undefined;
+    }
     result.sessionId = null;
     step.watermark = 0;
     step.warned = false;

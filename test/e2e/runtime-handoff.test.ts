@@ -193,6 +193,36 @@ describe('Runtime handoff (real SDK and binary against the mock model)', () => {
     expect(successor).not.toContain(TASK.trim().slice(0, 1300));
   });
 
+  it('stops right after the second degraded handoff in a row, without starting a third session', async () => {
+    harness = await startHarness(
+      route({
+        climb: [152_000],
+        handoff: [mock.text('## Doing\nPorting the tokenizer.')],
+        successor: [undefined],
+      }),
+    );
+    const notesDir = join(harness.root, 'notes');
+    const runtime = harness.runtime({ handoff: new HandoffPolicy({ window: 200_000 }), notesDir });
+    const result = await runtime.run(spec, TASK);
+
+    expect(result.ok).toBe(false);
+    expect(result.retired).toHaveLength(2);
+    expect(result.error).toContain('2 handoffs in a row');
+    const handoffTurns = harness.model
+      .mainRequests()
+      .filter((request) => lastUserText(request).includes('nearly full'));
+    expect(handoffTurns).toHaveLength(2);
+    // Exactly one successor was started (after the first handoff); none after the second. A
+    // successor's opening request is its first turn (as `route` counts turns) on the handoff document.
+    const successorStarts = harness.model
+      .mainRequests()
+      .filter(
+        (request) =>
+          (request.body?.messages?.length ?? 0) <= 2 && firstUserText(request).includes('taking over'),
+      );
+    expect(successorStarts).toHaveLength(1);
+  });
+
   it('forces a degraded handoff when the prompt is too long, and records the real window', async () => {
     harness = await startHarness([
       readAt(60_000),

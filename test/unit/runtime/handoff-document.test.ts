@@ -7,9 +7,10 @@ import {
   DEGRADED_MARKER,
   degradedHandoff,
   degradedHandoffNote,
+  degradedLimitReason,
+  generationLimitReason,
   HandoffDocument,
   handoffPath,
-  handoffStopReason,
   handoffWritingPrompt,
   incompleteReason,
   isContextOverflow,
@@ -186,15 +187,17 @@ describe('handoff files', () => {
   });
 });
 
-describe('handoffStopReason', () => {
+describe('handoff limits', () => {
   const policy = new HandoffPolicy({ window: 200_000, headroom: 50_000 });
 
   it('allows handoffs below both limits', () => {
-    expect(handoffStopReason({ step: 'work', generations: 7, degradedInARow: 1 }, policy)).toBeUndefined();
+    const history = { step: 'work', generations: 7, degradedInARow: 1 };
+    expect(generationLimitReason(history, policy)).toBeUndefined();
+    expect(degradedLimitReason(history, policy)).toBeUndefined();
   });
 
   it('stops after the maximum number of generations and explains the startup floor', () => {
-    const reason = handoffStopReason({ step: 'work', generations: 8, degradedInARow: 0 }, policy);
+    const reason = generationLimitReason({ step: 'work', generations: 8, degradedInARow: 0 }, policy);
     expect(reason).toContain('8 times');
     expect(reason).toContain('150K of a 200K window');
     expect(reason).toMatch(/--window or FLOWER_WINDOW/);
@@ -202,7 +205,7 @@ describe('handoffStopReason', () => {
   });
 
   it('stops after two degraded handoffs in a row and points at the manifest', () => {
-    const reason = handoffStopReason({ step: 'work', generations: 2, degradedInARow: 2 }, policy);
+    const reason = degradedLimitReason({ step: 'work', generations: 2, degradedInARow: 2 }, policy);
     expect(reason).toContain('2 handoffs in a row');
     expect(reason).toContain('runs/manifest.json');
   });

@@ -6,7 +6,9 @@
  * - Off a terminal nothing is asked: a missing credential ends the command with the lookup-chain
  *   text (exit 1); the live probe is skipped.
  * - On a terminal a missing credential opens the setup dialog; what the person enters is applied to
- *   this process at once (it wins over what was loaded before, because it was just chosen).
+ *   this process at once (it wins over what was loaded before, because it was just chosen). A
+ *   dialog left unanswered (no token, Ctrl-C, Ctrl-D) ends the command with one message saying
+ *   what to do; nothing is written then.
  * - The live probe (one tiny request; `FLOWER_NO_PROBE` turns it off) runs at most twice: a refused
  *   credential or a wrong endpoint/model opens the dialog again; a network problem never does —
  *   it is reported and the run starts anyway (resilience handles outages).
@@ -15,7 +17,7 @@ import { checkCredentials } from '../config/credentials.js';
 import { loadEnvironment } from '../config/env-chain.js';
 import { probeCredentials, probeDisabled } from '../config/probe.js';
 import type { EnvFileUpdates } from '../config/user-env-file.js';
-import { runSetupDialog } from './commands/setup.js';
+import { runSetupDialog, SetupCancelled } from './commands/setup-action.js';
 
 export interface GatePolicy {
   /** Probe → fix → probe again, at most this many probes. */
@@ -37,9 +39,19 @@ function apply(updates: EnvFileUpdates): void {
   }
 }
 
-/** Opens the setup dialog; true when something was saved (and applied to this process). */
+/**
+ * Opens the setup dialog; true when something was saved (and applied to this process). Leaving the
+ * dialog (Ctrl-C, end of input) is a "no" like giving no token: the caller then ends with its own
+ * message, which says what to do next, instead of the dialog's bare "cancelled".
+ */
 export async function configure(reason: string): Promise<boolean> {
-  const written = await runSetupDialog(process.env, reason);
+  let written: EnvFileUpdates | undefined;
+  try {
+    written = await runSetupDialog(process.env, reason);
+  } catch (error) {
+    if (error instanceof SetupCancelled) return false;
+    throw error;
+  }
   if (written) apply(written);
   return written !== undefined;
 }

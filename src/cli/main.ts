@@ -1,6 +1,8 @@
 /**
  * The `flower` command. This file only assembles the command tree and maps outcomes to exit
- * codes; each subcommand lives in `src/cli/commands/<name>.ts`.
+ * codes. Each subcommand registers its flags and help in `src/cli/commands/<name>.ts` and imports
+ * its implementation (`<name>-action.ts`) only when it runs, so `--version`, `--help` and the light
+ * commands never load the SDK, the workflow layer or the native SQLite binding.
  *
  * Exit codes: 0 success, 1 a failure with a one-line reason (never a stack trace),
  * 2 bad usage, 130 interrupted.

@@ -1,45 +1,19 @@
 /**
- * `flower once <prompt>`: run one ad-hoc agent (step `ad-hoc`) directly, with no workflow, no
- * clarifying questions and no judge, and print what it does line by line.
+ * `flower once <prompt>`: the command's flags and help. The implementation (`once-action.ts`) pulls
+ * in the SDK and the runtime, so it is imported only when the command actually runs; `--help` and
+ * every other command never pay for it.
  *
- * Invariants:
- * - The agent is walled to its tool list (`-t`): the whitelist guard denies any other hands-on
- *   tool on the main thread, so `-t Read,Glob,Grep` really means read-only.
- * - Exit 0 on success; 1 with the reason on failure (missing credentials, a failed step); 2 for
- *   bad arguments (commander's usage errors, mapped by `main`).
- * - `once` keeps no lineage: continuing is explicit (`--resume <session id>`).
+ * Bad flag values are usage errors (exit 2, mapped by `main`), reported by the parsers below.
  */
-import { join } from 'node:path';
 import type { PermissionMode } from '@anthropic-ai/claude-agent-sdk';
 import { type Command, InvalidArgumentError, Option } from 'commander';
-import pc from 'picocolors';
-import { mergeHooks } from '../../agents/guards/merge.js';
-import { whitelistGuard } from '../../agents/guards/whitelist.js';
-import { workbenchHooks } from '../../agents/guards/workbench-hooks.js';
-import { Workbench } from '../../agents/workbench.js';
-import { checkCredentials, describe } from '../../config/credentials.js';
-import { loadEnvironment } from '../../config/env-chain.js';
-import type { AgentSpec } from '../../runtime/agent-spec.js';
-import { Runtime } from '../../runtime/runtime.js';
-import { type GlobalOptions, globalOptions } from '../global-options.js';
-import { formatElapsed, formatTurns, PlainRenderer } from '../plain-renderer.js';
-
-/** The manifest step name of every `once` run. */
-export const ONCE_STEP = 'ad-hoc';
+import { globalOptions } from '../global-options.js';
+import type { OnceFlags } from './once-action.js';
 
 /** Read-only by default: looking costs nothing, changing things should be asked for. */
 const DEFAULT_TOOLS = ['Read', 'Glob', 'Grep'];
 
 const PERMISSION_MODES: readonly PermissionMode[] = ['default', 'acceptEdits', 'plan', 'bypassPermissions'];
-
-interface OnceFlags {
-  instructions: string;
-  tools: string[];
-  permissionMode: PermissionMode;
-  budget?: number;
-  resume?: string;
-  fork?: boolean;
-}
 
 function parseBudget(value: string): number {
   const budget = Number(value);
@@ -54,71 +28,6 @@ function parseTools(value: string): string[] {
   if (tools.length === 0)
     throw new InvalidArgumentError('give at least one tool name, e.g. -t Read,Glob,Grep');
   return tools;
-}
-
-/** The ad-hoc agent: the flags' tools and mode, walled to those tools, plus the workbench when `-W`. */
-export function adHocSpec(flags: OnceFlags, workbench?: Workbench): AgentSpec {
-  const wall = whitelistGuard(flags.tools, ONCE_STEP);
-  const spec: AgentSpec = {
-    name: ONCE_STEP,
-    instructions: flags.instructions,
-    allowedTools: flags.tools,
-    permissionMode: flags.permissionMode,
-    hooks: mergeHooks(wall && { PreToolUse: [wall] }, workbench && workbenchHooks(workbench)),
-  };
-  if (flags.budget !== undefined) spec.maxBudgetUsd = flags.budget;
-  if (workbench) {
-    spec.sessionPreamble = () => {
-      workbench.refresh();
-      return workbench.promptBlock();
-    };
-    if (workbench.external) spec.addDirs = [workbench.root];
-  }
-  return spec;
-}
-
-/** Lines for `-v`: the effective credential settings, secrets masked. */
-export function settingsLines(env: NodeJS.ProcessEnv = process.env): string[] {
-  return describe(env).map((setting) => pc.dim(`${setting.key} = ${setting.display}`));
-}
-
-async function runOnce(prompt: string, flags: OnceFlags, global: GlobalOptions): Promise<void> {
-  const err = (line: string) => process.stderr.write(`${line}\n`);
-  loadEnvironment();
-  if (global.verbose) for (const line of settingsLines()) err(line);
-  const missing = checkCredentials(process.env);
-  if (missing !== undefined) throw new Error(missing);
-  if (prompt.trim() === '')
-    throw new Error("give the agent something to do, e.g. flower once 'list the TODOs in src/'");
-
-  const workbench = global.workbench
-    ? new Workbench(global.workspace, { home: join(global.runDir, 'workbench') }).ensure()
-    : undefined;
-  const runtime = new Runtime({
-    workspace: global.workspace,
-    runDir: global.runDir,
-    store: { trim: { enabled: global.trim } },
-    ...(workbench ? { notesDir: workbench.notes } : {}),
-    onWarning: (line) => err(pc.yellow(`! ${line}`)),
-    ...(global.verbose ? { onVerbose: (line: string) => err(pc.dim(line)) } : {}),
-  });
-  const renderer = new PlainRenderer({ verbose: global.verbose });
-  try {
-    const result = await runtime.run(adHocSpec(flags, workbench), prompt, {
-      stepName: ONCE_STEP,
-      ...(flags.resume ? { resume: flags.resume, fork: flags.fork ?? false } : {}),
-      onEvent: (event) => renderer.render(event),
-    });
-    const summary = `${formatTurns(result.numTurns)} · $${result.costUsd.toFixed(4)} · ${formatElapsed(result.durationS * 1000)}`;
-    if (!result.ok) {
-      process.stdout.write(`${pc.red(`  x failed · ${summary}`)}\n`);
-      throw new Error(`step "${ONCE_STEP}" failed: ${result.error ?? 'unknown reason'}`);
-    }
-    process.stdout.write(`${pc.green(`  + finished · ${summary}`)}\n`);
-    if (global.verbose) err(pc.dim(`session ${result.sessionId} · ${runtime.manifestPath}`));
-  } finally {
-    runtime.close();
-  }
 }
 
 export function registerOnce(program: Command): void {
@@ -141,6 +50,7 @@ export function registerOnce(program: Command): void {
     .option('--resume <session-id>', 'continue that session')
     .option('--fork', 'with --resume: continue in a fork of the session')
     .action(async (prompt: string, flags: OnceFlags, command: Command) => {
+      const { runOnce } = await import('./once-action.js');
       await runOnce(prompt, flags, globalOptions(command));
     });
 }

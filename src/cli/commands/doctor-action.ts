@@ -1,0 +1,160 @@
+/**
+ * What `flower doctor` does (its flags live in `doctor.ts`): what configuration flower actually
+ * sees, where each value came from, and what in the `.env` files probably does not mean what it says.
+ *
+ * Shows every place of the lookup chain and its state, each known key with its (masked) value and
+ * source, every pitfall in every file read, whether the endpoint answers a TCP handshake, and with
+ * `--probe` the credential probe (one small real request).
+ *
+ * Exit 0 when credentials are usable (and, with `--probe`, the probe passed); 1 otherwise. An
+ * unreachable endpoint alone is reported but is not a failure: the runtime waits out outages.
+ */
+import pc from 'picocolors';
+import {
+  activeCredentialKey,
+  checkCredentials,
+  DEFAULT_BASE_URL,
+  displayValue,
+} from '../../config/credentials.js';
+import {
+  chainWarnings,
+  type EnvSetting,
+  type EnvSourceReport,
+  KNOWN_KEYS,
+  loadEnvironment,
+  processChainContext,
+  settingLocation,
+  sourceOf,
+} from '../../config/env-chain.js';
+import type { EnvMap } from '../../config/paths.js';
+import { type ProbeVerdict, probeCredentials, probeDisabled } from '../../config/probe.js';
+import { checkReachable } from '../../config/reachability.js';
+import { resolveWindow, type WindowSource } from '../../config/window.js';
+
+/** flower's own switches, shown when set so their effect is never a mystery. */
+const FLOWER_KEYS = ['FLOWER_ENV', 'FLOWER_WINDOW', 'FLOWER_NO_PROBE', 'FLOWER_NO_UPDATE'] as const;
+
+export interface DoctorFlags {
+  probe?: boolean;
+}
+
+function sourceState(report: EnvSourceReport): string {
+  switch (report.status) {
+    case 'read':
+      return report.source.kind === 'process'
+        ? ''
+        : `read, ${report.keyCount} key${report.keyCount === 1 ? '' : 's'}`;
+    case 'missing':
+      return pc.dim('not found');
+    case 'not-set':
+      return pc.dim('not set');
+    case 'duplicate':
+      return pc.dim('same file as above, skipped');
+    case 'invalid':
+      return pc.yellow('not valid JSON, ignored');
+    case 'unreadable':
+      return pc.yellow('unreadable, ignored');
+  }
+}
+
+function settingLine(key: string, setting: EnvSetting | undefined): string {
+  const name = key.padEnd(32);
+  if (setting === undefined) {
+    return key === 'ANTHROPIC_BASE_URL'
+      ? `  ${name}${DEFAULT_BASE_URL} ${pc.dim('(default)')}`
+      : `  ${name}${pc.dim('(not set)')}`;
+  }
+  const shown = setting.value === '' ? pc.yellow('(empty)') : displayValue(key, setting.value);
+  return `  ${name}${shown}  ${pc.dim(`from ${settingLocation(setting)}`)}`;
+}
+
+const WINDOW_SOURCE_TEXT: Record<WindowSource, string> = {
+  FLOWER_WINDOW: 'from FLOWER_WINDOW',
+  calibration: 'from the calibration file (smallest overflow seen)',
+  'model-name': 'guessed from the model name',
+};
+
+export async function runDoctor(flags: DoctorFlags): Promise<void> {
+  const out = (line = '') => process.stdout.write(`${line}\n`);
+  const report = loadEnvironment();
+  const env: EnvMap = process.env;
+
+  out(pc.bold('Where flower looks (the first value found for a key wins):'));
+  report.sources.forEach((source, index) => {
+    const name = source.source.path ? `${source.source.label}: ${source.source.path}` : source.source.label;
+    out(`  ${index + 1}. ${name}  ${sourceState(source)}`.trimEnd());
+  });
+
+  out();
+  out(pc.bold('Settings:'));
+  for (const key of KNOWN_KEYS) out(settingLine(key, sourceOf(report, key, env)));
+  for (const key of FLOWER_KEYS) {
+    const setting = sourceOf(report, key, env);
+    if (setting !== undefined) out(settingLine(key, setting));
+  }
+  const shown = new Set<string>([...KNOWN_KEYS, ...FLOWER_KEYS]);
+  for (const [key, setting] of report.winners) {
+    if (!shown.has(key) && setting.source.kind !== 'process') out(settingLine(key, setting));
+  }
+  const window = resolveWindow({ env });
+  out(`  ${'context window'.padEnd(32)}${window.window}  ${pc.dim(WINDOW_SOURCE_TEXT[window.source])}`);
+
+  out();
+  const warnings = chainWarnings(report);
+  out(pc.bold(`Warnings: ${warnings.length === 0 ? 'none' : warnings.length}`));
+  for (const warning of warnings) out(pc.yellow(`  ! ${warning}`));
+
+  out();
+  const reach = await checkReachable(env.ANTHROPIC_BASE_URL);
+  const endpoint = reach.host === '' ? 'ANTHROPIC_BASE_URL' : `${reach.host}:${reach.port}`;
+  out(
+    reach.reachable
+      ? `${pc.bold('Endpoint:')} ${endpoint} reachable (TCP, ${reach.elapsedMs} ms)`
+      : `${pc.bold('Endpoint:')} ${pc.yellow(`${endpoint} unreachable: ${reach.reason}`)}`,
+  );
+
+  const credential = activeCredentialKey(env);
+  const missing = checkCredentials(env, processChainContext(), report);
+  if (missing === undefined && credential !== undefined) {
+    const setting = sourceOf(report, credential, env);
+    out(
+      `${pc.bold('Credentials:')} ${pc.green('usable')} (${credential}${setting ? ` from ${settingLocation(setting)}` : ''})`,
+    );
+  } else {
+    out(`${pc.bold('Credentials:')} ${pc.red('missing')}`);
+    for (const line of (missing ?? '').split('\n')) out(`  ${line}`);
+  }
+  if (!flags.probe)
+    out(`${pc.bold('Probe:')} ${pc.dim('not run (add --probe to send one small real request)')}`);
+
+  const probePassed = flags.probe ? await reportProbe(env, missing === undefined, out) : true;
+  if (missing !== undefined) throw new Error('no usable credentials (see above)');
+  if (!probePassed) throw new Error('the credential probe did not pass (see above)');
+}
+
+const PROBE_ADVICE: Record<ProbeVerdict, string> = {
+  ok: pc.green('the credentials, endpoint and model work'),
+  auth: pc.red('credentials rejected; run `flower setup` to enter them again'),
+  config: pc.red('wrong endpoint or model name; check ANTHROPIC_BASE_URL (without /v1) and the model'),
+  net: pc.yellow('the endpoint did not answer properly; a network or server problem, not your settings'),
+};
+
+/** Runs the probe when it can and may; true unless it ran and did not pass. */
+async function reportProbe(
+  env: EnvMap,
+  haveCredentials: boolean,
+  out: (line?: string) => void,
+): Promise<boolean> {
+  if (probeDisabled(env)) {
+    out(`${pc.bold('Probe:')} ${pc.dim('skipped: FLOWER_NO_PROBE is set')}`);
+    return true;
+  }
+  if (!haveCredentials) {
+    out(`${pc.bold('Probe:')} ${pc.dim('skipped: no credentials to try')}`);
+    return true;
+  }
+  const probe = await probeCredentials(env);
+  out(`${pc.bold('Probe:')} ${probe.verdict}: ${PROBE_ADVICE[probe.verdict]}`);
+  out(`  POST ${probe.url} (model ${probe.model}) → ${probe.detail}`);
+  return probe.verdict === 'ok';
+}

@@ -1,0 +1,119 @@
+/**
+ * What `flower [go] [request]` does (its flags live in `go.ts`): the one-command path. Clarify the
+ * request into a brief, set a goal, work on it with a coordinator and a worker, have each round
+ * judged, and pick up where the last run stopped when run again in the same directory.
+ *
+ * Invariants:
+ * - Nothing costs money before the request is known and the flow is built: credentials, the wake
+ *   check (read-only), the request prompt, `--isolate`'s git check all come first.
+ * - `/new` (as the request or typed at the prompt) is `--new`: the brief, goal and lineage are
+ *   archived and the prompt asks again, now for a fresh request.
+ * - On `go`, `-T` and `-W` do nothing: trimming is on unless `--no-trim`, and the starter flow
+ *   brings its own workbench.
+ * - Imported only when the command runs: it pulls in the SDK, the workflow layer and the roles.
+ */
+import { homedir } from 'node:os';
+import { createColors } from 'picocolors';
+import { loadEnvironment } from '../../config/env-chain.js';
+import type { Runtime } from '../../runtime/runtime.js';
+import { starterFlow, type WakeState, WORK_STEP, wakeState } from '../../workflow/starter.js';
+import type { Workflow } from '../../workflow/workflow.js';
+import { ensureCredentials } from '../credentials-gate.js';
+import { drive } from '../drive.js';
+import type { GlobalOptions } from '../global-options.js';
+import { formatTokens } from '../plain-renderer.js';
+import { readRequest, START_OVER_COMMAND } from '../request-prompt.js';
+import { settingsLines } from '../settings-lines.js';
+import { Terminal } from '../terminal.js';
+
+export interface GoFlags {
+  asks: number;
+  rounds: number;
+  goal: boolean;
+  judgeCanRun: boolean;
+  timeout: number;
+  isolate: boolean;
+  window?: number;
+  handoff: boolean;
+  new: boolean;
+  clarifyOnly: boolean;
+  trim: boolean;
+}
+
+/** `~/proj` for paths under the home directory. */
+export function tildePath(path: string, home: string = homedir()): string {
+  return home && (path === home || path.startsWith(`${home}/`)) ? `~${path.slice(home.length)}` : path;
+}
+
+/** The one-line wake banner: what is already settled, and how often this directory has been woken. */
+export function wakeBanner(workspace: string, state: WakeState, workContext: number): string {
+  const parts = ['brief confirmed'];
+  if (state.checks > 0) parts.push(`goal: ${state.checks} check${state.checks === 1 ? '' : 's'}`);
+  if (workContext > 0) parts.push(`work context ${formatTokens(workContext)}`);
+  parts.push(`wake ${state.woke + 1}`);
+  return `<- continuing in ${tildePath(workspace)}  ${parts.join(' · ')}`;
+}
+
+export async function runGo(request: string, flags: GoFlags, global: GlobalOptions): Promise<void> {
+  const color = Boolean(process.stdout.isTTY);
+  const paint = createColors(color);
+  loadEnvironment();
+  if (global.verbose) for (const line of settingsLines()) process.stderr.write(`${line}\n`);
+  await ensureCredentials({
+    interactive: Boolean(process.stdin.isTTY && process.stdout.isTTY),
+    say: (line) => process.stdout.write(`${paint.yellow(line)}\n`),
+  });
+
+  const location = { workspace: global.workspace, runDir: global.runDir, isolate: flags.isolate };
+  let startOver = flags.new;
+  const state = wakeState(location);
+  let waking = state.waking && !startOver;
+  const terminal = new Terminal({ input: process.stdin, output: process.stdout });
+  let workflow: Workflow;
+  try {
+    if (request === START_OVER_COMMAND) {
+      startOver = true;
+      waking = false;
+      request = '';
+    }
+    if (request === '') request = await readRequest(terminal, waking, paint.cyan);
+    while (request === START_OVER_COMMAND) {
+      startOver = true;
+      waking = false;
+      request = await readRequest(terminal, false, paint.cyan);
+    }
+    workflow = starterFlow({
+      ...location,
+      request,
+      startOver,
+      clarifyOnly: flags.clarifyOnly,
+      goal: flags.goal,
+      rounds: flags.rounds,
+      judgeCanRun: flags.judgeCanRun,
+      ...(flags.asks >= 0 ? { maxAsks: flags.asks } : {}),
+      timeoutSeconds: flags.timeout,
+    });
+  } catch (error) {
+    // The request prompt may have put the terminal in raw mode; give it back before the message.
+    terminal.close();
+    throw error;
+  }
+  await drive({
+    workflow,
+    global,
+    terminal,
+    trim: flags.trim,
+    handoff: flags.handoff ? (flags.window ? { window: flags.window } : true) : false,
+    interactive: true,
+    color,
+    ...(waking
+      ? {
+          banner: (runtime: Runtime) => {
+            const workSession = state.steps[WORK_STEP];
+            const context = workSession ? runtime.contextOf(workSession) : 0;
+            return [paint.cyan(wakeBanner(global.workspace, state, context))];
+          },
+        }
+      : {}),
+  });
+}

@@ -1,0 +1,98 @@
+/**
+ * What `flower once` does (its flags live in `once.ts`): run one ad-hoc agent (step `ad-hoc`)
+ * directly, with no workflow, no clarifying questions and no judge, and print what it does line by
+ * line. Imported only when the command runs, because it pulls in the SDK and the runtime.
+ *
+ * Invariants:
+ * - The agent is walled to its tool list (`-t`): the whitelist guard denies any other hands-on
+ *   tool on the main thread, so `-t Read,Glob,Grep` really means read-only.
+ * - Exit 0 on success; 1 with the reason on failure (missing credentials, a failed step); 2 for
+ *   bad arguments (commander's usage errors, mapped by `main`).
+ * - `once` keeps no lineage: continuing is explicit (`--resume <session id>`).
+ */
+import { join } from 'node:path';
+import type { PermissionMode } from '@anthropic-ai/claude-agent-sdk';
+import pc from 'picocolors';
+import { mergeHooks } from '../../agents/guards/merge.js';
+import { whitelistGuard } from '../../agents/guards/whitelist.js';
+import { workbenchHooks } from '../../agents/guards/workbench-hooks.js';
+import { Workbench } from '../../agents/workbench.js';
+import { checkCredentials } from '../../config/credentials.js';
+import { loadEnvironment } from '../../config/env-chain.js';
+import type { AgentSpec } from '../../runtime/agent-spec.js';
+import { Runtime } from '../../runtime/runtime.js';
+import type { GlobalOptions } from '../global-options.js';
+import { formatElapsed, formatTurns, PlainRenderer } from '../plain-renderer.js';
+import { settingsLines } from '../settings-lines.js';
+
+/** The manifest step name of every `once` run. */
+export const ONCE_STEP = 'ad-hoc';
+
+export interface OnceFlags {
+  instructions: string;
+  tools: string[];
+  permissionMode: PermissionMode;
+  budget?: number;
+  resume?: string;
+  fork?: boolean;
+}
+
+/** The ad-hoc agent: the flags' tools and mode, walled to those tools, plus the workbench when `-W`. */
+export function adHocSpec(flags: OnceFlags, workbench?: Workbench): AgentSpec {
+  const wall = whitelistGuard(flags.tools, ONCE_STEP);
+  const spec: AgentSpec = {
+    name: ONCE_STEP,
+    instructions: flags.instructions,
+    allowedTools: flags.tools,
+    permissionMode: flags.permissionMode,
+    hooks: mergeHooks(wall && { PreToolUse: [wall] }, workbench && workbenchHooks(workbench)),
+  };
+  if (flags.budget !== undefined) spec.maxBudgetUsd = flags.budget;
+  if (workbench) {
+    spec.sessionPreamble = () => {
+      workbench.refresh();
+      return workbench.promptBlock();
+    };
+    if (workbench.external) spec.addDirs = [workbench.root];
+  }
+  return spec;
+}
+
+export async function runOnce(prompt: string, flags: OnceFlags, global: GlobalOptions): Promise<void> {
+  const err = (line: string) => process.stderr.write(`${line}\n`);
+  loadEnvironment();
+  if (global.verbose) for (const line of settingsLines()) err(line);
+  const missing = checkCredentials(process.env);
+  if (missing !== undefined) throw new Error(missing);
+  if (prompt.trim() === '')
+    throw new Error("give the agent something to do, e.g. flower once 'list the TODOs in src/'");
+
+  const workbench = global.workbench
+    ? new Workbench(global.workspace, { home: join(global.runDir, 'workbench') }).ensure()
+    : undefined;
+  const runtime = new Runtime({
+    workspace: global.workspace,
+    runDir: global.runDir,
+    store: { trim: { enabled: global.trim } },
+    ...(workbench ? { notesDir: workbench.notes } : {}),
+    onWarning: (line) => err(pc.yellow(`! ${line}`)),
+    ...(global.verbose ? { onVerbose: (line: string) => err(pc.dim(line)) } : {}),
+  });
+  const renderer = new PlainRenderer({ verbose: global.verbose });
+  try {
+    const result = await runtime.run(adHocSpec(flags, workbench), prompt, {
+      stepName: ONCE_STEP,
+      ...(flags.resume ? { resume: flags.resume, fork: flags.fork ?? false } : {}),
+      onEvent: (event) => renderer.render(event),
+    });
+    const summary = `${formatTurns(result.numTurns)} · $${result.costUsd.toFixed(4)} · ${formatElapsed(result.durationS * 1000)}`;
+    if (!result.ok) {
+      process.stdout.write(`${pc.red(`  x failed · ${summary}`)}\n`);
+      throw new Error(`step "${ONCE_STEP}" failed: ${result.error ?? 'unknown reason'}`);
+    }
+    process.stdout.write(`${pc.green(`  + finished · ${summary}`)}\n`);
+    if (global.verbose) err(pc.dim(`session ${result.sessionId} · ${runtime.manifestPath}`));
+  } finally {
+    runtime.close();
+  }
+}

@@ -1,0 +1,41 @@
+/**
+ * What `flower run <file-or-module>:<export>` does (its arguments live in `run.ts`): run a workflow
+ * the user wrote against the public API, with the same terminal UI as `go` (questions, mail,
+ * asides, Ctrl-C, the final cost line).
+ *
+ * Invariants:
+ * - The target's shape is checked first; credentials before the user's module is imported (importing may build roles,
+ *   channels and workbenches; none of that should happen for a run that cannot start).
+ * - Every malformed target exits 1 with one line saying what to type instead (workflow-target.ts).
+ * - `-T` turns trimming on and `-W` gives the run a workbench when the workflow has none; handoff
+ *   uses its defaults.
+ * - Imported only when the command runs: it pulls in the SDK and the runtime.
+ */
+import { loadEnvironment } from '../../config/env-chain.js';
+import { ensureCredentials } from '../credentials-gate.js';
+import { drive } from '../drive.js';
+import type { GlobalOptions } from '../global-options.js';
+import { settingsLines } from '../settings-lines.js';
+import { Terminal } from '../terminal.js';
+import { loadWorkflow, parseTarget } from '../workflow-target.js';
+
+export async function runWorkflow(target: string, global: GlobalOptions): Promise<void> {
+  // A target that cannot be right is reported before anything else is looked at.
+  parseTarget(target);
+  loadEnvironment();
+  if (global.verbose) for (const line of settingsLines()) process.stderr.write(`${line}\n`);
+  await ensureCredentials({
+    interactive: Boolean(process.stdin.isTTY && process.stdout.isTTY),
+    say: (line) => process.stdout.write(`${line}\n`),
+  });
+  const workflow = await loadWorkflow(target);
+  await drive({
+    workflow,
+    global,
+    terminal: new Terminal({ input: process.stdin, output: process.stdout }),
+    trim: global.trim,
+    handoff: true,
+    interactive: true,
+    color: Boolean(process.stdout.isTTY),
+  });
+}

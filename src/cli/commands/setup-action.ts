@@ -1,0 +1,291 @@
+/**
+ * What `flower setup` does (registered in `setup.ts`), and the dialog the credentials gate reuses:
+ * ask for the credential, gateway, model and window once, and store them in the per-user `.env`
+ * that every project reads.
+ *
+ * Invariants:
+ * - Interactive only. Without a terminal it changes nothing and exits 1 with the file and the keys
+ *   to write by hand (a silent success would hide that nothing was configured).
+ * - The secret is never echoed; after entry only its masked form is shown.
+ * - Enter keeps what the file already has; `-` removes it. Other keys and comments in the file stay.
+ * - The file is written atomically with mode 0600, and only after every question was answered:
+ *   Ctrl-C or end of input leaves it untouched.
+ * - A model name is written to ANTHROPIC_MODEL, ANTHROPIC_DEFAULT_OPUS_MODEL and
+ *   ANTHROPIC_DEFAULT_SONNET_MODEL together, so every tier Claude Code may pick uses it.
+ */
+import { createInterface, type Interface } from 'node:readline';
+import { Writable } from 'node:stream';
+import pc from 'picocolors';
+import { activeCredentialKey, CREDENTIAL_KEYS, maskSecret } from '../../config/credentials.js';
+import {
+  type EnvChainReport,
+  type EnvSourceKind,
+  loadEnvironment,
+  settingLocation,
+} from '../../config/env-chain.js';
+import { type EnvMap, userEnvPath } from '../../config/paths.js';
+import {
+  type EnvFileUpdates,
+  readEnvFileValues,
+  saveEnvFile,
+  unstorableReason,
+} from '../../config/user-env-file.js';
+import { parsePositiveInteger } from '../../config/window.js';
+
+export const MODEL_KEYS = [
+  'ANTHROPIC_MODEL',
+  'ANTHROPIC_DEFAULT_OPUS_MODEL',
+  'ANTHROPIC_DEFAULT_SONNET_MODEL',
+] as const;
+
+const PROMPT = '   > ';
+/** Typed at a question, removes the stored value. */
+const REMOVE = '-';
+
+export class SetupCancelled extends Error {
+  constructor() {
+    super('setup cancelled; nothing was saved');
+  }
+}
+
+/** Ctrl-C during the dialog: the person wants out, so the command ends with the interrupt code. */
+export class SetupInterrupted extends SetupCancelled {}
+
+/** What to write when there is no terminal to ask on. */
+export function nonInteractiveHelp(path: string): string {
+  return [
+    'flower setup asks its questions on a terminal, and this is not one; nothing was changed.',
+    `To configure flower without it, write these lines to ${path} (then chmod 600 it):`,
+    '  ANTHROPIC_API_KEY=sk-ant-...            an Anthropic API key, or instead:',
+    '  ANTHROPIC_AUTH_TOKEN=...                a token issued by your gateway',
+    '  ANTHROPIC_BASE_URL=https://...          optional: the gateway root, without /v1',
+    '  ANTHROPIC_MODEL=...                     optional: the model name; put the same value in',
+    '  ANTHROPIC_DEFAULT_OPUS_MODEL=...          ANTHROPIC_DEFAULT_OPUS_MODEL and',
+    '  ANTHROPIC_DEFAULT_SONNET_MODEL=...        ANTHROPIC_DEFAULT_SONNET_MODEL as well',
+    '  FLOWER_WINDOW=200000                    optional: the context window in tokens',
+  ].join('\n');
+}
+
+/** An Anthropic key goes to ANTHROPIC_API_KEY (sent as x-api-key); anything else is a gateway token. */
+export function credentialKeyFor(token: string): (typeof CREDENTIAL_KEYS)[number] {
+  return token.startsWith('sk-ant-') ? 'ANTHROPIC_API_KEY' : 'ANTHROPIC_AUTH_TOKEN';
+}
+
+/**
+ * The gateway root as flower wants it: http(s), no trailing slash, no `/v1` (flower adds
+ * `/v1/messages` itself). Returns an error text for anything that is not such a URL.
+ */
+export function normalizeBaseUrl(input: string): { url: string; note?: string } | { error: string } {
+  let url: URL;
+  try {
+    url = new URL(input);
+  } catch {
+    return { error: 'that is not a URL; give it like https://gateway.example.com' };
+  }
+  if (url.protocol !== 'http:' && url.protocol !== 'https:')
+    return { error: 'the URL must start with http:// or https://' };
+  let text = input.replace(/\/+$/, '');
+  if (/\/v1$/.test(text)) {
+    text = text.replace(/\/v1$/, '');
+    return { url: text, note: 'dropped the trailing /v1: flower adds /v1/messages itself' };
+  }
+  return { url: text };
+}
+
+/** Passes output through to the terminal except while a secret is typed. */
+class MaskableOutput extends Writable {
+  muted = false;
+  constructor(private readonly target: NodeJS.WriteStream) {
+    super();
+  }
+  override _write(chunk: Buffer | string, _encoding: BufferEncoding, callback: () => void): void {
+    if (!this.muted) this.target.write(chunk);
+    callback();
+  }
+}
+
+class Dialog {
+  private readonly output = new MaskableOutput(process.stdout);
+  private readonly lines: Interface;
+  private cancel: ((error: Error) => void) | undefined;
+
+  constructor() {
+    this.lines = createInterface({ input: process.stdin, output: this.output, terminal: true });
+    this.lines.on('SIGINT', () => this.cancel?.(new SetupInterrupted()));
+    // End of input (Ctrl-D) also ends the dialog; nothing has been written at that point.
+    this.lines.on('close', () => this.cancel?.(new SetupCancelled()));
+  }
+
+  say(line = ''): void {
+    process.stdout.write(`${line}\n`);
+  }
+
+  ask(question: string, hint: string, secret = false): Promise<string> {
+    this.say(`${question} ${pc.dim(`(${hint})`)}`);
+    return new Promise((resolve, reject) => {
+      this.cancel = reject;
+      // readline redraws its line from the first column, so it must own the prompt; a secret's
+      // prompt is written past it, because everything readline draws is muted then.
+      if (secret) process.stdout.write(PROMPT);
+      this.output.muted = secret;
+      this.lines.question(secret ? '' : PROMPT, (answer) => {
+        this.cancel = undefined;
+        if (secret) {
+          this.output.muted = false;
+          process.stdout.write(answer.trim() === '' ? '\n' : `${pc.dim(maskSecret(answer.trim()))}\n`);
+        }
+        resolve(answer.trim());
+      });
+    });
+  }
+
+  close(): void {
+    this.cancel = undefined;
+    this.lines.close();
+  }
+}
+
+function keepHint(current: string | undefined, fallback: string, secret = false): string {
+  if (current === undefined) return `Enter = ${fallback}`;
+  return `Enter = keep ${secret ? maskSecret(current) : current}; ${REMOVE} = ${fallback}`;
+}
+
+/** Asks until `accept` returns a value (or undefined for "no change"); each refusal says why. */
+async function askUntilValid<T>(
+  dialog: Dialog,
+  question: string,
+  hint: string,
+  accept: (answer: string) => { value: T } | { error: string },
+): Promise<T> {
+  for (;;) {
+    const verdict = accept(await dialog.ask(question, hint));
+    if ('value' in verdict) return verdict.value;
+    dialog.say(pc.red(`   ${verdict.error}`));
+  }
+}
+
+/**
+ * Runs the questions and writes the file. Returns the values written (null = removed), or
+ * undefined when the user gave no credential and none was stored. Needs a terminal.
+ */
+export async function runSetupDialog(env: EnvMap, reason: string): Promise<EnvFileUpdates | undefined> {
+  const path = userEnvPath(env);
+  const stored = readEnvFileValues(path);
+  const storedCredential = CREDENTIAL_KEYS.find((key) => Boolean(stored[key]));
+  const dialog = new Dialog();
+  const updates: EnvFileUpdates = {};
+  try {
+    dialog.say(pc.bold(pc.cyan(`== Configure flower ${'='.repeat(20)}`)));
+    dialog.say(pc.yellow(reason));
+    dialog.say(pc.dim(`Saved to ${path} (readable only by you). Set up once, used by every project.`));
+
+    const token = await dialog.ask(
+      '1. Your API key or gateway token (an Anthropic sk-ant-... key, or the token your gateway issued)',
+      storedCredential
+        ? `Enter = keep ${maskSecret(stored[storedCredential]!)}`
+        : 'required; not shown while typed',
+      true,
+    );
+    if (token === '' && storedCredential === undefined) {
+      dialog.say(pc.red('No token given; nothing was saved.'));
+      return undefined;
+    }
+    if (token !== '') {
+      const reasonNotStorable = unstorableReason(token);
+      if (reasonNotStorable) throw new Error(`that token cannot be stored: ${reasonNotStorable}`);
+      const key = credentialKeyFor(token);
+      updates[key] = token;
+      // One credential per file: a leftover of the other kind would be sent instead of, or with, this one.
+      for (const other of CREDENTIAL_KEYS) if (other !== key) updates[other] = null;
+    }
+
+    const baseUrl = await askUntilValid<string | null | undefined>(
+      dialog,
+      '2. Gateway URL (for a third-party gateway: its base URL, without /v1)',
+      keepHint(stored.ANTHROPIC_BASE_URL, "Anthropic's official API"),
+      (answer) => {
+        if (answer === '') return { value: undefined };
+        if (answer === REMOVE) return { value: null };
+        const normalized = normalizeBaseUrl(answer);
+        if ('error' in normalized) return normalized;
+        if (normalized.note) dialog.say(pc.dim(`   (${normalized.note})`));
+        return { value: normalized.url };
+      },
+    );
+    if (baseUrl !== undefined) updates.ANTHROPIC_BASE_URL = baseUrl;
+
+    const model = await askUntilValid<string | null | undefined>(
+      dialog,
+      '3. Model name (if your gateway has its own names, e.g. claude-opus-5[1m])',
+      keepHint(stored.ANTHROPIC_MODEL, 'the default model'),
+      (answer) => {
+        if (answer === '') return { value: undefined };
+        if (answer === REMOVE) return { value: null };
+        const problem = unstorableReason(answer) ?? (/\s/.test(answer) ? 'it contains blanks' : undefined);
+        return problem ? { error: `a model name cannot be stored when ${problem}` } : { value: answer };
+      },
+    );
+    if (model !== undefined) for (const key of MODEL_KEYS) updates[key] = model;
+
+    const window = await askUntilValid<string | null | undefined>(
+      dialog,
+      "4. Context window in tokens (only when your gateway's window differs from what the model name says, e.g. 200000)",
+      keepHint(stored.FLOWER_WINDOW, 'infer from the model name and learn from overflows'),
+      (answer) => {
+        if (answer === '') return { value: undefined };
+        if (answer === REMOVE) return { value: null };
+        const tokens = parsePositiveInteger(answer);
+        return tokens === undefined
+          ? { error: 'give a positive whole number, e.g. 200000' }
+          : { value: String(tokens) };
+      },
+    );
+    if (window !== undefined) updates.FLOWER_WINDOW = window;
+
+    saveEnvFile(path, updates);
+    dialog.say(pc.green(`+ Saved: ${path}`));
+    const written = Object.keys(updates).filter((key) => updates[key] !== null);
+    const removed = Object.keys(updates).filter((key) => updates[key] === null && key in stored);
+    const summary = [
+      ...(written.length > 0 ? [`set ${written.join(', ')}`] : []),
+      ...(removed.length > 0 ? [`removed ${removed.join(', ')}`] : []),
+    ];
+    dialog.say(pc.dim(`  ${summary.length === 0 ? 'nothing changed' : summary.join('; ')}`));
+    return updates;
+  } finally {
+    dialog.close();
+  }
+}
+
+/** Sources that come before the user file in the chain: a value there beats what setup writes. */
+const EARLIER_SOURCES: ReadonlySet<EnvSourceKind> = new Set(['process', 'flower-env', 'project']);
+
+/** For each key just written, where a value that takes precedence over the user file lives. */
+export function overriddenKeys(report: EnvChainReport, keys: readonly string[]): string[] {
+  return keys.flatMap((key) => {
+    const winner = report.winners.get(key);
+    return winner && EARLIER_SOURCES.has(winner.source.kind)
+      ? [
+          `${key} is also set in ${settingLocation(winner)}, which takes precedence over the file just written`,
+        ]
+      : [];
+  });
+}
+
+export async function runSetup(): Promise<void> {
+  const env = process.env;
+  const report = loadEnvironment();
+  if (!process.stdin.isTTY || !process.stdout.isTTY) throw new Error(nonInteractiveHelp(userEnvPath(env)));
+  const reason = activeCredentialKey(env) ? 'Reconfiguring.' : 'No credentials configured yet.';
+  let written: EnvFileUpdates | undefined;
+  try {
+    written = await runSetupDialog(env, reason);
+  } catch (error) {
+    if (!(error instanceof SetupInterrupted)) throw error;
+    process.stderr.write(`flower: ${error.message}\n`);
+    process.exit(130);
+  }
+  if (written === undefined) throw new Error('no token given; nothing was saved');
+  for (const note of overriddenKeys(report, Object.keys(written)))
+    process.stdout.write(`${pc.yellow(`! ${note}`)}\n`);
+}

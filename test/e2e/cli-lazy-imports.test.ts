@@ -1,0 +1,102 @@
+/**
+ * Start-up stays cheap: `flower --version`, `--help`, a subcommand's `--help` and `flower doctor`
+ * must not load the SDK, the MCP server code, the native SQLite binding, the workflow layer or
+ * the mock model. Each command's implementation is imported by its action (commands/<name>-action.ts);
+ * an eager import of one of them in a registration module fails this test.
+ *
+ * The built CLI runs as a real process with `--import test/support/module-trace.mjs`, which records
+ * every module URL the process resolves. A control run (`once` with an empty prompt, which fails
+ * after its action was imported) shows the trace does see the SDK when it is loaded.
+ */
+import { spawnSync } from 'node:child_process';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+
+const repoRoot = join(import.meta.dirname, '..', '..');
+const bin = join(repoRoot, 'dist', 'cli', 'bin.js');
+const tracer = join(repoRoot, 'test', 'support', 'module-trace.mjs');
+
+/** Module URL fragments that only a running command may load. */
+const HEAVY_MODULES = [
+  '/node_modules/@anthropic-ai/claude-agent-sdk/',
+  '/node_modules/@modelcontextprotocol/sdk/',
+  '/node_modules/better-sqlite3/',
+  '/dist/testing/',
+  '/dist/workflow/',
+];
+
+let root: string;
+
+beforeEach(() => {
+  root = mkdtempSync(join(tmpdir(), 'flower-lazy-'));
+  mkdirSync(join(root, 'home'));
+  mkdirSync(join(root, 'project'));
+});
+
+afterEach(() => {
+  rmSync(root, { recursive: true, force: true });
+});
+
+/** Runs the built CLI in a temporary world and returns its result and the modules it resolved. */
+function tracedFlower(...args: string[]) {
+  const trace = join(root, 'modules.txt');
+  const env: NodeJS.ProcessEnv = {};
+  for (const [key, value] of Object.entries(process.env)) {
+    if (!/^(ANTHROPIC_|CLAUDE_|FLOWER_|NODE_OPTIONS$)/.test(key)) env[key] = value;
+  }
+  const result = spawnSync(process.execPath, ['--import', tracer, bin, ...args], {
+    cwd: join(root, 'project'),
+    encoding: 'utf8',
+    env: {
+      ...env,
+      HOME: join(root, 'home'),
+      XDG_CONFIG_HOME: '',
+      FLOWER_NO_UPDATE: '1',
+      FLOWER_MODULE_TRACE: trace,
+      ANTHROPIC_API_KEY: 'test-key',
+      // doctor's reachability check: a closed port on loopback answers at once, and nothing leaves the machine.
+      ANTHROPIC_BASE_URL: 'http://127.0.0.1:9',
+    },
+  });
+  const modules = readFileSync(trace, 'utf8').split('\n').filter(Boolean);
+  return { ...result, modules };
+}
+
+function heavyIn(modules: readonly string[]): string[] {
+  return [...new Set(modules.filter((url) => HEAVY_MODULES.some((fragment) => url.includes(fragment))))];
+}
+
+describe('flower start-up loads only what the command needs', () => {
+  it.each([[['--version']], [['--help']], [['go', '--help']], [['once', '--help']], [['demo', '--help']]])(
+    'flower %j loads no heavy module',
+    (args) => {
+      const result = tracedFlower(...args);
+      expect(result.status).toBe(0);
+      expect(result.modules).toContainEqual(expect.stringContaining('/dist/cli/main.js'));
+      expect(heavyIn(result.modules)).toEqual([]);
+    },
+  );
+
+  it('flower doctor loads its implementation but no heavy module', () => {
+    const result = tracedFlower('doctor');
+    expect(result.status).toBe(0);
+    expect(result.stdout).toContain('Credentials:');
+    expect(result.modules).toContainEqual(expect.stringContaining('/dist/cli/commands/doctor-action.js'));
+    expect(heavyIn(result.modules)).toEqual([]);
+  });
+
+  it('the trace does see the SDK once a command that needs it runs (control)', () => {
+    // An empty prompt is refused after credentials are checked, i.e. after the action was imported.
+    const result = tracedFlower('once', '');
+    expect(result.status).toBe(1);
+    expect(result.stderr).toContain('give the agent something to do');
+    expect(heavyIn(result.modules)).toEqual(
+      expect.arrayContaining([
+        expect.stringContaining('/node_modules/@anthropic-ai/claude-agent-sdk/'),
+        expect.stringContaining('/node_modules/better-sqlite3/'),
+      ]),
+    );
+  });
+});

@@ -14,12 +14,15 @@
  */
 import { join } from 'node:path';
 import { createColors } from 'picocolors';
+import { mergeHooks } from '../agents/guards/merge.js';
+import { workbenchHooks } from '../agents/guards/workbench-hooks.js';
 import { Workbench } from '../agents/workbench.js';
 import type { EnvMap } from '../config/paths.js';
 import type { HandoffPolicyOptions } from '../config/policies.js';
 import type { EventSink, FlowerEvent } from '../runtime/events.js';
 import { Runtime } from '../runtime/runtime.js';
 import type { WorkflowContext } from '../workflow/context.js';
+import type { StepRunner } from '../workflow/runner.js';
 import type { Workflow } from '../workflow/workflow.js';
 import { answerAside } from './aside.js';
 import { configure } from './credentials-gate.js';
@@ -85,6 +88,22 @@ async function settleWithin(promises: Promise<unknown>[], ms: number): Promise<v
   });
   await Promise.race([Promise.allSettled(promises), deadline]);
   clearTimeout(timer);
+}
+
+/**
+ * A runner that gives every step the workbench's guards (index refresh, spill). Used for `-W` on a
+ * workflow that brought no workbench of its own: its specs were written without one, so the hooks
+ * are added here rather than expected from the author.
+ */
+export function withWorkbenchGuards(runtime: Runtime, workbench: Workbench): StepRunner {
+  const guards = workbenchHooks(workbench);
+  return {
+    run: (spec, prompt, options) =>
+      runtime.run({ ...spec, hooks: mergeHooks(spec.hooks, guards) }, prompt, options),
+    workspace: runtime.workspace,
+    runDir: runtime.runDir,
+    hasSession: (sessionId) => runtime.hasSession(sessionId),
+  };
 }
 
 export async function drive(options: DriveOptions): Promise<DriveOutcome> {
@@ -176,7 +195,9 @@ export async function drive(options: DriveOptions): Promise<DriveOutcome> {
   let context: WorkflowContext;
   try {
     interaction?.start();
-    context = await workflow.run(runtime, { onEvent: sink });
+    // -W on a workflow without a workbench of its own: its steps get the workbench's guards too.
+    const runner = workbench && !workflow.workbench ? withWorkbenchGuards(runtime, workbench) : runtime;
+    context = await workflow.run(runner, { onEvent: sink });
   } finally {
     interaction?.stop();
     const asides = interaction?.pendingAsides ?? [];

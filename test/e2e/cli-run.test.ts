@@ -4,7 +4,7 @@
  * `.ts` sources), with the same terminal output as `go`.
  * Malformed targets are covered in cli-exit-codes.test.ts.
  */
-import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { COORDINATOR_RULES } from '../../src/agents/rules.js';
@@ -111,6 +111,41 @@ describe('flower run', () => {
     expect(run.stdout).toMatch(/== hello =+ 1\/1/);
     expect(run.stdout).toContain(GREETING);
     expect(run.stdout).toMatch(/total \$\d+\.\d{4} · manifest /);
+  });
+
+  it('with -W gives a workflow without a workbench one, and its steps spill large results into it', async () => {
+    const dir = tempDir('wb-flow');
+    const big = join(dir, 'big.log');
+    writeFileSync(big, `${'a line of a long build log\n'.repeat(400)}`);
+    const spillModel = await startMockModel({
+      main: [{ toolUses: [{ name: 'Read', input: { file_path: big } }] }, { text: 'Read the log.' }],
+    });
+    try {
+      const workflowModule = join(repoRoot, 'src', 'workflow', 'workflow.js');
+      writeFileSync(
+        join(dir, 'flow.ts'),
+        [
+          `import { Workflow } from ${JSON.stringify(workflowModule)};`,
+          "const spec = { name: 'reader', instructions: '', allowedTools: ['Read'], permissionMode: 'default' as const };",
+          "export const flow = new Workflow([{ name: 'reader', spec, prompt: 'Read big.log.' }]);",
+        ].join('\n'),
+      );
+      const run = await runFlower(['-w', dir, '-W', 'run', join(dir, 'flow.ts:flow')], {
+        cwd: dir,
+        env: mockedEnv(spillModel),
+      });
+      expect(run.stderr).toBe('');
+      expect(run.status).toBe(0);
+      const spillDir = join(dir, 'runs', 'workbench', 'spill');
+      const files = readdirSync(spillDir);
+      expect(files).toHaveLength(1);
+      expect(readFileSync(join(spillDir, files[0]!), 'utf8')).toContain('a line of a long build log');
+      const afterRead = JSON.stringify(spillModel.mainRequests()[1]?.body?.messages);
+      expect(afterRead).toContain('[tool result archived:');
+      expect(afterRead).toContain(join(spillDir, files[0]!));
+    } finally {
+      await spillModel.close();
+    }
   });
 
   it('runs ./examples/my-flow.ts:main from the repository', async () => {

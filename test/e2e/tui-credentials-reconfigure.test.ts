@@ -103,10 +103,9 @@ describe('the credential gate when the probe is refused', () => {
         // The CLI's ordinary failure code; Ctrl-C here is a "no" to the dialog, not an interrupted run.
         expect(await pty.exited()).toBe(1);
 
-        // One line that says what to do, and no stack trace. (The dialog leaves its prompt "   > "
-        // unfinished when it is left, so the line may start there.)
+        // One line of its own that says what to do, and no stack trace.
         const after = pty.screen.slice(at);
-        const reasons = after.split('\n').flatMap((line) => /flower: .*/.exec(line) ?? []);
+        const reasons = after.split(/\r?\n/).filter((line) => line.startsWith('flower: '));
         expect(reasons).toHaveLength(1);
         expect(reasons[0]).toContain('did not pass the check');
         expect(reasons[0]).toContain('Run `flower setup`');

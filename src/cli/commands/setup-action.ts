@@ -111,9 +111,17 @@ class Dialog {
 
   constructor() {
     this.lines = createInterface({ input: process.stdin, output: this.output, terminal: true });
-    this.lines.on('SIGINT', () => this.cancel?.(new SetupInterrupted()));
+    this.lines.on('SIGINT', () => this.abandon(new SetupInterrupted()));
     // End of input (Ctrl-D) also ends the dialog; nothing has been written at that point.
-    this.lines.on('close', () => this.cancel?.(new SetupCancelled()));
+    this.lines.on('close', () => this.abandon(new SetupCancelled()));
+  }
+
+  /** Leaves a pending question: finish its prompt line first, so the reason starts a line of its own. */
+  private abandon(error: SetupCancelled): void {
+    if (!this.cancel) return;
+    this.output.muted = false;
+    process.stdout.write('\n');
+    this.cancel(error);
   }
 
   say(line = ''): void {

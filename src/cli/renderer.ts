@@ -18,7 +18,7 @@
 import { createColors } from 'picocolors';
 import { ASK_TOOL } from '../agents/tools.js';
 import type { FlowerEvent, HandoffPayload } from '../runtime/events.js';
-import { formatElapsed, formatTokens, formatTurns } from './plain-renderer.js';
+import { formatElapsed, formatTokens, formatTurns } from './format.js';
 import { displayWidth, oneLine, sanitize, truncate, wrap } from './terminal-text.js';
 
 export interface RendererOptions {

@@ -20,8 +20,8 @@ import { starterFlow, type WakeState, WORK_STEP, wakeState } from '../../workflo
 import type { Workflow } from '../../workflow/workflow.js';
 import { ensureCredentials } from '../credentials-gate.js';
 import { drive } from '../drive.js';
+import { formatTokens } from '../format.js';
 import type { GlobalOptions } from '../global-options.js';
-import { formatTokens } from '../plain-renderer.js';
 import { readRequest, START_OVER_COMMAND } from '../request-prompt.js';
 import { settingsLines } from '../settings-lines.js';
 import { Terminal } from '../terminal.js';

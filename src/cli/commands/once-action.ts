@@ -21,8 +21,9 @@ import { checkCredentials } from '../../config/credentials.js';
 import { loadEnvironment } from '../../config/env-chain.js';
 import type { AgentSpec } from '../../runtime/agent-spec.js';
 import { Runtime } from '../../runtime/runtime.js';
+import { formatElapsed, formatTurns } from '../format.js';
 import type { GlobalOptions } from '../global-options.js';
-import { formatElapsed, formatTurns, PlainRenderer } from '../plain-renderer.js';
+import { TerminalRenderer } from '../renderer.js';
 import { settingsLines } from '../settings-lines.js';
 
 /** The manifest step name of every `once` run. */
@@ -78,12 +79,21 @@ export async function runOnce(prompt: string, flags: OnceFlags, global: GlobalOp
     onWarning: (line) => err(pc.yellow(`! ${line}`)),
     ...(global.verbose ? { onVerbose: (line: string) => err(pc.dim(line)) } : {}),
   });
-  const renderer = new PlainRenderer({ verbose: global.verbose });
+  // The same renderer as \`go\`; a pipe gets no colour and a fixed width.
+  const color = Boolean(process.stdout.isTTY);
+  const renderer = new TerminalRenderer({
+    verbose: global.verbose,
+    color,
+    width: () => process.stdout.columns ?? 100,
+  });
   try {
     const result = await runtime.run(adHocSpec(flags, workbench), prompt, {
       stepName: ONCE_STEP,
       ...(flags.resume ? { resume: flags.resume, fork: flags.fork ?? false } : {}),
-      onEvent: (event) => renderer.render(event),
+      onEvent: (event) => {
+        const lines = renderer.render(event);
+        if (lines.length > 0) process.stdout.write(`${lines.join('\n')}\n`);
+      },
     });
     const summary = `${formatTurns(result.numTurns)} · $${result.costUsd.toFixed(4)} · ${formatElapsed(result.durationS * 1000)}`;
     if (!result.ok) {

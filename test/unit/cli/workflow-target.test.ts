@@ -1,4 +1,4 @@
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
@@ -55,6 +55,24 @@ describe('loadWorkflow', () => {
       ].join('\n'),
     );
     writeFileSync(join(dir, 'syntax.mjs'), 'export const = ;');
+    // An installed package, resolved by name from the directory like any import.
+    const pkg = join(dir, 'node_modules', 'my-flows');
+    mkdirSync(join(pkg, 'lib'), { recursive: true });
+    writeFileSync(
+      join(pkg, 'package.json'),
+      JSON.stringify({
+        name: 'my-flows',
+        type: 'module',
+        exports: { '.': './index.js', './nightly': './lib/nightly.js' },
+      }),
+    );
+    writeFileSync(join(pkg, 'index.js'), `export const main = ${workflow};`);
+    writeFileSync(join(pkg, 'lib', 'nightly.js'), `export function build() { return ${workflow}; }`);
+  });
+
+  it('imports a workflow from an installed package by name, and from its subpath exports', async () => {
+    expect(isWorkflow(await loadWorkflow('my-flows:main', dir))).toBe(true);
+    expect(isWorkflow(await loadWorkflow('my-flows/nightly:build', dir))).toBe(true);
   });
 
   it('takes an exported workflow as it is', async () => {

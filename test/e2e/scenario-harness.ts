@@ -155,7 +155,7 @@ export async function startScenario(
     close: async () => {
       for (const runtime of runtimes) runtime.close();
       await mock.close();
-      rmSync(root, { recursive: true, force: true });
+      rmSync(root, { recursive: true, force: true, maxRetries: 5, retryDelay: 200 });
     },
   };
 }

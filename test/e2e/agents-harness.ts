@@ -3,39 +3,13 @@
  * mock model, and one real SDK query (real Claude Code binary) built from an AgentSpec by
  * `runtime/options` — the same path every flower session takes. Only the model is scripted.
  */
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import type { SDKMessage } from '@anthropic-ai/claude-agent-sdk';
 import type { AgentSpec } from '../../src/runtime/agent-spec.js';
 import { buildOptions, startQuery } from '../../src/runtime/options.js';
-import {
-  type MockModel,
-  type MockScript,
-  type MockStep,
-  mockModelEnv,
-  type RecordedRequest,
-  startMockModel,
-} from '../../src/testing/index.js';
+import { type MockModel, mockModelEnv, type RecordedRequest } from '../../src/testing/index.js';
+import { tempDir } from '../support/scratch.js';
 
-const cleanups: Array<() => Promise<void> | void> = [];
-
-/** Call from `afterEach`: closes servers and removes temporary directories. */
-export async function cleanUp(): Promise<void> {
-  for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
-}
-
-export function tempDir(prefix: string): string {
-  const dir = mkdtempSync(join(tmpdir(), prefix));
-  cleanups.push(() => rmSync(dir, { recursive: true, force: true, maxRetries: 5, retryDelay: 200 }));
-  return dir;
-}
-
-export async function startMock(script: MockScript | MockStep[]): Promise<MockModel> {
-  const server = await startMockModel(script);
-  cleanups.push(() => server.close());
-  return server;
-}
+export { cleanUp, startMock, tempDir } from '../support/scratch.js';
 
 export interface Outcome {
   messages: SDKMessage[];

@@ -3,29 +3,14 @@
  * it. Proves scripted text and tool calls work end to end, that the binary's own retry loop sees
  * each scripted fault the way it would see the real API's, and that subagents get their own replies.
  */
-import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { type AgentDefinition, query, type SDKMessage } from '@anthropic-ai/claude-agent-sdk';
 import { afterEach, describe, expect, it } from 'vitest';
-import { type MockModel, mock, mockModelEnv, startMockModel } from '../../src/testing/index.js';
+import { type MockModel, mock, mockModelEnv } from '../../src/testing/index.js';
+import { cleanUp, startMock, tempDir } from '../support/scratch.js';
 
-const cleanups: Array<() => Promise<void> | void> = [];
-afterEach(async () => {
-  for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
-});
-
-function tempDir(prefix: string): string {
-  const dir = mkdtempSync(join(tmpdir(), prefix));
-  cleanups.push(() => rmSync(dir, { recursive: true, force: true, maxRetries: 5, retryDelay: 200 }));
-  return dir;
-}
-
-async function startMock(...args: Parameters<typeof startMockModel>): Promise<MockModel> {
-  const server = await startMockModel(...args);
-  cleanups.push(() => server.close());
-  return server;
-}
+afterEach(cleanUp);
 
 interface RunOutcome {
   messages: SDKMessage[];

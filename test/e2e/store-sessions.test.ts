@@ -7,35 +7,20 @@
  * (the binary marks them `toolDenialKind: "permission-rule"`), a cut-off tool call healed.
  */
 import { execFileSync } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { type AgentDefinition, type Options, query, type SDKMessage } from '@anthropic-ai/claude-agent-sdk';
 import { afterEach, describe, expect, it } from 'vitest';
 import { projectKeyFor } from '../../src/store/session-key.js';
 import { SqliteSessionStore } from '../../src/store/sqlite-session-store.js';
-import { type MockModel, mock, mockModelEnv, startMockModel } from '../../src/testing/index.js';
+import { type MockModel, mock, mockModelEnv } from '../../src/testing/index.js';
+import { cleanUp, onCleanUp, startMock, tempDir } from '../support/scratch.js';
 
-const cleanups: Array<() => Promise<void> | void> = [];
-afterEach(async () => {
-  for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
-});
-
-function tempDir(prefix: string): string {
-  const dir = mkdtempSync(join(tmpdir(), prefix));
-  cleanups.push(() => rmSync(dir, { recursive: true, force: true, maxRetries: 5, retryDelay: 200 }));
-  return dir;
-}
-
-async function startMock(...args: Parameters<typeof startMockModel>): Promise<MockModel> {
-  const server = await startMockModel(...args);
-  cleanups.push(() => server.close());
-  return server;
-}
+afterEach(cleanUp);
 
 function openStore(...args: ConstructorParameters<typeof SqliteSessionStore>): SqliteSessionStore {
   const store = new SqliteSessionStore(...args);
-  cleanups.push(() => store.close());
+  onCleanUp(() => store.close());
   return store;
 }
 

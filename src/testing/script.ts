@@ -104,6 +104,12 @@ export interface MockDropFault {
   /** The reply whose beginning is streamed. Default: a short text reply. */
   partial?: MockReply;
   delayMs?: number;
+  /**
+   * An outage that starts with the cut: the listener closes in the same tick the connection is
+   * reset and refuses connections for this long. Starting it from a timer instead races the
+   * binary's own immediate reconnect, which then lands before the outage (seen in CI).
+   */
+  thenRefuseForMs?: number;
 }
 
 /**

@@ -416,14 +416,13 @@ export async function startMockModel(
       case 'drop':
         recorded.outcome = { kind: 'drop', source };
         await drop(fault, recorded, response);
+        // No await between the cut and closing the listener: the client cannot reconnect in between.
+        if (fault.thenRefuseForMs !== undefined) startOutage(fault.thenRefuseForMs);
         return;
       case 'refuse':
         recorded.outcome = { kind: 'refuse', source };
         response.socket?.destroy();
-        // Nobody awaits a scripted outage; a failure to listen again surfaces from close().
-        refuseConnectionsFor(fault.forMs).catch((error: unknown) => {
-          reopenError = error;
-        });
+        startOutage(fault.forMs);
         return;
     }
   }
@@ -440,6 +439,13 @@ export async function startMockModel(
     }
     const message = buildMessage(fault.partial ?? DEFAULT_PARTIAL_REPLY, recorded.body, recorded.rawBody);
     await stream(response, streamEvents(message).map(formatSse), afterEvents);
+  }
+
+  /** A scripted outage: nobody awaits it, so a failure to listen again surfaces from close(). */
+  function startOutage(ms: number): void {
+    refuseConnectionsFor(ms).catch((error: unknown) => {
+      reopenError = error;
+    });
   }
 
   function refuseConnectionsFor(ms: number): Promise<void> {

@@ -29,16 +29,10 @@ function historyText(request: RecordedRequest): string {
 
 describe('Runtime resilience (real SDK and binary against the mock model)', () => {
   it('waits out a dropped stream and refused connections, then resumes the same session', async () => {
-    let refusal: Promise<void> | undefined;
     harness = await startHarness([
       mock.toolUse('Read', { file_path: 'notes.txt' }),
-      () => {
-        // Cut this reply mid-stream, then refuse connections for a while, like a network outage.
-        setTimeout(() => {
-          refusal = harness?.model.refuseConnectionsFor(2_500);
-        }, 20);
-        return mock.drop({ afterEvents: 3 });
-      },
+      // Cut this reply mid-stream and refuse connections for a while, like a network outage.
+      mock.drop({ afterEvents: 3, thenRefuseForMs: 2_500 }),
       mock.text('Finished after the outage.'),
     ]);
     const runtime = harness.runtime();
@@ -48,7 +42,6 @@ describe('Runtime resilience (real SDK and binary against the mock model)', () =
       onEvent: log.sink,
       onSession: (id) => sessions.push(id),
     });
-    await refusal;
 
     expect(result.ok).toBe(true);
     expect(result.attempts).toBe(2);

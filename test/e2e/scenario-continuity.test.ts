@@ -123,11 +123,27 @@ async function waitForStoredText(database: string, text: string, timeoutMs = 30_
   }
 }
 
-function killGroup(process_: ChildProcess, signal: NodeJS.Signals): Promise<void> {
-  return new Promise((resolve) => {
+async function killGroup(process_: ChildProcess, signal: NodeJS.Signals): Promise<void> {
+  const group = process_.pid as number;
+  await new Promise<void>((resolve) => {
     process_.on('exit', () => resolve());
-    process.kill(-(process_.pid as number), signal);
+    process.kill(-group, signal);
   });
+  // The agent binary in the same group can outlive flower by seconds, still writing into the temp
+  // directories (CI saw the clean-up fail with ENOTEMPTY); end the whole group before going on.
+  try {
+    process.kill(-group, 'SIGKILL');
+  } catch {
+    return; // Already gone.
+  }
+  for (let poll = 0; poll < 50; poll += 1) {
+    try {
+      process.kill(-group, 0);
+    } catch {
+      return;
+    }
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
 }
 
 describe('scenario 5: crash and continue', () => {

@@ -9,6 +9,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { type MockModel, mock, startMockModel } from '../../src/testing/index.js';
+import { closedPort } from '../support/closed-port.js';
 
 const bin = join(import.meta.dirname, '..', '..', 'dist', 'cli', 'bin.js');
 
@@ -44,12 +45,7 @@ async function reachableUrl(): Promise<string> {
 }
 
 async function closedPortUrl(): Promise<string> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const address = server.address();
-  await new Promise<void>((resolve) => server.close(() => resolve()));
-  if (address === null || typeof address === 'string') throw new Error('no port');
-  return `http://127.0.0.1:${address.port}`;
+  return `http://127.0.0.1:${await closedPort()}`;
 }
 
 function userEnv(text: string): void {

@@ -1,4 +1,3 @@
-import { createServer, type Server } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
 import {
   classifyProbeResponse,
@@ -8,22 +7,13 @@ import {
   probeModel,
 } from '../../../src/config/probe.js';
 import { type MockModel, mock, startMockModel } from '../../../src/testing/index.js';
+import { closedPort } from '../../support/closed-port.js';
 
 let model: MockModel | undefined;
 afterEach(async () => {
   await model?.close();
   model = undefined;
 });
-
-/** A port on 127.0.0.1 that nothing listens on (bound, noted, released). */
-async function closedPort(): Promise<number> {
-  const server: Server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const address = server.address();
-  await new Promise<void>((resolve) => server.close(() => resolve()));
-  if (address === null || typeof address === 'string') throw new Error('no port');
-  return address.port;
-}
 
 describe('classifyProbeResponse', () => {
   it.each([

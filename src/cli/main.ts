@@ -4,19 +4,26 @@
  * its implementation (`<name>-action.ts`) only when it runs, so `--version`, `--help` and the light
  * commands never load the SDK, the workflow layer or the native SQLite binding.
  *
+ * The rooms of `cli/`:
+ * - `command-line/`: reading argv (the default command, the global flags);
+ * - `commands/`: one registration module and one action module per command, with what only that
+ *   command uses (the `run` target loader, the demo's script);
+ * - `interaction/`: a person and a running workflow (the driver, typed input, asides, the gate);
+ * - `terminal/`: the screen itself (renderer, bottom prompt, line editor, text width, formats).
+ *
  * Exit codes: 0 success, 1 a failure with a one-line reason (never a stack trace),
  * 2 bad usage, 130 interrupted.
  */
 import { Command, CommanderError } from 'commander';
 import { packageVersion } from '../version.js';
+import { shapeOf, withDefaultCommand } from './command-line/default-command.js';
+import { addGlobalOptions } from './command-line/global-options.js';
 import { registerDemo } from './commands/demo.js';
 import { registerDoctor } from './commands/doctor.js';
 import { registerGo } from './commands/go.js';
 import { registerOnce } from './commands/once.js';
 import { registerRun } from './commands/run.js';
 import { registerSetup } from './commands/setup.js';
-import { shapeOf, withDefaultCommand } from './default-command.js';
-import { addGlobalOptions } from './global-options.js';
 import { startUpdateNotice } from './update-notice.js';
 
 export function buildProgram(): Command {

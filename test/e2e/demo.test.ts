@@ -6,7 +6,7 @@ import { execFileSync } from 'node:child_process';
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { DEMO_GREETING, DEMO_OPTIONS } from '../../src/cli/demo-script.js';
+import { DEMO_GREETING, DEMO_OPTIONS } from '../../src/cli/commands/demo-script.js';
 import { isolatedEnv, runFlower, tempDir } from './cli-harness.js';
 
 describe('flower demo', () => {

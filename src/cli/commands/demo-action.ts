@@ -19,10 +19,10 @@ import { createColors } from 'picocolors';
 import { mockModelEnv } from '../../testing/env.js';
 import { startMockModel } from '../../testing/server.js';
 import { starterFlow, starterPaths } from '../../workflow/starter.js';
-import { DEMO_ANSWER, DEMO_PROGRAM, DEMO_REQUEST, demoScript } from '../demo-script.js';
-import { drive } from '../drive.js';
-import type { GlobalOptions } from '../global-options.js';
-import { Terminal } from '../terminal.js';
+import type { GlobalOptions } from '../command-line/global-options.js';
+import { drive } from '../interaction/drive.js';
+import { Terminal } from '../terminal/terminal.js';
+import { DEMO_ANSWER, DEMO_PROGRAM, DEMO_REQUEST, demoScript } from './demo-script.js';
 
 export interface DemoPolicy {
   /** Pause before the scripted human answers, so the question can be read first. */

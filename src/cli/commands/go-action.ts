@@ -18,13 +18,13 @@ import { loadEnvironment } from '../../config/env-chain.js';
 import type { Runtime } from '../../runtime/runtime.js';
 import { starterFlow, type WakeState, WORK_STEP, wakeState } from '../../workflow/starter.js';
 import type { Workflow } from '../../workflow/workflow.js';
-import { ensureCredentials } from '../credentials-gate.js';
-import { drive } from '../drive.js';
-import { formatTokens } from '../format.js';
-import type { GlobalOptions } from '../global-options.js';
-import { readRequest, START_OVER_COMMAND } from '../request-prompt.js';
-import { settingsLines } from '../settings-lines.js';
-import { Terminal } from '../terminal.js';
+import type { GlobalOptions } from '../command-line/global-options.js';
+import { ensureCredentials } from '../interaction/credentials-gate.js';
+import { drive } from '../interaction/drive.js';
+import { readRequest, START_OVER_COMMAND } from '../interaction/request-prompt.js';
+import { formatTokens } from '../terminal/format.js';
+import { settingsLines } from '../terminal/settings-lines.js';
+import { Terminal } from '../terminal/terminal.js';
 
 export interface GoFlags {
   asks: number;

@@ -7,7 +7,7 @@
  * (`shapeOf(program)`) learns which flags take a value from this registration.
  */
 import { type Command, InvalidArgumentError } from 'commander';
-import { globalOptions } from '../global-options.js';
+import { globalOptions } from '../command-line/global-options.js';
 import type { GoFlags } from './go-action.js';
 
 export function parseInteger(value: string): number {

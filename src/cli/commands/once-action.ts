@@ -21,10 +21,10 @@ import { checkCredentials } from '../../config/credentials.js';
 import { loadEnvironment } from '../../config/env-chain.js';
 import type { AgentSpec } from '../../runtime/agent-spec.js';
 import { Runtime } from '../../runtime/runtime.js';
-import { formatElapsed, formatTurns } from '../format.js';
-import type { GlobalOptions } from '../global-options.js';
-import { TerminalRenderer } from '../renderer.js';
-import { settingsLines } from '../settings-lines.js';
+import type { GlobalOptions } from '../command-line/global-options.js';
+import { formatElapsed, formatTurns } from '../terminal/format.js';
+import { TerminalRenderer } from '../terminal/renderer.js';
+import { settingsLines } from '../terminal/settings-lines.js';
 
 /** The manifest step name of every `once` run. */
 export const ONCE_STEP = 'ad-hoc';

@@ -7,7 +7,7 @@
  */
 import type { PermissionMode } from '@anthropic-ai/claude-agent-sdk';
 import { type Command, InvalidArgumentError, Option } from 'commander';
-import { globalOptions } from '../global-options.js';
+import { globalOptions } from '../command-line/global-options.js';
 import type { OnceFlags } from './once-action.js';
 
 /** Read-only by default: looking costs nothing, changing things should be asked for. */

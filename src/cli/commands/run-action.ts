@@ -12,12 +12,12 @@
  * - Imported only when the command runs: it pulls in the SDK and the runtime.
  */
 import { loadEnvironment } from '../../config/env-chain.js';
-import { ensureCredentials } from '../credentials-gate.js';
-import { drive } from '../drive.js';
-import type { GlobalOptions } from '../global-options.js';
-import { settingsLines } from '../settings-lines.js';
-import { Terminal } from '../terminal.js';
-import { loadWorkflow, parseTarget } from '../workflow-target.js';
+import type { GlobalOptions } from '../command-line/global-options.js';
+import { ensureCredentials } from '../interaction/credentials-gate.js';
+import { drive } from '../interaction/drive.js';
+import { settingsLines } from '../terminal/settings-lines.js';
+import { Terminal } from '../terminal/terminal.js';
+import { loadWorkflow, parseTarget } from './workflow-target.js';
 
 export async function runWorkflow(target: string, global: GlobalOptions): Promise<void> {
   // A target that cannot be right is reported before anything else is looked at.

@@ -4,7 +4,7 @@
  * actually runs; `--help` and every other command never pay for it.
  */
 import type { Command } from 'commander';
-import { globalOptions } from '../global-options.js';
+import { globalOptions } from '../command-line/global-options.js';
 
 export function registerRun(program: Command): void {
   program

@@ -1,10 +1,10 @@
 import { describe, expect, it } from 'vitest';
-import { CLARIFIER_RULES, COORDINATOR_RULES, JUDGE_RULES } from '../../../src/agents/rules.js';
-import { ASK_TOOL } from '../../../src/agents/tools.js';
-import { DEMO_OPTIONS, DEMO_QUESTION, demoScript } from '../../../src/cli/demo-script.js';
-import type { RecordedRequest, RequestMessage } from '../../../src/testing/recording.js';
-import type { MockReply, MockStep } from '../../../src/testing/script.js';
-import { setGoalPrompt } from '../../../src/workflow/goal-step.js';
+import { CLARIFIER_RULES, COORDINATOR_RULES, JUDGE_RULES } from '../../../../src/agents/rules.js';
+import { ASK_TOOL } from '../../../../src/agents/tools.js';
+import { DEMO_OPTIONS, DEMO_QUESTION, demoScript } from '../../../../src/cli/commands/demo-script.js';
+import type { RecordedRequest, RequestMessage } from '../../../../src/testing/recording.js';
+import type { MockReply, MockStep } from '../../../../src/testing/script.js';
+import { setGoalPrompt } from '../../../../src/workflow/goal-step.js';
 
 const workspace = '/tmp/demo-ws';
 const script = demoScript(workspace);

@@ -3,10 +3,10 @@ import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { HumanChannel } from '../../../src/agents/human/channel.js';
-import { Interaction } from '../../../src/cli/interaction.js';
-import { PROMPT_HINTS } from '../../../src/cli/prompt-line.js';
-import { Terminal } from '../../../src/cli/terminal.js';
+import { HumanChannel } from '../../../../src/agents/human/channel.js';
+import { Interaction } from '../../../../src/cli/interaction/interaction.js';
+import { PROMPT_HINTS } from '../../../../src/cli/terminal/prompt-line.js';
+import { Terminal } from '../../../../src/cli/terminal/terminal.js';
 
 class FakeInput extends EventEmitter {
   constructor(readonly isTTY: boolean) {

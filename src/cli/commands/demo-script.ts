@@ -17,11 +17,11 @@
  *   wherever flower runs.
  */
 import { join } from 'node:path';
-import { CLARIFIER_RULES, COORDINATOR_RULES, JUDGE_RULES } from '../agents/rules.js';
-import { ASK_TOOL } from '../agents/tools.js';
-import { contentText, type RecordedRequest, systemText } from '../testing/recording.js';
-import type { MockReply, MockScript } from '../testing/script.js';
-import { setGoalPrompt } from '../workflow/goal-step.js';
+import { CLARIFIER_RULES, COORDINATOR_RULES, JUDGE_RULES } from '../../agents/rules.js';
+import { ASK_TOOL } from '../../agents/tools.js';
+import { contentText, type RecordedRequest, systemText } from '../../testing/recording.js';
+import type { MockReply, MockScript } from '../../testing/script.js';
+import { setGoalPrompt } from '../../workflow/goal-step.js';
 
 export const DEMO_REQUEST = 'Write a small program that greets the world, and show me that it runs.';
 

@@ -14,23 +14,23 @@
  */
 import { join } from 'node:path';
 import { createColors } from 'picocolors';
-import { mergeHooks } from '../agents/guards/merge.js';
-import { workbenchHooks } from '../agents/guards/workbench-hooks.js';
-import { Workbench } from '../agents/workbench.js';
-import type { EnvMap } from '../config/paths.js';
-import type { HandoffPolicyOptions } from '../config/policies.js';
-import type { EventSink, FlowerEvent } from '../runtime/events.js';
-import { Runtime } from '../runtime/runtime.js';
-import type { WorkflowContext } from '../workflow/context.js';
-import type { StepRunner } from '../workflow/runner.js';
-import type { Workflow } from '../workflow/workflow.js';
+import { mergeHooks } from '../../agents/guards/merge.js';
+import { workbenchHooks } from '../../agents/guards/workbench-hooks.js';
+import { Workbench } from '../../agents/workbench.js';
+import type { EnvMap } from '../../config/paths.js';
+import type { HandoffPolicyOptions } from '../../config/policies.js';
+import type { EventSink, FlowerEvent } from '../../runtime/events.js';
+import { Runtime } from '../../runtime/runtime.js';
+import type { WorkflowContext } from '../../workflow/context.js';
+import type { StepRunner } from '../../workflow/runner.js';
+import type { Workflow } from '../../workflow/workflow.js';
+import type { GlobalOptions } from '../command-line/global-options.js';
+import { TerminalRenderer } from '../terminal/renderer.js';
+import type { Terminal } from '../terminal/terminal.js';
 import { answerAside } from './aside.js';
 import { configure } from './credentials-gate.js';
-import type { GlobalOptions } from './global-options.js';
 import { Interaction } from './interaction.js';
 import { RecentEvents } from './recent-events.js';
-import { TerminalRenderer } from './renderer.js';
-import type { Terminal } from './terminal.js';
 
 export interface DrivePolicy {
   /** How long to wait at exit for side questions still being answered. */

@@ -2,7 +2,12 @@ import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { isWorkflow, loadWorkflow, parseTarget, TargetError } from '../../../src/cli/workflow-target.js';
+import {
+  isWorkflow,
+  loadWorkflow,
+  parseTarget,
+  TargetError,
+} from '../../../../src/cli/commands/workflow-target.js';
 
 describe('parseTarget', () => {
   it('splits file and module targets at the last colon', () => {

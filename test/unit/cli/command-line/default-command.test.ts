@@ -1,6 +1,6 @@
 import { Command } from 'commander';
 import { describe, expect, it } from 'vitest';
-import { shapeOf, withDefaultCommand } from '../../../src/cli/default-command.js';
+import { shapeOf, withDefaultCommand } from '../../../../src/cli/command-line/default-command.js';
 
 function program(): Command {
   const root = new Command('flower')

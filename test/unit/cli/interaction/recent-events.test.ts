@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { RecentEvents } from '../../../src/cli/recent-events.js';
+import { RecentEvents } from '../../../../src/cli/interaction/recent-events.js';
 
 describe('RecentEvents', () => {
   it('tags each entry with kind, tool and speaker, on one line', () => {

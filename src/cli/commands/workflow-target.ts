@@ -16,7 +16,7 @@ import { existsSync, statSync } from 'node:fs';
 import { createRequire, register } from 'node:module';
 import { isAbsolute, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
-import type { Workflow } from '../workflow/workflow.js';
+import type { Workflow } from '../../workflow/workflow.js';
 import type { TypeScriptHooksData } from './typescript-hooks.js';
 
 /** A target the user got wrong; the message is the whole explanation. */

@@ -13,11 +13,11 @@
  *   credential or a wrong endpoint/model opens the dialog again; a network problem never does —
  *   it is reported and the run starts anyway (resilience handles outages).
  */
-import { checkCredentials } from '../config/credentials.js';
-import { loadEnvironment } from '../config/env-chain.js';
-import { probeCredentials, probeDisabled } from '../config/probe.js';
-import type { EnvFileUpdates } from '../config/user-env-file.js';
-import { runSetupDialog, SetupCancelled } from './commands/setup-action.js';
+import { checkCredentials } from '../../config/credentials.js';
+import { loadEnvironment } from '../../config/env-chain.js';
+import { probeCredentials, probeDisabled } from '../../config/probe.js';
+import type { EnvFileUpdates } from '../../config/user-env-file.js';
+import { runSetupDialog, SetupCancelled } from '../commands/setup-action.js';
 
 export interface GatePolicy {
   /** Probe → fix → probe again, at most this many probes. */

@@ -3,7 +3,7 @@
  * line, secrets masked (never printed in full).
  */
 import pc from 'picocolors';
-import { describe } from '../config/credentials.js';
+import { describe } from '../../config/credentials.js';
 
 /** Lines for `-v`: the effective credential settings, secrets masked. */
 export function settingsLines(env: NodeJS.ProcessEnv = process.env): string[] {

@@ -6,8 +6,8 @@
  * (they are long and say what the agent meant, not what it did); each entry is one line of at most
  * `entryChars` characters, tagged with its kind, tool and speaker.
  */
-import type { FlowerEvent } from '../runtime/events.js';
-import { oneLine } from './terminal-text.js';
+import type { FlowerEvent } from '../../runtime/events.js';
+import { oneLine } from '../terminal/terminal-text.js';
 
 export interface RecentEventsPolicy {
   /** Enough to cover the last few minutes of a busy run without bloating the oracle's prompt. */

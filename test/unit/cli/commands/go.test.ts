@@ -1,7 +1,7 @@
 import { InvalidArgumentError } from 'commander';
 import { describe, expect, it } from 'vitest';
-import { parseInteger, parseSeconds } from '../../../src/cli/commands/go.js';
-import { tildePath, wakeBanner } from '../../../src/cli/commands/go-action.js';
+import { parseInteger, parseSeconds } from '../../../../src/cli/commands/go.js';
+import { tildePath, wakeBanner } from '../../../../src/cli/commands/go-action.js';
 
 describe('go flag values', () => {
   it('accepts whole numbers, negative ones included, for --asks/--rounds/--window', () => {

@@ -16,8 +16,8 @@
  *   context figure is the main thread's only (a subagent's context says nothing about the main one).
  */
 import { createColors } from 'picocolors';
-import { ASK_TOOL } from '../agents/tools.js';
-import type { FlowerEvent, HandoffPayload } from '../runtime/events.js';
+import { ASK_TOOL } from '../../agents/tools.js';
+import type { FlowerEvent, HandoffPayload } from '../../runtime/events.js';
 import { formatElapsed, formatTokens, formatTurns } from './format.js';
 import { displayWidth, oneLine, sanitize, truncate, wrap } from './terminal-text.js';
 

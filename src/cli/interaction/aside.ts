@@ -10,12 +10,12 @@
  * - A failure is printed, never thrown: a side question must not be able to hurt the run.
  */
 import { join } from 'node:path';
-import { oracle } from '../agents/roles.js';
-import type { Workbench } from '../agents/workbench.js';
-import type { EnvMap } from '../config/paths.js';
-import type { EventSink } from '../runtime/events.js';
-import { Runtime } from '../runtime/runtime.js';
-import { oneLine, sanitize, wrap } from './terminal-text.js';
+import { oracle } from '../../agents/roles.js';
+import type { Workbench } from '../../agents/workbench.js';
+import type { EnvMap } from '../../config/paths.js';
+import type { EventSink } from '../../runtime/events.js';
+import { Runtime } from '../../runtime/runtime.js';
+import { oneLine, sanitize, wrap } from '../terminal/terminal-text.js';
 
 export interface AsidePaint {
   magenta(text: string): string;

@@ -13,12 +13,12 @@
  *   let later questions wait); the prompt is removed and the run goes on.
  * - An aside never blocks the input: it runs concurrently and its answer is printed when it comes.
  */
-import type { HumanChannel } from '../agents/human/channel.js';
-import type { FlowerEvent } from '../runtime/events.js';
+import type { HumanChannel } from '../../agents/human/channel.js';
+import type { FlowerEvent } from '../../runtime/events.js';
+import type { EditorEvent } from '../terminal/line-editor.js';
+import { PROMPT_HINTS, type PromptMode } from '../terminal/prompt-line.js';
+import type { Terminal } from '../terminal/terminal.js';
 import { routeLine } from './input-routing.js';
-import type { EditorEvent } from './line-editor.js';
-import { PROMPT_HINTS, type PromptMode } from './prompt-line.js';
-import type { Terminal } from './terminal.js';
 
 export interface InteractionPaint {
   dim(text: string): string;

@@ -1,6 +1,6 @@
 import { EventEmitter } from 'node:events';
 import { describe, expect, it } from 'vitest';
-import { Terminal } from '../../../src/cli/terminal.js';
+import { Terminal } from '../../../../src/cli/terminal/terminal.js';
 
 class FakeInput extends EventEmitter {
   rawModes: boolean[] = [];

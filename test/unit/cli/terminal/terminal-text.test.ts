@@ -7,7 +7,7 @@ import {
   terminalWidth,
   truncate,
   wrap,
-} from '../../../src/cli/terminal-text.js';
+} from '../../../../src/cli/terminal/terminal-text.js';
 
 describe('terminalWidth', () => {
   it('clamps the terminal columns into 40..110', () => {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { formatElapsed, formatTokens, formatTurns } from '../../../src/cli/format.js';
+import { formatElapsed, formatTokens, formatTurns } from '../../../../src/cli/terminal/format.js';
 
 describe('formatting helpers', () => {
   it('says "1 turn" but "2 turns"', () => {

@@ -16,7 +16,7 @@
  * - Only text flower produced reaches `print`; model text has been sanitised by the renderer.
  */
 import { StringDecoder } from 'node:string_decoder';
-import { onTerminationSignal } from '../runtime/signals.js';
+import { onTerminationSignal } from '../../runtime/signals.js';
 import { type EditorEvent, LineEditor, type LineEditorPolicy } from './line-editor.js';
 import { promptRow } from './prompt-line.js';
 import { terminalWidth, truncate } from './terminal-text.js';

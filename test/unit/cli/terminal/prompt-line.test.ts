@@ -1,7 +1,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { promptRow } from '../../../src/cli/prompt-line.js';
-import { displayWidth } from '../../../src/cli/terminal-text.js';
+import { promptRow } from '../../../../src/cli/terminal/prompt-line.js';
+import { displayWidth } from '../../../../src/cli/terminal/terminal-text.js';
 
 describe('promptRow', () => {
   it('shows the hint and the input, with the cursor at the end', () => {

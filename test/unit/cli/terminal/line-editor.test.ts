@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { LineEditor } from '../../../src/cli/line-editor.js';
+import { LineEditor } from '../../../../src/cli/terminal/line-editor.js';
 
 const encode = (text: string) => new TextEncoder().encode(text);
 

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { asideQuestion, routeLine } from '../../../src/cli/input-routing.js';
+import { asideQuestion, routeLine } from '../../../../src/cli/interaction/input-routing.js';
 
 const idle = { interruptArmed: false, pendingAskId: undefined };
 const asking = { interruptArmed: false, pendingAskId: 'q1' };

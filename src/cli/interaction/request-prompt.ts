@@ -9,7 +9,7 @@
  * - The prompt reads through the same Terminal as the run, so lines typed or piped after the request
  *   are kept for the run instead of being swallowed.
  */
-import type { Terminal } from './terminal.js';
+import type { Terminal } from '../terminal/terminal.js';
 
 export const REQUEST_HEADERS = {
   fresh: 'What should flower do? One sentence is enough; Enter starts (Ctrl-C quits).',

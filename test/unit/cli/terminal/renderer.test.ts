@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { TerminalRenderer } from '../../../src/cli/renderer.js';
-import { displayWidth } from '../../../src/cli/terminal-text.js';
-import type { FlowerEvent } from '../../../src/runtime/events.js';
+import { TerminalRenderer } from '../../../../src/cli/terminal/renderer.js';
+import { displayWidth } from '../../../../src/cli/terminal/terminal-text.js';
+import type { FlowerEvent } from '../../../../src/runtime/events.js';
 
 function renderer(options: { verbose?: boolean; width?: number; color?: boolean } = {}) {
   let clock = 0;

@@ -2,8 +2,8 @@ import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { Workbench } from '../../../src/agents/workbench.js';
-import { answerAside, asidePrompt } from '../../../src/cli/aside.js';
+import { Workbench } from '../../../../src/agents/workbench.js';
+import { answerAside, asidePrompt } from '../../../../src/cli/interaction/aside.js';
 
 const plain = { magenta: (text: string) => text, dim: (text: string) => text, red: (text: string) => text };
 

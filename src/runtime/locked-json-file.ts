@@ -275,6 +275,39 @@ export function readJsonDocument<Document>(
   return withFileLock(path, () => loadLocked(path, codec, options.onWarning), options.lock);
 }
 
+/** What a lock-free read found: the document, or why there is none to show. */
+export type PeekedDocument<Document> =
+  | { state: 'ok'; document: Document }
+  | { state: 'missing'; document: Document }
+  | { state: 'corrupt'; document: Document; reason: string };
+
+/**
+ * Reads the document at `path` without the lock and without repairing anything: for readers that
+ * must never change a run directory (status, report, the budget). Writers replace the file by
+ * rename, so a lock-free read sees either the old or the new content, never half of it. A corrupt
+ * file is reported, not set aside: that is the next writer's job, and it says so when it does.
+ */
+export function peekJsonDocument<Document>(
+  path: string,
+  codec: JsonDocumentCodec<Document>,
+): PeekedDocument<Document> {
+  let text: string;
+  try {
+    text = readFileSync(path, 'utf8');
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT')
+      return { state: 'missing', document: codec.empty() };
+    return { state: 'corrupt', document: codec.empty(), reason: (error as Error).message };
+  }
+  try {
+    const decoded = codec.decode(JSON.parse(text));
+    if (decoded !== undefined) return { state: 'ok', document: decoded };
+    return { state: 'corrupt', document: codec.empty(), reason: 'not the expected structure' };
+  } catch {
+    return { state: 'corrupt', document: codec.empty(), reason: 'not valid JSON' };
+  }
+}
+
 /**
  * Read-modify-write under the lock: loads the current document, applies `change`, and writes the
  * result atomically. Returns the document as written.

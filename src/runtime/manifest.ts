@@ -16,6 +16,8 @@ import { join } from 'node:path';
 import {
   type JsonDocumentCodec,
   type JsonFileOptions,
+  type PeekedDocument,
+  peekJsonDocument,
   readJsonDocument,
   updateJsonDocument,
 } from './locked-json-file.js';
@@ -44,6 +46,14 @@ const manifestCodec: JsonDocumentCodec<StoredManifestRow[]> = {
 /** All rows in the manifest of `runDir` (empty when there is none yet). */
 export function readManifest(runDir: string, options: JsonFileOptions = {}): StoredManifestRow[] {
   return readJsonDocument(manifestPath(runDir), manifestCodec, options);
+}
+
+/**
+ * The rows of the manifest of `runDir` read without the lock and without setting a corrupt file
+ * aside (see `peekJsonDocument`): for read-only views of a run directory a flower may be writing.
+ */
+export function peekManifest(runDir: string): PeekedDocument<StoredManifestRow[]> {
+  return peekJsonDocument(manifestPath(runDir), manifestCodec);
 }
 
 /**

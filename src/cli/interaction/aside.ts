@@ -15,6 +15,7 @@ import type { Workbench } from '../../agents/workbench.js';
 import type { EnvMap } from '../../config/paths.js';
 import type { EventSink } from '../../runtime/events.js';
 import { Runtime } from '../../runtime/runtime.js';
+import { ASIDE_RUN_DIR } from '../../runtime/task-spend.js';
 import { oneLine, sanitize, wrap } from '../terminal/terminal-text.js';
 
 export interface AsidePaint {
@@ -68,7 +69,7 @@ export async function answerAside(question: string, options: AsideOptions): Prom
   try {
     runtime = new Runtime({
       workspace: options.workspace,
-      runDir: join(options.runDir, 'aside'),
+      runDir: join(options.runDir, ASIDE_RUN_DIR),
       resilience: false,
       ...(options.env ? { env: options.env } : {}),
       ...(options.workbench?.external ? { addDirs: [options.workbench.root] } : {}),

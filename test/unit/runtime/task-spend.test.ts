@@ -1,0 +1,77 @@
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import {
+  manifestPath,
+  peekManifest,
+  type StoredManifestRow,
+  saveManifestRows,
+} from '../../../src/runtime/manifest.js';
+import { finishStepResult, newStepResult, type StepResult } from '../../../src/runtime/step-result.js';
+import { ASIDE_RUN_DIR, sumTaskSpend, taskSpend } from '../../../src/runtime/task-spend.js';
+
+let runDir: string;
+beforeEach(() => {
+  runDir = mkdtempSync(join(tmpdir(), 'flower-spend-'));
+});
+afterEach(() => rmSync(runDir, { recursive: true, force: true }));
+
+function spent(step: string, run: string, costUsd: number, at: number): StepResult {
+  const result = newStepResult(step, run, at);
+  result.costUsd = costUsd;
+  finishStepResult(result, at + 10);
+  return result;
+}
+
+describe('taskSpend', () => {
+  it('adds every run of the task and the side questions, and says when it last ran', () => {
+    saveManifestRows(runDir, 'run-a', [
+      spent('clarify', 'run-a', 0.1, 100),
+      spent('work', 'run-a', 0.25, 200),
+    ]);
+    saveManifestRows(runDir, 'run-b', [spent('work', 'run-b', 0.5, 300)]);
+    saveManifestRows(join(runDir, ASIDE_RUN_DIR), 'aside-1', [spent('aside', 'aside-1', 0.0123, 400)]);
+    expect(taskSpend(runDir)).toEqual({
+      stepsUsd: 0.85,
+      asidesUsd: 0.0123,
+      totalUsd: 0.8623,
+      runs: 2,
+      lastActivity: 410,
+    });
+  });
+
+  it('is all zeros for a directory where nothing ran', () => {
+    expect(taskSpend(join(runDir, 'nothing-here'))).toEqual({
+      stepsUsd: 0,
+      asidesUsd: 0,
+      totalUsd: 0,
+      runs: 0,
+      lastActivity: 0,
+    });
+  });
+
+  it('counts only finite, positive costs from rows another version wrote', () => {
+    const rows = [
+      { cost_usd: 0.2, run: 'a' },
+      { cost_usd: 'lots', run: 'a' },
+      { cost_usd: Number.NaN },
+      {},
+    ] as unknown as StoredManifestRow[];
+    expect(sumTaskSpend(rows).stepsUsd).toBe(0.2);
+  });
+
+  it('reads a corrupt manifest as empty and leaves the file exactly where and as it was', () => {
+    writeFileSync(manifestPath(runDir), '[{"step": "work", "cost_us');
+    expect(taskSpend(runDir).totalUsd).toBe(0);
+    expect(peekManifest(runDir).state).toBe('corrupt');
+    expect(readFileSync(manifestPath(runDir), 'utf8')).toBe('[{"step": "work", "cost_us');
+    expect(readdirSync(runDir)).toEqual(['manifest.json']);
+  });
+
+  it('peeks without taking the lock or creating anything', () => {
+    mkdirSync(join(runDir, 'quiet'));
+    expect(peekManifest(join(runDir, 'quiet')).state).toBe('missing');
+    expect(readdirSync(join(runDir, 'quiet'))).toEqual([]);
+  });
+});

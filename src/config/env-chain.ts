@@ -343,6 +343,14 @@ export function loadEnvironment(): EnvChainReport {
   return processReport;
 }
 
+/**
+ * The report of the chain `loadEnvironment` applied to this process, or undefined when it has not
+ * run (a library caller that builds its own environment). Never loads anything itself.
+ */
+export function loadedEnvironment(): EnvChainReport | undefined {
+  return processReport;
+}
+
 /** Which source supplied `key`: the chain's record, or the process environment, or nothing. */
 export function sourceOf(report: EnvChainReport, key: string, env: EnvMap): EnvSetting | undefined {
   const winner = report.winners.get(key);

@@ -6,6 +6,14 @@
  * - Exactly one `POST <base>/v1/messages` (non-streaming, `max_tokens` 16, one user message "hi").
  *   Never `max_tokens` 1: a model that always thinks first was measured taking ~30 s at 1 and
  *   ~3.6 s at 16.
+ * - It asks with the model the run will use (`ANTHROPIC_MODEL`, a tier alias through its
+ *   `ANTHROPIC_DEFAULT_*_MODEL` mapping), so a gateway that serves only the configured model passes
+ *   and a configured model the endpoint does not serve fails here rather than in the run. A dated
+ *   snapshot as the default was retired by the API and blocked gateways that worked.
+ * - With no model configured the run uses the binary's own default, which flower cannot name; the
+ *   probe then asks for `DEFAULT_PROBE_MODEL`, an alias the API serves. If the endpoint does not
+ *   serve that one the verdict is still `ok`: the request got past authentication (a key is
+ *   checked before the model is looked up), and nothing the user configured is wrong.
  * - Verdicts: `auth` (no credential, 401, 403) and `config` (404, or a 400 whose body clearly says the
  *   model does not exist) mean "reconfigure"; `net` (5xx, connection, DNS, TLS, timeout) means "the
  *   network, not you"; everything else is `ok`, including undecidable errors such as 429 or a plain
@@ -15,6 +23,7 @@
  */
 import { activeCredentialKey, DEFAULT_BASE_URL } from './credentials.js';
 import type { EnvMap } from './paths.js';
+import { apiModelName } from './setting-origin.js';
 
 export type ProbeVerdict = 'ok' | 'auth' | 'config' | 'net';
 
@@ -26,6 +35,10 @@ export interface ProbeResult {
   status?: number;
   /** The model name the probe asked for. */
   model: string;
+  /** The key that configured `model`; absent when the probe used `DEFAULT_PROBE_MODEL`. */
+  modelKey?: string;
+  /** The endpoint said it does not serve `model` (verdict `config`). */
+  modelMissing?: boolean;
   /** The URL the probe posted to. */
   url: string;
 }
@@ -35,8 +48,8 @@ export interface ProbeOptions {
   timeoutMs?: number;
 }
 
-/** Asked for when no model is configured: a cheap model every Anthropic account has. */
-export const DEFAULT_PROBE_MODEL = 'claude-3-5-haiku-20241022';
+/** Asked for when no model is configured: a cheap model's alias (aliases outlive dated snapshots). */
+export const DEFAULT_PROBE_MODEL = 'claude-haiku-4-5';
 export const PROBE_MAX_TOKENS = 16;
 export const PROBE_TIMEOUT_MS = 20_000;
 /** Body characters kept in the detail line. */
@@ -61,28 +74,77 @@ export function probeDisabled(env: EnvMap): boolean {
   return Boolean(env.FLOWER_NO_PROBE);
 }
 
-/** Prefer the cheapest configured model: the haiku mapping, then the main model, then a default. */
+/** Claude Code's tier aliases and the keys that map them to a model name. */
+const TIER_KEYS: Readonly<Record<string, string>> = {
+  opus: 'ANTHROPIC_DEFAULT_OPUS_MODEL',
+  sonnet: 'ANTHROPIC_DEFAULT_SONNET_MODEL',
+  haiku: 'ANTHROPIC_DEFAULT_HAIKU_MODEL',
+};
+
+export interface ProbeModelChoice {
+  /** The name sent to the API. */
+  model: string;
+  /** The key that named it; absent for the default. */
+  key?: string;
+}
+
+/**
+ * The model the run's main thread will ask for: `ANTHROPIC_MODEL`, or for a tier alias (`opus`,
+ * `sonnet[1m]`) the model its mapping names. An alias without a mapping, or no model at all, is
+ * resolved by the binary itself; the probe then asks for `DEFAULT_PROBE_MODEL`.
+ */
+export function probeModelChoice(env: EnvMap): ProbeModelChoice {
+  const main = apiModelName(env.ANTHROPIC_MODEL ?? '');
+  if (main === '') return { model: DEFAULT_PROBE_MODEL };
+  if (!/^[a-z]+$/i.test(main)) return { model: main, key: 'ANTHROPIC_MODEL' };
+  const tierKey = TIER_KEYS[main.toLowerCase()];
+  const mapped = tierKey === undefined ? '' : apiModelName(env[tierKey] ?? '');
+  return mapped === '' || tierKey === undefined
+    ? { model: DEFAULT_PROBE_MODEL }
+    : { model: mapped, key: tierKey };
+}
+
 export function probeModel(env: EnvMap): string {
-  return env.ANTHROPIC_DEFAULT_HAIKU_MODEL || env.ANTHROPIC_MODEL || DEFAULT_PROBE_MODEL;
+  return probeModelChoice(env).model;
 }
 
 export function probeUrl(env: EnvMap): string {
   return `${(env.ANTHROPIC_BASE_URL || DEFAULT_BASE_URL).replace(/\/+$/, '')}/v1/messages`;
 }
 
-/** Pure classification of an HTTP answer. */
+/** What the probe asked for, as far as classifying the answer needs it. */
+export interface ProbeAsked {
+  model: string;
+  /** False when the model is flower's default guess rather than the user's setting. */
+  configured: boolean;
+}
+
+/**
+ * Pure classification of an HTTP answer. `asked` decides what a "no such model" answer means: a
+ * configured model the endpoint lacks is a setup error (`modelMissing`); flower's own default is
+ * not, as long as the body names that model (a 404 that does not is a wrong URL path).
+ */
 export function classifyProbeResponse(
   status: number,
   body: string,
-): { verdict: ProbeVerdict; detail: string } {
+  asked?: ProbeAsked,
+): { verdict: ProbeVerdict; detail: string; modelMissing?: boolean } {
   const excerpt = body.slice(0, DETAIL_CHARS).replace(/\s+/g, ' ').trim();
   const detail = `HTTP ${status}${excerpt ? ` ${excerpt}` : ''}`;
   if (status < 400) return { verdict: 'ok', detail };
   if (status === 401 || status === 403) return { verdict: 'auth', detail };
-  if (status === 404) return { verdict: 'config', detail };
-  if (status === 400) {
-    const lower = body.toLowerCase();
-    if (MISSING_MODEL_PHRASES.some((phrase) => lower.includes(phrase))) return { verdict: 'config', detail };
+  const lower = body.toLowerCase();
+  const missingModel =
+    status === 404 || (status === 400 && MISSING_MODEL_PHRASES.some((phrase) => lower.includes(phrase)));
+  if (missingModel) {
+    const namesModel = asked !== undefined && lower.includes(asked.model.toLowerCase());
+    if (asked !== undefined && !asked.configured && namesModel) {
+      return {
+        verdict: 'ok',
+        detail: `${detail} (the key was accepted; this endpoint does not serve ${asked.model}, which flower asked for only because no model is configured)`,
+      };
+    }
+    return namesModel ? { verdict: 'config', detail, modelMissing: true } : { verdict: 'config', detail };
   }
   if (status >= 500) return { verdict: 'net', detail };
   return {
@@ -109,7 +171,8 @@ export async function probeCredentials(
   env: EnvMap = process.env,
   options: ProbeOptions = {},
 ): Promise<ProbeResult> {
-  const model = probeModel(env);
+  const choice = probeModelChoice(env);
+  const model = choice.model;
   const url = probeUrl(env);
   const credential = activeCredentialKey(env);
   if (credential === undefined) {
@@ -143,7 +206,14 @@ export async function probeCredentials(
       signal: AbortSignal.timeout(options.timeoutMs ?? PROBE_TIMEOUT_MS),
     });
     const body = await response.text();
-    return { ...classifyProbeResponse(response.status, body), status: response.status, model, url };
+    const asked = { model, configured: choice.key !== undefined };
+    return {
+      ...classifyProbeResponse(response.status, body, asked),
+      status: response.status,
+      model,
+      ...(choice.key === undefined ? {} : { modelKey: choice.key }),
+      url,
+    };
   } catch (error) {
     return { verdict: 'net', detail: networkDetail(error), model, url };
   }

@@ -17,6 +17,10 @@
  *   three one-turn queries on one session reported 0.0042, 0.0084, 0.0126). Each result is
  *   charged the growth of that total over `costBaseline`, the total the session had before.
  * - Nothing a model or API does makes this throw: failures end up in `result.error`.
+ * - An error from `watch.inspect` stops the turn at once (an interrupt: the binary would otherwise
+ *   retry a rejected key for minutes) and becomes the attempt's error whatever the turn reports.
+ *   The interrupted turn's `result` is still read, so its cost is booked; if none comes within
+ *   `FATAL_GRACE_MS` the query is closed.
  */
 import type { Options } from '@anthropic-ai/claude-agent-sdk';
 import { type EventSink, type FlowerEvent, normalize } from './events.js';
@@ -32,11 +36,19 @@ export interface AttemptWatch {
   /** Every normalised event, before it reaches the sink: the loop tracks context and models here. */
   observe(event: FlowerEvent, result: StepResult): void;
   /**
+   * Every normalised event, after the sink saw it: a returned error is a failure retrying cannot
+   * fix (see fail-fast.ts). The turn is stopped at once and the attempt ends with that error.
+   */
+  inspect?(event: FlowerEvent): Promise<string | undefined>;
+  /**
    * The query is running: `stopTurn` asks the agent to end its current turn now (a human
    * interrupt need not wait for a long reply to finish before the next message boundary).
    */
   onRunning?(stopTurn: () => void): void;
 }
+
+/** How long a turn stopped for a fatal failure may take to report its result (measured: ~10 ms). */
+export const FATAL_GRACE_MS = 5_000;
 
 function describeError(error: unknown): string {
   if (error instanceof Error) return `${error.name}: ${error.message}`;
@@ -62,6 +74,15 @@ export async function runAttempt(
   const texts: string[] = [];
   const errorsBefore = result.errors.length;
   const session = startQuery(prompt, options);
+  let fatal: string | undefined;
+  let closeAfterGrace: NodeJS.Timeout | undefined;
+  const stopForGood = (reason: string) => {
+    fatal = reason;
+    session.interrupt().catch(() => {
+      // Already over: the iterator ends by itself.
+    });
+    closeAfterGrace = setTimeout(() => session.close(), FATAL_GRACE_MS);
+  };
   watch.onRunning?.(() => {
     session.interrupt().catch(() => {
       // The turn may have ended on its own meanwhile; the boundary check still applies.
@@ -104,13 +125,23 @@ export async function runAttempt(
               event.payload.errors.join('; ') ||
               (event.payload.subtype === 'success' ? null : event.payload.subtype);
         }
+        if (fatal === undefined && watch.inspect) {
+          const reason = await watch.inspect(event);
+          if (reason !== undefined) stopForGood(reason);
+        }
       }
+      if (fatal !== undefined && message.type === 'result') break;
     }
   } catch (error) {
     result.ok = false;
     result.error = describeError(error);
   } finally {
+    clearTimeout(closeAfterGrace);
     session.close();
+  }
+  if (fatal !== undefined) {
+    result.ok = false;
+    result.error = fatal;
   }
   const newErrors = result.errors.slice(errorsBefore);
   if (!result.ok && !result.error && newErrors.length > 0)

@@ -95,6 +95,8 @@ export interface ErrorPayload {
   synthetic?: boolean;
   /** HTTP status of the failed API request behind a synthetic error, when there was a response. */
   status?: number;
+  /** The binary's error code for it (`model_not_found`, `authentication_failed`, …). */
+  errorCode?: string;
   /** The served model differs from the configured one (window estimates may be wrong). */
   modelMismatch?: boolean;
   want?: string;
@@ -110,6 +112,10 @@ export interface RetryPayload {
   maxRetries?: number;
   delayMs?: number;
   errorStatus?: number | null;
+  /** The binary's error code (`authentication_failed`, `overloaded`, `unknown`, …), when `source` is `binary`. */
+  errorCode?: string;
+  /** While the endpoint is down (reason `offline`): the live state of the wait, epoch milliseconds. */
+  offline?: { endpoint: string; downSince: number; nextProbeAt: number; givesUpAt: number };
   /** What the runtime is doing: backing off, waiting for the network, resuming after an interrupt. */
   reason?: 'failure' | 'offline' | 'online' | 'interrupt';
 }
@@ -367,6 +373,18 @@ function taskEvent(message: Loose, phase: TaskPayload['phase']): FlowerEvent {
   return { kind: 'task', text, payload, raw: message };
 }
 
+/**
+ * Why the binary retries, in words: `HTTP 529 overloaded`, `no response headers within 30 s`, or
+ * for a connection that failed without an HTTP answer (the binary then says `unknown`) exactly
+ * that, never a bare "(unknown)".
+ */
+export function retryCause(status: number | null, code: string | undefined, waitedMs?: number): string {
+  const words = code && code !== 'unknown' ? code.replace(/_/g, ' ') : '';
+  if (status !== null) return words ? `HTTP ${status} ${words}` : `HTTP ${status}`;
+  if (waitedMs !== undefined) return `no response headers within ${Math.round(waitedMs / 1000)} s`;
+  return words || 'no connection: refused, reset or timed out';
+}
+
 function systemEvent(message: Loose): FlowerEvent {
   const subtype = asString(message.subtype) ?? '';
   if (subtype === 'compact_boundary' || subtype === 'microcompact_boundary')
@@ -378,8 +396,10 @@ function systemEvent(message: Loose): FlowerEvent {
     const maxRetries = asNumber(message.max_retries);
     const delayMs = asNumber(message.retry_delay_ms);
     const status = asNumber(message.error_status) ?? null;
-    const cause = status === null ? asString(message.error) || 'connection error' : `HTTP ${status}`;
+    const code = asString(message.error);
+    const cause = retryCause(status, code, asNumber(asRecord(message.no_response).waited_ms));
     const payload: RetryPayload = { source: 'binary', errorStatus: status };
+    if (code) payload.errorCode = code;
     if (attempt !== undefined) payload.attempt = attempt;
     if (maxRetries !== undefined) payload.maxRetries = maxRetries;
     if (delayMs !== undefined) payload.delayMs = delayMs;
@@ -423,6 +443,8 @@ export function normalize(message: SDKMessage): FlowerEvent[] {
         const payload: ErrorPayload = { synthetic: true };
         const status = asNumber(fields.api_error_status);
         if (status !== undefined) payload.status = status;
+        const code = asString(fields.error);
+        if (code) payload.errorCode = code;
         return [{ kind: 'error', text: blockText(apiMessage.content), payload, raw: message }];
       }
       return contentEvents(

@@ -105,7 +105,8 @@ function readLockRecord(lockPath: string): { text: string; record: Partial<LockR
   }
 }
 
-function processIsAlive(pid: number): boolean {
+/** Whether a process with this pid exists on this host (one owned by another user counts). */
+export function processIsAlive(pid: number): boolean {
   try {
     process.kill(pid, 0);
     return true;
@@ -134,7 +135,7 @@ function lockIsStale(lockPath: string, record: Partial<LockRecord>, staleAfterMs
  * Removes the lock at `lockPath` if it is still the one whose content was `staleText`: moves it
  * aside atomically (only one process can move a given file), then verifies what it moved.
  */
-function takeOverStaleLock(lockPath: string, staleText: string): void {
+export function takeOverStaleLock(lockPath: string, staleText: string): void {
   const aside = `${lockPath}.stale-${process.pid}-${randomBytes(4).toString('hex')}`;
   try {
     renameSync(lockPath, aside);

@@ -10,7 +10,9 @@
  *   a permanent condition, and the attempt budget bounds the cost of being wrong.
  * - Wait for the endpoint before retrying: a free DNS + TCP probe of the host:port of
  *   `ANTHROPIC_BASE_URL` (the configured gateway, not api.anthropic.com), every `probeIntervalMs`,
- *   with exactly one line when it goes away and one when it is back; nothing in between.
+ *   with one notice line when it goes away and one when it is back; in between, a live status after
+ *   every failed probe (down since when, next probe, when flower gives up) for a screen to show.
+ *   An endpoint that never answered this task is not waited for at all (fail-fast.ts).
  * - Resume the same session afterwards with `resumePrompt`, which carries no error details: the
  *   model needs to know it was cut off, not whether it was ENOTFOUND or a 503. The details belong
  *   in the manifest's `errors`, never in the context.
@@ -144,10 +146,48 @@ export function describeWait(ms: number): string {
   return `${minutes} ${minutes === 1 ? 'minute' : 'minutes'}`;
 }
 
+/** The state of a wait for the endpoint, after a failed probe. Times are epoch milliseconds. */
+export interface OfflineStatus {
+  /** `host:port`. */
+  endpoint: string;
+  downSince: number;
+  nextProbeAt: number;
+  givesUpAt: number;
+}
+
+/** `HH:MM` in local time. */
+function clockTime(at: number): string {
+  const time = new Date(at);
+  return `${String(time.getHours()).padStart(2, '0')}:${String(time.getMinutes()).padStart(2, '0')}`;
+}
+
+/** `endpoint down since 09:14, next probe in 12 s, gives up at 10:14`. */
+export function describeOffline(status: OfflineStatus, now: number = Date.now()): string {
+  const next = Math.max(0, Math.round((status.nextProbeAt - now) / 1000));
+  return (
+    `endpoint ${status.endpoint} down since ${clockTime(status.downSince)}, ` +
+    `next probe in ${next} s, gives up at ${clockTime(status.givesUpAt)}`
+  );
+}
+
+/** What made an attempt fail, in one short line for a retry notice (the full text is in the manifest). */
+export function describeFailure(error: string | null | undefined, maxChars = 120): string {
+  const line =
+    (error ?? '')
+      .replace(/^Error: /, '')
+      .replace(/^Claude Code returned an error result: /, '')
+      .split('\n')[0]
+      ?.trim() ?? '';
+  if (line === '') return 'no reason given';
+  return line.length > maxChars ? `${line.slice(0, maxChars - 1)}…` : line;
+}
+
 export interface WaitOnlineOptions {
   policy?: ResiliencePolicy;
   /** Receives the one "unreachable" line and, if it comes back, the one "reachable again" line. */
   onNotice?: (line: string) => void;
+  /** After every failed probe: the live state of the wait (a screen may redraw it in place). */
+  onStatus?: (status: OfflineStatus) => void;
   /** Aborting stops the wait at once; the returned promise then rejects with the abort reason. */
   signal?: AbortSignal;
   /** Waits between probes; replaceable so callers can observe or shorten the pauses. */
@@ -175,7 +215,8 @@ export async function waitOnline(
     options.onNotice?.(`ANTHROPIC_BASE_URL is not a valid URL (${baseUrl}); run \`flower setup\` to fix it.`);
     return false;
   }
-  const deadline = Date.now() + policy.maxOfflineWaitMs;
+  const started = Date.now();
+  const deadline = started + policy.maxOfflineWaitMs;
   let announced = false;
   for (;;) {
     signal?.throwIfAborted();
@@ -193,8 +234,15 @@ export async function waitOnline(
     }
     const remaining = deadline - Date.now();
     if (remaining <= 0) return false;
+    const pause = Math.min(policy.probeIntervalMs, remaining);
+    options.onStatus?.({
+      endpoint: where,
+      downSince: started,
+      nextProbeAt: Date.now() + pause,
+      givesUpAt: deadline,
+    });
     try {
-      await sleep(Math.min(policy.probeIntervalMs, remaining), signal);
+      await sleep(pause, signal);
     } catch (error) {
       signal?.throwIfAborted(); // surface the caller's own abort reason, not the timer's wrapper
       throw error;

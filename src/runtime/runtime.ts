@@ -7,7 +7,9 @@
  * - a full context: the session writes a handoff document and a fresh session takes over (not an
  *   attempt either; at most `maxGenerations` times, and never twice degraded in a row);
  * - a failure: fatal ones (credentials, permissions, bad requests) stop at once with a hint to run
- *   `flower setup`; the others wait for the endpoint, back off, and resume the same session with a
+ *   `flower setup`, and so do the ones `fail-fast.ts` recognises while the attempt runs (a refused
+ *   key, a model the endpoint lacks, a binary that never started, an endpoint that never answered
+ *   this task); the others wait for the endpoint, back off, and resume the same session with a
  *   prompt that carries no error details, up to `maxAttempts`.
  *
  * Invariants (red lines):
@@ -31,7 +33,9 @@ import { projectKeyFor } from '../store/session-key.js';
 import { SqliteSessionStore } from '../store/sqlite-session-store.js';
 import type { AgentSpec } from './agent-spec.js';
 import { type AttemptWatch, runAttempt } from './attempt.js';
+import { EndpointHistory } from './endpoint-history.js';
 import { type EventSink, type FlowerEvent, messageMetaOf } from './events.js';
+import { AttemptSentinel, type FailFastStop } from './fail-fast.js';
 import { degradedLimitReason, generationLimitReason, isContextOverflow } from './handoff-document.js';
 import { type HandoffRequest, writeHandoff } from './handoff-turn.js';
 import { Lineage } from './lineage.js';
@@ -40,6 +44,9 @@ import { buildOptions } from './options.js';
 import {
   backoffDelay,
   classifyFailure,
+  describeFailure,
+  describeOffline,
+  describeWait,
   fatalFailureMessage,
   offlineGaveUpError,
   type ResiliencePolicy,
@@ -169,6 +176,10 @@ export class Runtime {
   private stopTurn: (() => void) | undefined;
   /** Each session's running cost total as last reported, so a resume is charged only what it adds. */
   private readonly sessionTotals = new Map<string, number>();
+  /** Whether the endpoint ever answered this task: decides "outage, wait" versus "wrong URL, stop". */
+  private readonly endpoints: EndpointHistory;
+  /** Steps whose last attempt hit a failure no retry can fix (fail-fast.ts). */
+  private readonly stops = new WeakMap<StepResult, FailFastStop>();
 
   constructor(options: RuntimeOptions) {
     this.options = options;
@@ -191,6 +202,7 @@ export class Runtime {
       ...options.store,
     });
     this.lineage = Lineage.open(this.runDir, this.workspace, this.fileOptions());
+    this.endpoints = new EndpointHistory(this.runDir, this.env.ANTHROPIC_BASE_URL);
   }
 
   get manifestPath(): string {
@@ -396,6 +408,8 @@ export class Runtime {
     emit: EventSink,
     current: Omit<Continuation, 'countsAsAttempt'>,
   ): Promise<Continuation | undefined> {
+    // Its message (already the step's error) says what to fix; another attempt would fail the same way.
+    if (this.stops.has(result)) return undefined;
     if (!this.resilience.enabled || attempt >= this.resilience.maxAttempts) return undefined;
     const kind = classifyFailure(result.error);
     if (!shouldRetry(kind, this.resilience)) {
@@ -407,16 +421,26 @@ export class Runtime {
     }
     const notice = (text: string, reason: 'failure' | 'offline') =>
       emit({ kind: 'retry', text, payload: { source: 'runtime', step: step.name, attempt, reason } });
-    notice(`Attempt ${attempt} failed (${kind}); retrying`, 'failure');
+    const delay = backoffDelay(attempt, this.resilience);
+    notice(
+      `Attempt ${attempt} failed: ${describeFailure(result.error)}; retrying in ${describeWait(delay)}`,
+      'failure',
+    );
     const online = await waitOnline(this.env.ANTHROPIC_BASE_URL, {
       policy: this.resilience,
       onNotice: (line) => notice(line, 'offline'),
+      onStatus: (offline) =>
+        emit({
+          kind: 'retry',
+          text: describeOffline(offline),
+          payload: { source: 'runtime', step: step.name, attempt, reason: 'offline', offline },
+        }),
     });
     if (!online) {
       result.error = offlineGaveUpError(result.error ?? '', this.resilience);
       return undefined;
     }
-    await sleep(backoffDelay(attempt, this.resilience));
+    await sleep(delay);
     if (!result.sessionId) return { ...current, countsAsAttempt: true };
     result.resumed = true;
     return {
@@ -426,7 +450,10 @@ export class Runtime {
     };
   }
 
-  /** One query of `spec` for the step, with the runtime's hooks, store and compaction rules applied. */
+  /**
+   * One query of `spec` for the step, with the runtime's hooks, store and compaction rules applied.
+   * An attempt that failed in a way no retry can fix is noted in `stops`, its message the error.
+   */
   private async attempt(
     spec: AgentSpec,
     prompt: string,
@@ -441,6 +468,11 @@ export class Runtime {
         ? { ...spec, compact: { mode: 'no-summary' } }
         : spec;
     const preamble = target.resume ? '' : (spec.sessionPreamble?.() ?? '');
+    const sentinel = new AttemptSentinel({
+      env: this.env,
+      endpoints: this.endpoints,
+      probeTimeoutMs: this.resilience.probeTimeoutMs,
+    });
     const options = buildOptions(effective, {
       cwd: this.workspace,
       sessionStore: this.store,
@@ -450,8 +482,12 @@ export class Runtime {
       portable: this.portable,
       addDirs: this.options.addDirs,
       baseEnv: this.env,
+      stderr: sentinel.onStderr,
     });
-    const watch = this.watchFor(step, sink, onSession);
+    const watch = {
+      ...this.watchFor(step, sink, onSession),
+      inspect: async (event: FlowerEvent) => (await sentinel.inspect(event))?.message,
+    };
     const baseline = target.resume ? this.sessionCostOf(target.resume) : 0;
     let total: number;
     try {
@@ -470,6 +506,10 @@ export class Runtime {
     if (!result.ok && this.pendingInterrupt !== null && !step.writingHandoff)
       result.error = INTERRUPTED_BY_HUMAN;
     if (result.sessionId) this.sessionTotals.set(result.sessionId, total);
+    const stop = await sentinel.conclude(result);
+    if (stop === undefined) return;
+    result.error = stop.message;
+    this.stops.set(result, stop);
   }
 
   /**

@@ -6,6 +6,8 @@
  * Invariants:
  * - Nothing costs money before the request is known and the flow is built: credentials, the wake
  *   check (read-only), the request prompt, `--isolate`'s git check all come first.
+ * - One writer per task: the task's lock is taken before anything in it is read or changed, and
+ *   held until the process ends (task-lock.ts).
  * - `/new` (as the request or typed at the prompt) is `--new`: the brief, goal and lineage are
  *   archived and the prompt asks again, now for a fresh request.
  * - On `go`, `-T` and `-W` do nothing: trimming is on unless `--no-trim`, and the starter flow
@@ -16,6 +18,7 @@ import { homedir } from 'node:os';
 import { createColors } from 'picocolors';
 import { loadEnvironment } from '../../config/env-chain.js';
 import type { Runtime } from '../../runtime/runtime.js';
+import { lockTask } from '../../runtime/task-lock.js';
 import { starterFlow, type WakeState, WORK_STEP, wakeState } from '../../workflow/starter.js';
 import type { Workflow } from '../../workflow/workflow.js';
 import type { GlobalOptions } from '../command-line/global-options.js';
@@ -59,6 +62,8 @@ export async function runGo(request: string, flags: GoFlags, global: GlobalOptio
   const paint = createColors(color);
   loadEnvironment();
   if (global.verbose) for (const line of settingsLines()) process.stderr.write(`${line}\n`);
+  // Before the wake state is read or anything is archived; held until this process ends.
+  await lockTask(global);
   await ensureCredentials({
     interactive: Boolean(process.stdin.isTTY && process.stdout.isTTY),
     say: (line) => process.stdout.write(`${paint.yellow(line)}\n`),

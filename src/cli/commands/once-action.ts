@@ -9,6 +9,8 @@
  * - Exit 0 on success; 1 with the reason on failure (missing credentials, a failed step); 2 for
  *   bad arguments (commander's usage errors, mapped by `main`).
  * - `once` keeps no lineage: continuing is explicit (`--resume <session id>`).
+ * - It holds the task's lock from before it creates anything in the run directory until it exits:
+ *   a second flower on the same task stops with one line naming the first.
  */
 import { join } from 'node:path';
 import type { PermissionMode } from '@anthropic-ai/claude-agent-sdk';
@@ -21,6 +23,7 @@ import { checkCredentials } from '../../config/credentials.js';
 import { loadEnvironment } from '../../config/env-chain.js';
 import type { AgentSpec } from '../../runtime/agent-spec.js';
 import { Runtime } from '../../runtime/runtime.js';
+import { lockTask } from '../../runtime/task-lock.js';
 import type { GlobalOptions } from '../command-line/global-options.js';
 import { formatElapsed, formatTurns } from '../terminal/format.js';
 import { TerminalRenderer } from '../terminal/renderer.js';
@@ -67,6 +70,8 @@ export async function runOnce(prompt: string, flags: OnceFlags, global: GlobalOp
   if (missing !== undefined) throw new Error(missing);
   if (prompt.trim() === '')
     throw new Error("give the agent something to do, e.g. flower once 'list the TODOs in src/'");
+  // One writer per task, held until this process ends (task-lock.ts).
+  await lockTask(global);
 
   const workbench = global.workbench
     ? new Workbench(global.workspace, { home: join(global.runDir, 'workbench') }).ensure()

@@ -6,12 +6,14 @@
  * Invariants:
  * - The target's shape is checked first; credentials before the user's module is imported (importing may build roles,
  *   channels and workbenches; none of that should happen for a run that cannot start).
+ * - The task's lock is taken before the workflow is imported, and held until the process ends.
  * - Every malformed target exits 1 with one line saying what to type instead (workflow-target.ts).
  * - `-T` turns trimming on and `-W` gives the run a workbench when the workflow has none; handoff
  *   uses its defaults.
  * - Imported only when the command runs: it pulls in the SDK and the runtime.
  */
 import { loadEnvironment } from '../../config/env-chain.js';
+import { lockTask } from '../../runtime/task-lock.js';
 import type { GlobalOptions } from '../command-line/global-options.js';
 import { ensureCredentials } from '../interaction/credentials-gate.js';
 import { drive } from '../interaction/drive.js';
@@ -24,6 +26,8 @@ export async function runWorkflow(target: string, global: GlobalOptions): Promis
   parseTarget(target);
   loadEnvironment();
   if (global.verbose) for (const line of settingsLines()) process.stderr.write(`${line}\n`);
+  // One writer per task (task-lock.ts), held until this process ends.
+  await lockTask(global);
   await ensureCredentials({
     interactive: Boolean(process.stdin.isTTY && process.stdout.isTTY),
     say: (line) => process.stdout.write(`${line}\n`),

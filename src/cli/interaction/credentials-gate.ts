@@ -4,18 +4,20 @@
  *
  * Invariants:
  * - Off a terminal nothing is asked: a missing credential ends the command with the lookup-chain
- *   text (exit 1); the live probe is skipped.
+ *   text (exit 1), and a credential or model the live probe refuses ends it with one line naming
+ *   what was refused (CI learns of a rotated key in seconds, not after the binary's retries).
  * - On a terminal a missing credential opens the setup dialog; what the person enters is applied to
  *   this process at once (it wins over what was loaded before, because it was just chosen). A
  *   dialog left unanswered (no token, Ctrl-C, Ctrl-D) ends the command with one message saying
  *   what to do; nothing is written then.
- * - The live probe (one tiny request; `FLOWER_NO_PROBE` turns it off) runs at most twice: a refused
- *   credential or a wrong endpoint/model opens the dialog again; a network problem never does —
- *   it is reported and the run starts anyway (resilience handles outages).
+ * - The live probe (one tiny request with the run's model; `FLOWER_NO_PROBE` turns it off) runs at
+ *   most twice: a refused credential or a wrong endpoint/model opens the dialog again; a network
+ *   problem never does — it is reported and the run starts anyway (resilience handles outages).
  */
 import { checkCredentials } from '../../config/credentials.js';
 import { loadEnvironment } from '../../config/env-chain.js';
-import { probeCredentials, probeDisabled } from '../../config/probe.js';
+import { type ProbeResult, probeCredentials, probeDisabled } from '../../config/probe.js';
+import { credentialOrigin, settingOrigin } from '../../config/setting-origin.js';
 import type { EnvFileUpdates } from '../../config/user-env-file.js';
 import { runSetupDialog, SetupCancelled } from '../commands/setup-action.js';
 
@@ -67,7 +69,7 @@ export async function ensureCredentials(io: GateIo, policy: GatePolicy = default
     const stillMissing = checkCredentials(process.env);
     if (stillMissing !== undefined) throw new Error(stillMissing);
   }
-  if (!io.interactive || probeDisabled(process.env)) return;
+  if (probeDisabled(process.env)) return;
   for (let probe = 1; probe <= policy.maxProbes; probe += 1) {
     const result = await probeCredentials(process.env);
     if (result.verdict === 'ok') return;
@@ -77,8 +79,12 @@ export async function ensureCredentials(io: GateIo, policy: GatePolicy = default
       );
       return;
     }
-    const what =
-      result.verdict === 'auth' ? 'The credential was refused' : 'The gateway URL or model name looks wrong';
+    const what = refusal(result);
+    if (!io.interactive) {
+      throw new Error(
+        `${what}: ${result.detail.slice(0, 160)}. Run \`flower setup\` to fix it, or \`flower doctor --probe\` to check.`,
+      );
+    }
     io.say(`! ${what}: ${result.detail.slice(0, 160)}`);
     if (probe === policy.maxProbes) break;
     if (!(await configure(`${what}; fix it here, then the run starts.`))) break;
@@ -86,4 +92,16 @@ export async function ensureCredentials(io: GateIo, policy: GatePolicy = default
   throw new Error(
     'the credentials did not pass the check and could not be fixed here. Run `flower setup`, or check with `flower doctor --probe`.',
   );
+}
+
+/** What the probe refused, naming the model and where it was set when that is the problem. */
+function refusal(result: ProbeResult): string {
+  if (result.verdict === 'auth') {
+    const origin = credentialOrigin(process.env);
+    return `The credential was refused${origin ? ` (${origin})` : ''}`;
+  }
+  if (result.modelMissing && result.modelKey !== undefined) {
+    return `The endpoint does not serve the model ${result.model} (${settingOrigin(result.modelKey, process.env)})`;
+  }
+  return 'The gateway URL or model name looks wrong';
 }

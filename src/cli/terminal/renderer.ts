@@ -37,6 +37,8 @@ const DISPATCH_DESCRIPTION_CHARS = 60;
 const SUBAGENT_GUTTER = '  | ';
 /** A step rule never has fewer `=` than this, however long the step name. */
 const MIN_RULE_FILL = 4;
+/** While the endpoint is down, its live status comes after every probe; a line this often is enough. */
+const OFFLINE_LINE_EVERY_MS = 60_000;
 
 type Colors = ReturnType<typeof createColors>;
 
@@ -61,6 +63,7 @@ export class TerminalRenderer {
   private readonly startedAt: number;
   private costUsd = 0;
   private context = 0;
+  private offlineShown: { downSince: number; at: number } | undefined;
 
   constructor(options: RendererOptions = {}) {
     this.verbose = options.verbose ?? false;
@@ -122,6 +125,7 @@ export class TerminalRenderer {
       case 'error':
         return this.block(event.text, '  ! ', c.red);
       case 'retry':
+        if (event.payload.offline && !this.offlineLineDue(event.payload.offline.downSince)) return [];
         return this.line('  ~ ', event.text, c.yellow);
       case 'reset':
         this.context = event.payload.postTokens ?? 0;
@@ -144,6 +148,16 @@ export class TerminalRenderer {
       default:
         return this.verbose ? this.line('  - ', String((event as { text?: unknown }).text ?? ''), c.dim) : [];
     }
+  }
+
+  /** The first live status of an outage, then one a minute: the wait is visible without flooding. */
+  private offlineLineDue(downSince: number): boolean {
+    const now = this.now();
+    const shown = this.offlineShown;
+    if (shown !== undefined && shown.downSince === downSince && now - shown.at < OFFLINE_LINE_EVERY_MS)
+      return false;
+    this.offlineShown = { downSince, at: now };
+    return true;
   }
 
   /** The status line after main-thread prose: context · cumulative cost · elapsed. */

@@ -1,0 +1,266 @@
+/**
+ * One writer per task. A task is a workspace and its run directory; two flower processes working on
+ * one at the same time resume each other's live sessions (seen: the second of two flowers started
+ * 2 s apart in one directory continued the first one's session, and its own request never reached
+ * the model). So every process that writes a task holds its lock for as long as it lives.
+ *
+ * Callers see only `TaskLocks` (acquire → a held lock, or `TaskBusyError` naming the holder), so a
+ * backend that keeps the lock elsewhere (a PostgreSQL advisory lock for run directories shared
+ * between machines) replaces the file lock without touching them. Everything about files is in
+ * `FileTaskLocks` below.
+ *
+ * Who takes it: the commands that write a task (`go`, `run`, `once`), before they touch anything in
+ * it: `go` reads the wake state, archives a brief for `--new` and bumps the wake counter before any
+ * step runs, so a lock taken by the Runtime would come too late. The Runtime does not take it:
+ * side questions run their own Runtime beside the main one, and a library caller may run several
+ * Runtimes on one task in one process. Library callers who start several processes call
+ * `lockTask` themselves. Readers (`flower status`, reports, asides) never take it and are never
+ * blocked by it: it is a separate file, not a lock on the data.
+ *
+ * File lock invariants (`<run dir>/task.lock`, JSON `{ pid, host, startedAt, … }`):
+ * - Taken atomically: the record is written to a private file and hard-linked into place, so the
+ *   lock exists only with its whole content, and only one process can create it.
+ * - A dead holder's lock is taken over: same host and its pid gone, or the pid now belongs to a
+ *   process started at another time, or the machine rebooted since (Linux boot id). A lock from
+ *   another host is never judged: its pid means nothing here, and the message says which host.
+ * - Re-entrant within a process: a process never locks itself out (a `flower run` workflow that
+ *   takes the lock again gets it).
+ * - Released when the last holder in the process releases it, at process exit, and on SIGTERM or
+ *   SIGHUP; only the file this process created is removed.
+ */
+import { randomBytes } from 'node:crypto';
+import { linkSync, mkdirSync, readFileSync, unlinkSync, writeFileSync } from 'node:fs';
+import { hostname } from 'node:os';
+import { join, resolve } from 'node:path';
+import { processIsAlive, takeOverStaleLock } from './locked-json-file.js';
+import { onTerminationSignal } from './signals.js';
+
+export const TASK_LOCK_FILE = 'task.lock';
+
+export interface TaskRef {
+  readonly workspace: string;
+  readonly runDir: string;
+}
+
+/** Who holds a task. */
+export interface LockHolder {
+  readonly pid: number;
+  readonly host: string;
+  /** ISO time the holder took the lock. */
+  readonly startedAt: string;
+}
+
+export interface HeldTaskLock {
+  readonly holder: LockHolder;
+  /** Gives the lock up (idempotent). */
+  release(): Promise<void>;
+}
+
+export interface TaskLocks {
+  /** Takes the task's lock, or throws `TaskBusyError` when another live process holds it. */
+  acquire(task: TaskRef): Promise<HeldTaskLock>;
+}
+
+/** `09:12` today, else `2025-05-03 09:12` (local time). */
+function sinceText(startedAt: string, now: Date): string {
+  const at = new Date(startedAt);
+  if (Number.isNaN(at.getTime())) return 'an unknown time';
+  const pad = (value: number) => String(value).padStart(2, '0');
+  const clock = `${pad(at.getHours())}:${pad(at.getMinutes())}`;
+  return at.toDateString() === now.toDateString()
+    ? clock
+    : `${at.getFullYear()}-${pad(at.getMonth() + 1)}-${pad(at.getDate())} ${clock}`;
+}
+
+/** The one line a second flower prints. */
+export function taskBusyMessage(holder: LockHolder, now: Date = new Date()): string {
+  const where = holder.host === hostname() ? '' : ` on ${holder.host}`;
+  return (
+    `another flower (pid ${holder.pid}${where}, since ${sinceText(holder.startedAt, now)}) is working on ` +
+    'this task; wait for it, or use -w for another directory'
+  );
+}
+
+export class TaskBusyError extends Error {
+  override name = 'TaskBusyError';
+  constructor(readonly holder: LockHolder) {
+    super(taskBusyMessage(holder));
+  }
+}
+
+/** What the lock file holds: the holder, plus what tells a live holder from a dead one. */
+interface LockRecord extends LockHolder {
+  workspace: string;
+  /** Linux boot id: a lock from before a reboot is dead whatever its pid. */
+  bootId?: string;
+  /** Start time of the pid (clock ticks since boot, Linux): tells the holder from a reused pid. */
+  processStart?: string;
+  /** This acquisition's identity: release removes only its own file. */
+  token: string;
+}
+
+function readText(path: string): string | undefined {
+  try {
+    return readFileSync(path, 'utf8');
+  } catch {
+    return undefined;
+  }
+}
+
+function bootId(): string | undefined {
+  return readText('/proc/sys/kernel/random/boot_id')?.trim();
+}
+
+/** Field 22 of `/proc/<pid>/stat`; the command name (field 2) may contain spaces, so count from its end. */
+function processStart(pid: number): string | undefined {
+  const stat = readText(`/proc/${pid}/stat`)?.trim();
+  if (stat === undefined) return undefined;
+  return stat
+    .slice(stat.lastIndexOf(')') + 2)
+    .split(' ')
+    .at(19);
+}
+
+function parseRecord(text: string): LockRecord | undefined {
+  try {
+    const value = JSON.parse(text) as Partial<LockRecord>;
+    if (typeof value.pid !== 'number' || typeof value.host !== 'string') return undefined;
+    return { startedAt: '', workspace: '', token: '', ...value } as LockRecord;
+  } catch {
+    return undefined;
+  }
+}
+
+/** Whether the recorded holder is certainly gone. */
+function holderIsDead(record: LockRecord): boolean {
+  if (record.host !== hostname()) return false;
+  const boot = bootId();
+  if (record.bootId !== undefined && boot !== undefined && record.bootId !== boot) return true;
+  if (!processIsAlive(record.pid)) return true;
+  const started = record.processStart === undefined ? undefined : processStart(record.pid);
+  return started !== undefined && started !== record.processStart;
+}
+
+interface Hold {
+  count: number;
+  token: string;
+  holder: LockHolder;
+  stopSignalRelease: () => void;
+}
+
+/** The file lock: `<run dir>/task.lock`. */
+export class FileTaskLocks implements TaskLocks {
+  private readonly held = new Map<string, Hold>();
+
+  async acquire(task: TaskRef): Promise<HeldTaskLock> {
+    const path = join(resolve(task.runDir), TASK_LOCK_FILE);
+    const hold = this.held.get(path) ?? this.create(path, resolve(task.workspace));
+    hold.count += 1;
+    let released = false;
+    return {
+      holder: hold.holder,
+      release: async () => {
+        if (released) return;
+        released = true;
+        hold.count -= 1;
+        if (hold.count === 0) this.remove(path, hold);
+      },
+    };
+  }
+
+  private create(path: string, workspace: string): Hold {
+    mkdirSync(resolve(path, '..'), { recursive: true });
+    const record: LockRecord = {
+      pid: process.pid,
+      host: hostname(),
+      startedAt: new Date().toISOString(),
+      workspace,
+      token: randomBytes(8).toString('hex'),
+    };
+    const boot = bootId();
+    if (boot !== undefined) record.bootId = boot;
+    const start = processStart(process.pid);
+    if (start !== undefined) record.processStart = start;
+    const text = `${JSON.stringify(record)}\n`;
+    // A dead holder's lock is moved aside in one round and its place taken in the next; a third
+    // round covers a release that happened between the two.
+    for (let round = 0; round < 3; round += 1) {
+      if (this.place(path, text)) {
+        const hold: Hold = {
+          count: 0,
+          token: record.token,
+          holder: { pid: record.pid, host: record.host, startedAt: record.startedAt },
+          stopSignalRelease: () => {},
+        };
+        const releaseNow = () => this.remove(path, hold);
+        process.once('exit', releaseNow);
+        const stopSignal = onTerminationSignal(releaseNow);
+        hold.stopSignalRelease = () => {
+          process.off('exit', releaseNow);
+          stopSignal();
+        };
+        this.held.set(path, hold);
+        return hold;
+      }
+      const found = readText(path);
+      if (found === undefined) continue; // released meanwhile: try again
+      const holder = parseRecord(found);
+      // Always written whole (hard link), so an unreadable lock is damage, not a holder mid-write.
+      if (holder !== undefined && !holderIsDead(holder)) throw new TaskBusyError(holder);
+      takeOverStaleLock(path, found);
+    }
+    const holder = parseRecord(readText(path) ?? '');
+    if (holder !== undefined) throw new TaskBusyError(holder);
+    throw new Error(`could not take the lock ${path}; if no flower works on this task, delete that file`);
+  }
+
+  /** Creates the lock file with its whole content at once; false when it exists already. */
+  private place(path: string, text: string): boolean {
+    const draft = `${path}.${process.pid}.${randomBytes(4).toString('hex')}.new`;
+    writeFileSync(draft, text, { mode: 0o644 });
+    try {
+      linkSync(draft, path);
+      return true;
+    } catch (error) {
+      const code = (error as NodeJS.ErrnoException).code;
+      if (code === 'EEXIST') return false;
+      if (code !== 'EPERM' && code !== 'ENOTSUP' && code !== 'EOPNOTSUPP') throw error;
+      // A file system without hard links: exclusive create, then the content (a reader in the
+      // microseconds between the two would take the empty file for damage).
+      try {
+        writeFileSync(path, text, { flag: 'wx', mode: 0o644 });
+        return true;
+      } catch (fallback) {
+        if ((fallback as NodeJS.ErrnoException).code === 'EEXIST') return false;
+        throw fallback;
+      }
+    } finally {
+      try {
+        unlinkSync(draft);
+      } catch {
+        // already gone
+      }
+    }
+  }
+
+  private remove(path: string, hold: Hold): void {
+    if (this.held.get(path) !== hold) return;
+    this.held.delete(path);
+    hold.stopSignalRelease();
+    const record = parseRecord(readText(path) ?? '');
+    if (record?.token !== hold.token) return; // taken over (wrongly): the new holder's file stays
+    try {
+      unlinkSync(path);
+    } catch {
+      // already gone
+    }
+  }
+}
+
+/** The default backend: lock files in run directories. */
+export const fileTaskLocks: TaskLocks = new FileTaskLocks();
+
+/** Takes `task`'s lock with `locks` (default: the file lock); throws `TaskBusyError` if it is held. */
+export function lockTask(task: TaskRef, locks: TaskLocks = fileTaskLocks): Promise<HeldTaskLock> {
+  return locks.acquire(task);
+}

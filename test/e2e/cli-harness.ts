@@ -59,6 +59,8 @@ export interface FlowerRunOptions {
   /** Written to stdin, which is then closed; default: stdin closed at once. */
   input?: string;
   timeoutMs?: number;
+  /** Gets the child right after it started (its pid, or to signal it). */
+  onSpawn?: (child: ChildProcessWithoutNullStreams) => void;
 }
 
 /** Run `flower <args>` to completion without blocking the test's event loop. */
@@ -89,6 +91,7 @@ export function runFlower(args: string[], options: FlowerRunOptions = {}): Promi
       resolve({ status, signal, stdout, stderr });
     });
     child.stdin.end(options.input ?? '');
+    options.onSpawn?.(child);
   });
 }
 

@@ -8,7 +8,7 @@ import { createServer, type Server } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { type MockModel, mock, startMockModel } from '../../src/testing/index.js';
+import { type MockModel, mock, type RecordedRequest, startMockModel } from '../../src/testing/index.js';
 import { closedPort } from '../support/closed-port.js';
 
 const bin = join(import.meta.dirname, '..', '..', 'dist', 'cli', 'bin.js');
@@ -212,6 +212,58 @@ describe('flower doctor', () => {
       expect(run.stdout).toContain('HTTP 401');
       expect(run.status).toBe(1);
       expect(run.stderr).toContain('the credential probe did not pass');
+    });
+
+    /** A gateway that serves only `served`: any other model gets the API's 404, naming it. */
+    function gatewayServing(served: string) {
+      return startMockModel({
+        side: Array.from({ length: 4 }, () => (request: RecordedRequest) => {
+          const asked = String(request.body?.model);
+          return asked === served
+            ? mock.text('hi')
+            : mock.error(404, { errorType: 'not_found_error', message: `model: ${asked}` });
+        }),
+      });
+    }
+
+    it("asks with the run's model, not a cheaper mapping, so a gateway serving only that one passes", async () => {
+      model = await gatewayServing('gw-main');
+      const run = await doctor(
+        {
+          ANTHROPIC_API_KEY: 'k',
+          ANTHROPIC_BASE_URL: model.url,
+          ANTHROPIC_MODEL: 'gw-main[1m]',
+          ANTHROPIC_DEFAULT_HAIKU_MODEL: 'claude-3-5-haiku-20241022',
+        },
+        '--probe',
+      );
+      expect(run.stdout).toContain('Probe: ok');
+      expect(run.status).toBe(0);
+      expect(model.requests.map((request) => request.body?.model)).toEqual(['gw-main']);
+    });
+
+    it('fails when the run’s model is not served, even if the haiku mapping is', async () => {
+      model = await gatewayServing('gw-haiku');
+      const run = await doctor(
+        {
+          ANTHROPIC_API_KEY: 'k',
+          ANTHROPIC_BASE_URL: model.url,
+          ANTHROPIC_MODEL: 'claude-nope',
+          ANTHROPIC_DEFAULT_HAIKU_MODEL: 'gw-haiku',
+        },
+        '--probe',
+      );
+      expect(run.stdout).toContain('Probe: config');
+      expect(run.stdout).toContain('(model claude-nope)');
+      expect(run.status).toBe(1);
+    });
+
+    it('with no model configured, a default the endpoint lacks does not fail the check', async () => {
+      model = await gatewayServing('gw-only');
+      const run = await doctor({ ANTHROPIC_API_KEY: 'k', ANTHROPIC_BASE_URL: model.url }, '--probe');
+      expect(run.stdout).toContain('Probe: ok');
+      expect(run.stdout).toContain('the key was accepted');
+      expect(run.status).toBe(0);
     });
 
     it('is skipped when FLOWER_NO_PROBE is set', async () => {

@@ -1,6 +1,8 @@
 /**
  * Acceptance 1 and 2 of the runtime: outages are waited out and the same session resumed;
- * credential errors stop at once; overload and server errors are retried with backoff.
+ * credential errors stop at once; overload and server errors are retried with backoff. Issue 9:
+ * an outage shows a live status while it is waited out, but only an endpoint that has answered
+ * this task (recorded in the run directory) is waited for at all.
  */
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -56,6 +58,15 @@ describe('Runtime resilience (real SDK and binary against the mock model)', () =
     const retries = log.texts('retry');
     expect(retries.some((line) => /unreachable; waiting/.test(line))).toBe(true);
     expect(retries.some((line) => /reachable again/.test(line))).toBe(true);
+    // The failure notice names its cause, and the wait has a live status after every probe.
+    expect(
+      retries.some((line) => /^Attempt 1 failed: API Error: Connection refused.*; retrying in/.test(line)),
+    ).toBe(true);
+    const live = log.events.filter((event) => event.kind === 'retry' && event.payload.offline !== undefined);
+    expect(live.length).toBeGreaterThan(0);
+    expect(live[0]?.text).toMatch(
+      /^endpoint 127\.0\.0\.1:\d+ down since \d\d:\d\d, next probe in \d+ s, gives up at \d\d:\d\d$/,
+    );
 
     const main = harness.model.mainRequests();
     const resumed = main[main.length - 1]!;
@@ -77,6 +88,38 @@ describe('Runtime resilience (real SDK and binary against the mock model)', () =
       session_id: result.sessionId,
       run: runtime.runId,
     });
+  });
+
+  it('waits out an outage of an endpoint that answered this task in an earlier process', async () => {
+    harness = await startHarness([
+      mock.text('First run answered.'),
+      mock.refuse(2_000),
+      mock.text('Answered after the outage.'),
+    ]);
+    const first = await harness.runtime().run(spec, 'Say something.');
+    expect(first.ok).toBe(true);
+    const recorded = JSON.parse(readFileSync(join(harness.workspace, 'runs', 'endpoints.json'), 'utf8'));
+    expect(Object.keys(recorded)).toEqual([new URL(harness.model.url).host]);
+
+    // A new Runtime knows only what the run directory says.
+    const log = eventLog();
+    const second = await harness.runtime().run(spec, 'Say more.', { onEvent: log.sink });
+    expect(second.ok, second.error ?? '').toBe(true);
+    expect(second.attempts).toBe(2);
+    expect(second.text).toBe('Answered after the outage.');
+    expect(log.texts('retry').some((line) => /reachable again/.test(line))).toBe(true);
+  });
+
+  it('stops at once when an endpoint that never answered this task refuses connections', async () => {
+    harness = await startHarness([mock.refuse(3_000), mock.text('never reached')]);
+    const started = Date.now();
+    const result = await harness.runtime().run(spec, 'Say something.');
+    expect(result.ok).toBe(false);
+    expect(result.attempts).toBe(1);
+    expect(result.error).toBe(
+      `nothing listens at ${new URL(harness.model.url).host}; check ANTHROPIC_BASE_URL — flower doctor`,
+    );
+    expect(Date.now() - started).toBeLessThan(3_000);
   });
 
   it('stops at once on a rejected key, with the hint to run flower setup', async () => {

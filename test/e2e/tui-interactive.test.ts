@@ -88,6 +88,8 @@ describe('the interactive terminal', () => {
     pty.type('? where are we\r');
     const asideAt = await pty.waitFor('# aside: where are we', at);
     await pty.waitFor(ORACLE_ANSWER, asideAt);
+    // ... while this flower holds the task's lock (issue 9): asides are not a second writer.
+    expect(existsSync(join(workspace, 'runs', 'task.lock'))).toBe(true);
 
     // A requirement typed mid-run goes to the inbox (and the brief), and is delivered.
     pty.type(`${MAIL}\r`);

@@ -5,6 +5,7 @@ import {
   probeCredentials,
   probeDisabled,
   probeModel,
+  probeModelChoice,
 } from '../../../src/config/probe.js';
 import { type MockModel, mock, startMockModel } from '../../../src/testing/index.js';
 import { closedPort } from '../../support/closed-port.js';
@@ -36,6 +37,37 @@ describe('classifyProbeResponse', () => {
     expect(classifyProbeResponse(status, body).verdict).toBe(verdict);
   });
 
+  describe('a "no such model" answer depends on who chose the model', () => {
+    const notServed = '{"type":"error","error":{"type":"not_found_error","message":"model: claude-x"}}';
+    it('a configured model the endpoint lacks is a setup error, marked as such', () => {
+      expect(classifyProbeResponse(404, notServed, { model: 'claude-x', configured: true })).toMatchObject({
+        verdict: 'config',
+        modelMissing: true,
+      });
+      expect(
+        classifyProbeResponse(400, 'model: claude-x is not a valid model ID', {
+          model: 'claude-x',
+          configured: true,
+        }),
+      ).toMatchObject({ verdict: 'config', modelMissing: true });
+    });
+
+    it("flower's own default that the endpoint lacks is not: the key got through", () => {
+      const verdict = classifyProbeResponse(404, notServed, { model: 'claude-x', configured: false });
+      expect(verdict.verdict).toBe('ok');
+      expect(verdict.detail).toContain('the key was accepted');
+      expect(verdict.modelMissing).toBeUndefined();
+    });
+
+    it('a 404 that does not name the model is a wrong URL, whoever chose the model', () => {
+      const wrongPath = '{"type":"error","error":{"type":"not_found_error","message":"Not Found"}}';
+      expect(classifyProbeResponse(404, wrongPath, { model: 'claude-x', configured: false })).toEqual({
+        verdict: 'config',
+        detail: expect.stringMatching(/^HTTP 404 /),
+      });
+    });
+  });
+
   it('keeps at most 200 body characters in the detail', () => {
     const { detail } = classifyProbeResponse(401, 'x'.repeat(500));
     expect(detail).toBe(`HTTP 401 ${'x'.repeat(200)}`);
@@ -43,10 +75,29 @@ describe('classifyProbeResponse', () => {
 });
 
 describe('probe model and switch', () => {
-  it('prefers the haiku mapping, then the main model, then a default', () => {
-    expect(probeModel({ ANTHROPIC_DEFAULT_HAIKU_MODEL: 'h', ANTHROPIC_MODEL: 'm' })).toBe('h');
-    expect(probeModel({ ANTHROPIC_MODEL: 'm' })).toBe('m');
-    expect(probeModel({})).toBe(DEFAULT_PROBE_MODEL);
+  it('asks with the model the run uses: ANTHROPIC_MODEL, never a cheaper mapping', () => {
+    expect(
+      probeModelChoice({ ANTHROPIC_DEFAULT_HAIKU_MODEL: 'claude-h', ANTHROPIC_MODEL: 'claude-m' }),
+    ).toEqual({ model: 'claude-m', key: 'ANTHROPIC_MODEL' });
+    expect(probeModel({ ANTHROPIC_MODEL: 'claude-m' })).toBe('claude-m');
+  });
+
+  it('sends the name the API sees: a [1m] suffix is Claude Code’s, not the model’s', () => {
+    expect(probeModel({ ANTHROPIC_MODEL: 'claude-opus-5[1m]' })).toBe('claude-opus-5');
+  });
+
+  it('resolves a tier alias through its mapping, else falls back to the default', () => {
+    expect(
+      probeModelChoice({ ANTHROPIC_MODEL: 'opus', ANTHROPIC_DEFAULT_OPUS_MODEL: 'gw-opus[1m]' }),
+    ).toEqual({ model: 'gw-opus', key: 'ANTHROPIC_DEFAULT_OPUS_MODEL' });
+    expect(probeModelChoice({ ANTHROPIC_MODEL: 'sonnet[1m]' })).toEqual({ model: DEFAULT_PROBE_MODEL });
+  });
+
+  it('with no model configured: an alias the API serves, not a dated snapshot', () => {
+    expect(probeModelChoice({ ANTHROPIC_DEFAULT_HAIKU_MODEL: 'claude-h' })).toEqual({
+      model: DEFAULT_PROBE_MODEL,
+    });
+    expect(DEFAULT_PROBE_MODEL).not.toMatch(/\d{8}$/);
   });
 
   it('FLOWER_NO_PROBE set to anything non-empty turns the probe off', () => {
@@ -58,7 +109,7 @@ describe('probe model and switch', () => {
 
 // The probe's request offers no tools, so the mock files it under its "side" queue.
 describe('probeCredentials against the mock model', () => {
-  it('ok: one POST /v1/messages with max_tokens 16, the haiku model and x-api-key', async () => {
+  it("ok: one POST /v1/messages with max_tokens 16, the run's model and x-api-key", async () => {
     model = await startMockModel({ side: [mock.text('hello')] });
     const result = await probeCredentials({
       ANTHROPIC_BASE_URL: `${model.url}/`,
@@ -67,14 +118,19 @@ describe('probeCredentials against the mock model', () => {
       ANTHROPIC_DEFAULT_HAIKU_MODEL: 'claude-haiku-test',
       ANTHROPIC_MODEL: 'claude-opus-test',
     });
-    expect(result).toMatchObject({ verdict: 'ok', status: 200, model: 'claude-haiku-test' });
+    expect(result).toMatchObject({
+      verdict: 'ok',
+      status: 200,
+      model: 'claude-opus-test',
+      modelKey: 'ANTHROPIC_MODEL',
+    });
     expect(result.url).toBe(`${model.url}/v1/messages`);
     expect(model.requests).toHaveLength(1);
     const [request] = model.requests;
     expect(request?.method).toBe('POST');
     expect(request?.path).toBe('/v1/messages');
     expect(request?.body).toEqual({
-      model: 'claude-haiku-test',
+      model: 'claude-opus-test',
       max_tokens: 16,
       messages: [{ role: 'user', content: 'hi' }],
     });

@@ -5,8 +5,11 @@ import {
   backoffDelay,
   classifyFailure,
   defaultResiliencePolicy,
+  describeFailure,
+  describeOffline,
   describeWait,
   fatalFailureMessage,
+  type OfflineStatus,
   offlineGaveUpError,
   resiliencePolicy,
   shouldRetry,
@@ -134,6 +137,33 @@ describe('policy and messages', () => {
   });
 });
 
+describe('describeOffline', () => {
+  it('reads as the live line: since when, next probe, when flower gives up', () => {
+    const at = (hours: number, minutes: number, seconds = 0) =>
+      new Date(2026, 0, 2, hours, minutes, seconds).getTime();
+    const status = {
+      endpoint: '10.0.0.5:443',
+      downSince: at(9, 14),
+      nextProbeAt: at(9, 20, 12),
+      givesUpAt: at(10, 14),
+    };
+    expect(describeOffline(status, at(9, 20))).toBe(
+      'endpoint 10.0.0.5:443 down since 09:14, next probe in 12 s, gives up at 10:14',
+    );
+    expect(describeOffline(status, at(9, 21))).toContain('next probe in 0 s');
+  });
+});
+
+describe('describeFailure', () => {
+  it("keeps the cause's first line without the SDK's wrapping", () => {
+    expect(
+      describeFailure('Error: Claude Code returned an error result: API Error: 529 Overloaded\nmore'),
+    ).toBe('API Error: 529 Overloaded');
+    expect(describeFailure(null)).toBe('no reason given');
+    expect(describeFailure('x'.repeat(300))).toHaveLength(120);
+  });
+});
+
 describe('waitOnline (real TCP on loopback)', () => {
   const servers: Server[] = [];
   afterEach(async () => {
@@ -170,9 +200,12 @@ describe('waitOnline (real TCP on loopback)', () => {
     const port = await freePort();
     const notices: string[] = [];
     const pauses: number[] = [];
+    const statuses: OfflineStatus[] = [];
+    const started = Date.now();
     const result = await waitOnline(`http://127.0.0.1:${port}`, {
       policy: fast,
       onNotice: (line) => notices.push(line),
+      onStatus: (status) => statuses.push(status),
       sleep: async (ms) => {
         pauses.push(ms);
         if (pauses.length === 3) await listen(port);
@@ -180,6 +213,15 @@ describe('waitOnline (real TCP on loopback)', () => {
     });
     expect(result).toBe(true);
     expect(pauses).toEqual([20, 20, 20]);
+    // A live status before every pause: since when, when the next probe is, when it gives up.
+    expect(statuses).toHaveLength(3);
+    for (const status of statuses) {
+      expect(status.endpoint).toBe(`127.0.0.1:${port}`);
+      expect(status.downSince).toBe(statuses[0]?.downSince);
+      expect(status.downSince).toBeGreaterThanOrEqual(started);
+      expect(status.givesUpAt).toBe(status.downSince + 2_000);
+      expect(status.nextProbeAt).toBeGreaterThan(status.downSince);
+    }
     expect(notices).toEqual([
       `127.0.0.1:${port} is unreachable; waiting for it to come back (up to 2 seconds).`,
       `127.0.0.1:${port} is reachable again; continuing.`,

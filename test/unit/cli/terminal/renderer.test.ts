@@ -318,3 +318,26 @@ describe('TerminalRenderer', () => {
     expect(line).toBe('\x1b[31m  ! boom\x1b[39m');
   });
 });
+
+describe('the live status of an outage', () => {
+  const down = (downSince: number, text = `endpoint e:1 down since ${downSince}`): FlowerEvent => ({
+    kind: 'retry',
+    text,
+    payload: {
+      source: 'runtime',
+      reason: 'offline',
+      offline: { endpoint: 'e:1', downSince, nextProbeAt: 0, givesUpAt: 0 },
+    },
+  });
+
+  it('shows the first status of an outage, then one a minute, and a new outage at once', () => {
+    const { instance, advance } = renderer();
+    expect(instance.render(down(1))).toEqual(['  ~ endpoint e:1 down since 1']);
+    advance(15_000);
+    expect(instance.render(down(1))).toEqual([]);
+    advance(45_000);
+    expect(instance.render(down(1))).toEqual(['  ~ endpoint e:1 down since 1']);
+    advance(1_000);
+    expect(instance.render(down(2))).toEqual(['  ~ endpoint e:1 down since 2']);
+  });
+});

@@ -1,0 +1,209 @@
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { createServer, type Server } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { ENDPOINTS_FILE, EndpointHistory } from '../../../src/runtime/endpoint-history.js';
+import { type FlowerEvent, retryCause } from '../../../src/runtime/events.js';
+import { AttemptSentinel, launchWords, unreachableLine } from '../../../src/runtime/fail-fast.js';
+import { INTERRUPTED_BY_HUMAN, newStepResult, type StepResult } from '../../../src/runtime/step-result.js';
+import { closedPort } from '../../support/closed-port.js';
+
+let runDir: string;
+let server: Server | undefined;
+beforeEach(() => {
+  runDir = mkdtempSync(join(tmpdir(), 'flower-fail-fast-'));
+});
+afterEach(async () => {
+  rmSync(runDir, { recursive: true, force: true });
+  await new Promise((done) => (server ? server.close(done) : done(undefined)));
+  server = undefined;
+});
+
+async function listeningUrl(): Promise<string> {
+  server = createServer((socket) => socket.destroy());
+  await new Promise<void>((done) => server!.listen(0, '127.0.0.1', done));
+  return `http://127.0.0.1:${(server.address() as { port: number }).port}`;
+}
+
+const init: FlowerEvent = {
+  kind: 'system',
+  text: 'init',
+  payload: { subtype: 'init', data: { model: 'claude-main' } },
+};
+const retry = (errorStatus: number | null, errorCode = 'unknown'): FlowerEvent => ({
+  kind: 'retry',
+  text: 'API request failed',
+  payload: { source: 'binary', errorStatus, errorCode },
+});
+const synthetic = (text: string, status?: number, errorCode?: string): FlowerEvent => ({
+  kind: 'error',
+  text,
+  payload: {
+    synthetic: true,
+    ...(status === undefined ? {} : { status }),
+    ...(errorCode ? { errorCode } : {}),
+  },
+});
+const reply: FlowerEvent = { kind: 'text', text: 'hi', payload: { subagent: false, model: 'claude-main' } };
+
+function sentinel(baseUrl: string, env: Record<string, string> = {}) {
+  const endpoints = new EndpointHistory(runDir, baseUrl);
+  return {
+    endpoints,
+    watch: new AttemptSentinel({
+      env: { ANTHROPIC_BASE_URL: baseUrl, ANTHROPIC_API_KEY: 'k', ...env },
+      endpoints,
+      probeTimeoutMs: 500,
+    }),
+  };
+}
+
+function failed(error: string): StepResult {
+  const result = newStepResult('work', 'run');
+  result.error = error;
+  return result;
+}
+
+describe('AttemptSentinel', () => {
+  it.each([
+    [401, 'authentication_failed'],
+    [403, 'unknown'],
+  ])(
+    'stops at the first api_retry with status %i, with the setup hint and the key named',
+    async (status, code) => {
+      const { watch } = sentinel('http://127.0.0.1:1');
+      await watch.inspect(init);
+      const stop = await watch.inspect(retry(status, code));
+      expect(stop?.cause).toBe('credentials');
+      expect(stop?.message).toContain(
+        `HTTP ${status}: the credential was refused (ANTHROPIC_API_KEY, set in`,
+      );
+      expect(stop?.message).toContain('flower setup');
+    },
+  );
+
+  it('lets the binary retry a 529 or a 500, and records that the endpoint answered', async () => {
+    const { watch, endpoints } = sentinel('http://127.0.0.1:1');
+    expect(await watch.inspect(retry(529, 'overloaded'))).toBeUndefined();
+    expect(endpoints.answered()).toBe(true);
+  });
+
+  it.each([
+    ["There's an issue with the selected model (claude-nope). It may not exist", 404, 'model_not_found'],
+    ['API Error: 400 model: claude-nope is not a valid model ID', 400, 'unknown'],
+  ])('a missing model (%j) stops, naming it and its setting', async (text, status, code) => {
+    const { watch } = sentinel('http://127.0.0.1:1', { ANTHROPIC_MODEL: 'claude-nope[1m]' });
+    await watch.inspect(init);
+    const stop = await watch.inspect(synthetic(text, status, code));
+    expect(stop).toEqual({
+      cause: 'model',
+      message:
+        'the endpoint does not serve the model claude-nope (ANTHROPIC_MODEL, set in the environment flower was given); choose one it serves with `flower setup`',
+    });
+  });
+
+  it('a missing model nobody configured says so', async () => {
+    const { watch } = sentinel('http://127.0.0.1:1');
+    await watch.inspect(init);
+    const stop = await watch.inspect(synthetic("There's an issue with the selected model (claude-x).", 404));
+    expect(stop?.message).toContain('no flower setting names it');
+  });
+
+  it('an attempt that ended before init is a launch failure, in the words from stderr', async () => {
+    const { watch } = sentinel('http://127.0.0.1:1');
+    watch.onStderr('[claude-code:unrecognized_model] {"model":"x"}\n');
+    watch.onStderr('--dangerously-skip-permissions cannot be used with root\n');
+    const stop = await watch.conclude(failed('Error: Claude Code process exited with code 1'));
+    expect(stop).toEqual({
+      cause: 'launch',
+      message:
+        'Claude Code stopped before its first turn: --dangerously-skip-permissions cannot be used with root',
+    });
+  });
+
+  it('an interrupt before init is not a launch failure', async () => {
+    const { watch } = sentinel('http://127.0.0.1:1');
+    expect(await watch.conclude(failed(INTERRUPTED_BY_HUMAN))).toBeUndefined();
+  });
+
+  it('a refused connection to an endpoint that never answered stops with one line', async () => {
+    const port = await closedPort();
+    const { watch } = sentinel(`http://127.0.0.1:${port}`);
+    await watch.inspect(init);
+    const stop = await watch.inspect(retry(null));
+    expect(stop).toEqual({
+      cause: 'unreachable',
+      message: `nothing listens at 127.0.0.1:${port}; check ANTHROPIC_BASE_URL — flower doctor`,
+    });
+  });
+
+  it('the same refusal from an endpoint that answered this task is left to the outage handling', async () => {
+    const port = await closedPort();
+    const { watch } = sentinel(`http://127.0.0.1:${port}`);
+    await watch.inspect(init);
+    await watch.inspect(reply);
+    expect(await watch.inspect(retry(null))).toBeUndefined();
+    expect(await watch.conclude(failed('API Error: Connection refused (ECONNREFUSED)'))).toBeUndefined();
+  });
+
+  it('a connection failure while something does listen is left to the binary and the outage handling', async () => {
+    const { watch } = sentinel(await listeningUrl());
+    await watch.inspect(init);
+    expect(await watch.inspect(retry(null))).toBeUndefined();
+    expect(await watch.conclude(failed('API Error: Connection dropped (ECONNRESET)'))).toBeUndefined();
+  });
+
+  it('with the binary not retrying at all, the end of the attempt tells the same', async () => {
+    const port = await closedPort();
+    const { watch } = sentinel(`http://127.0.0.1:${port}`);
+    await watch.inspect(init);
+    const stop = await watch.conclude(failed('API Error: Connection refused (ECONNREFUSED)'));
+    expect(stop?.cause).toBe('unreachable');
+  });
+});
+
+describe('unreachableLine and launchWords', () => {
+  const probe = { host: 'gw.example', port: 8443, reachable: false, elapsedMs: 1 };
+  it('words each kind of unreachable, and names ANTHROPIC_BASE_URL only when it is set', () => {
+    expect(unreachableLine({ ...probe, reason: 'getaddrinfo ENOTFOUND gw.example' }, true)).toBe(
+      'gw.example does not resolve; check ANTHROPIC_BASE_URL and the network — flower doctor',
+    );
+    expect(unreachableLine({ ...probe, reason: 'no TCP handshake within 5000 ms' }, false)).toBe(
+      'gw.example:8443 does not answer (no TCP handshake within 5000 ms); check the network (or ANTHROPIC_BASE_URL, if you use a gateway) — flower doctor',
+    );
+  });
+
+  it('keeps the last lines that are not diagnostics', () => {
+    expect(launchWords('[claude-code:x] {}\n\n')).toBeUndefined();
+    expect(launchWords('a\nb\nc\nd\n')).toBe('b c d');
+  });
+});
+
+describe('EndpointHistory', () => {
+  it('records an answer once, under the endpoint host:port, and a new instance reads it', () => {
+    const history = new EndpointHistory(runDir, 'https://gw.example/v1');
+    expect(history.answered()).toBe(false);
+    history.recordAnswer();
+    history.recordAnswer();
+    const file = JSON.parse(readFileSync(join(runDir, ENDPOINTS_FILE), 'utf8'));
+    expect(Object.keys(file)).toEqual(['gw.example:443']);
+    expect(new EndpointHistory(runDir, 'https://gw.example:443/other').answered()).toBe(true);
+    expect(new EndpointHistory(runDir, 'http://gw.example').answered()).toBe(false);
+  });
+
+  it('an unreadable file counts as answered: doubt means waiting, as before', () => {
+    writeFileSync(join(runDir, ENDPOINTS_FILE), '{ not json');
+    expect(new EndpointHistory(runDir, 'http://127.0.0.1:9').answered()).toBe(true);
+  });
+});
+
+describe('retryCause', () => {
+  it('names the status and the code, and never says a bare "unknown"', () => {
+    expect(retryCause(529, 'overloaded')).toBe('HTTP 529 overloaded');
+    expect(retryCause(401, 'authentication_failed')).toBe('HTTP 401 authentication failed');
+    expect(retryCause(500, 'unknown')).toBe('HTTP 500');
+    expect(retryCause(null, 'unknown')).toBe('no connection: refused, reset or timed out');
+    expect(retryCause(null, undefined, 30_000)).toBe('no response headers within 30 s');
+  });
+});

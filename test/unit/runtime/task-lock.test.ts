@@ -1,0 +1,109 @@
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { hostname, tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import {
+  FileTaskLocks,
+  TASK_LOCK_FILE,
+  TaskBusyError,
+  taskBusyMessage,
+} from '../../../src/runtime/task-lock.js';
+
+let root: string;
+let task: { workspace: string; runDir: string };
+let lockPath: string;
+
+beforeEach(() => {
+  root = mkdtempSync(join(tmpdir(), 'flower-task-lock-'));
+  task = { workspace: root, runDir: join(root, 'runs') };
+  lockPath = join(task.runDir, TASK_LOCK_FILE);
+});
+afterEach(() => {
+  rmSync(root, { recursive: true, force: true });
+});
+
+function planted(fields: Record<string, unknown>): void {
+  mkdirSync(task.runDir, { recursive: true });
+  writeFileSync(lockPath, JSON.stringify({ startedAt: new Date().toISOString(), token: 'x', ...fields }));
+}
+
+const onLinux = process.platform === 'linux';
+
+describe('taskBusyMessage', () => {
+  const now = new Date(2026, 4, 3, 10, 0);
+  it('names the pid and the time it started, and what to do', () => {
+    const holder = { pid: 4242, host: hostname(), startedAt: new Date(2026, 4, 3, 9, 12).toISOString() };
+    expect(taskBusyMessage(holder, now)).toBe(
+      'another flower (pid 4242, since 09:12) is working on this task; wait for it, or use -w for another directory',
+    );
+  });
+
+  it('adds the host when it is another machine, and the date when it is not today', () => {
+    const holder = { pid: 7, host: 'elsewhere', startedAt: new Date(2026, 4, 1, 23, 5).toISOString() };
+    expect(taskBusyMessage(holder, now)).toContain('(pid 7 on elsewhere, since 2026-05-01 23:05)');
+  });
+});
+
+describe('FileTaskLocks', () => {
+  it('writes the holder into the lock and removes it on release', async () => {
+    const held = await new FileTaskLocks().acquire(task);
+    const record = JSON.parse(readFileSync(lockPath, 'utf8'));
+    expect(record).toMatchObject({ pid: process.pid, host: hostname(), workspace: root });
+    expect(Date.parse(record.startedAt)).not.toBeNaN();
+    expect(held.holder.pid).toBe(process.pid);
+    await held.release();
+    expect(existsSync(lockPath)).toBe(false);
+  });
+
+  it('is re-entrant within a process: the file goes with the last release', async () => {
+    const locks = new FileTaskLocks();
+    const outer = await locks.acquire(task);
+    const inner = await locks.acquire(task);
+    await inner.release();
+    await inner.release(); // idempotent: does not count twice
+    expect(existsSync(lockPath)).toBe(true);
+    await outer.release();
+    expect(existsSync(lockPath)).toBe(false);
+  });
+
+  it('refuses while a live process on this host holds it, and leaves its lock alone', async () => {
+    // The parent of this test process is alive for as long as the test runs.
+    planted({ pid: process.ppid, host: hostname() });
+    const attempt = new FileTaskLocks().acquire(task);
+    await expect(attempt).rejects.toBeInstanceOf(TaskBusyError);
+    await expect(attempt).rejects.toMatchObject({ holder: { pid: process.ppid } });
+    expect(JSON.parse(readFileSync(lockPath, 'utf8')).pid).toBe(process.ppid);
+  });
+
+  it('takes over a lock that is not a lock record (damage, never a holder mid-write)', async () => {
+    planted({});
+    writeFileSync(lockPath, '{"pid": 12');
+    const held = await new FileTaskLocks().acquire(task);
+    expect(JSON.parse(readFileSync(lockPath, 'utf8')).pid).toBe(process.pid);
+    await held.release();
+  });
+
+  it.runIf(onLinux)(
+    'takes over a lock whose pid now belongs to a process started at another time',
+    async () => {
+      planted({ pid: process.ppid, host: hostname(), processStart: '1' });
+      const held = await new FileTaskLocks().acquire(task);
+      expect(JSON.parse(readFileSync(lockPath, 'utf8')).pid).toBe(process.pid);
+      await held.release();
+    },
+  );
+
+  it.runIf(onLinux)('takes over a lock from before a reboot', async () => {
+    planted({ pid: process.ppid, host: hostname(), bootId: 'another-boot' });
+    const held = await new FileTaskLocks().acquire(task);
+    expect(JSON.parse(readFileSync(lockPath, 'utf8')).pid).toBe(process.pid);
+    await held.release();
+  });
+
+  it('release leaves a lock that is no longer its own', async () => {
+    const held = await new FileTaskLocks().acquire(task);
+    planted({ pid: process.ppid, host: hostname() });
+    await held.release();
+    expect(JSON.parse(readFileSync(lockPath, 'utf8')).pid).toBe(process.ppid);
+  });
+});

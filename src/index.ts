@@ -92,6 +92,14 @@ export {
   type ManifestRow,
   type StepResult,
 } from './runtime/step-result.js';
+export {
+  type HeldTaskLock,
+  type LockHolder,
+  lockTask,
+  TaskBusyError,
+  type TaskLocks,
+  type TaskRef,
+} from './runtime/task-lock.js';
 // The session store and its rewrite-on-resume layers.
 export { defaultEphemeralPolicy, type EphemeralPolicy } from './store/expire.js';
 export { isEphemeral } from './store/glance.js';

@@ -100,6 +100,11 @@ export interface RuntimeOptions {
   notesDir?: string;
   /** Extra directories every session may use (e.g. an external workbench). */
   addDirs?: string[];
+  /**
+   * The run directory whose `endpoints.json` says whether the endpoint ever answered this task;
+   * default `runDir`. Side questions keep their books apart but share what the task knows.
+   */
+  endpointHistoryDir?: string;
   /** One line per problem with flower's own files (corrupt manifest set aside, write failed). */
   onWarning?: (line: string) => void;
   /** Details shown only under `-v` (why a lineage was ignored, for instance). */
@@ -202,7 +207,10 @@ export class Runtime {
       ...options.store,
     });
     this.lineage = Lineage.open(this.runDir, this.workspace, this.fileOptions());
-    this.endpoints = new EndpointHistory(this.runDir, this.env.ANTHROPIC_BASE_URL);
+    this.endpoints = new EndpointHistory(
+      resolve(this.workspace, options.endpointHistoryDir ?? this.runDir),
+      this.env.ANTHROPIC_BASE_URL,
+    );
   }
 
   get manifestPath(): string {

@@ -110,6 +110,17 @@ describe('Runtime resilience (real SDK and binary against the mock model)', () =
     expect(log.texts('retry').some((line) => /reachable again/.test(line))).toBe(true);
   });
 
+  it("a side question's runtime knows what the task knows about the endpoint", async () => {
+    harness = await startHarness([mock.text('The task answered.'), mock.refuse(2_000)]);
+    expect((await harness.runtime().run(spec, 'Say something.')).ok).toBe(true);
+    const aside = harness.runtime({ runDir: 'runs/aside', endpointHistoryDir: 'runs', resilience: false });
+    const result = await aside.run(spec, 'A side question.');
+    expect(result.ok).toBe(false);
+    // An outage of an endpoint that answered: the binary's own words, not "check ANTHROPIC_BASE_URL".
+    expect(result.error).toMatch(/ECONNRE(SET|FUSED)|Connection/);
+    expect(result.error).not.toContain('nothing listens');
+  });
+
   it('stops at once when an endpoint that never answered this task refuses connections', async () => {
     harness = await startHarness([mock.refuse(3_000), mock.text('never reached')]);
     const started = Date.now();

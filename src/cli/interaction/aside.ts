@@ -70,6 +70,7 @@ export async function answerAside(question: string, options: AsideOptions): Prom
     runtime = new Runtime({
       workspace: options.workspace,
       runDir: join(options.runDir, ASIDE_RUN_DIR),
+      endpointHistoryDir: options.runDir,
       resilience: false,
       ...(options.env ? { env: options.env } : {}),
       ...(options.workbench?.external ? { addDirs: [options.workbench.root] } : {}),

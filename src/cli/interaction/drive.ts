@@ -68,7 +68,7 @@ export interface DriveOutcome {
 }
 
 /** Failure texts that mean "the credentials are wrong", as opposed to the work going wrong. */
-const CREDENTIAL_FAILURE = /401|invalid[_ ]?api[_ ]?key|authentication|unauthori[sz]ed/i;
+const CREDENTIAL_FAILURE = /40[13]|invalid[_ ]?api[_ ]?key|authentication|unauthori[sz]ed/i;
 
 /** Why the step failed, in its own words, for the one-line exit reason. */
 function failureText(context: WorkflowContext, step: string): string {

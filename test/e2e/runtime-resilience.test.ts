@@ -122,15 +122,15 @@ describe('Runtime resilience (real SDK and binary against the mock model)', () =
   });
 
   it('stops at once when an endpoint that never answered this task refuses connections', async () => {
+    // Had it waited, the endpoint would have come back after 3 s and the step succeeded.
     harness = await startHarness([mock.refuse(3_000), mock.text('never reached')]);
-    const started = Date.now();
     const result = await harness.runtime().run(spec, 'Say something.');
     expect(result.ok).toBe(false);
     expect(result.attempts).toBe(1);
     expect(result.error).toBe(
       `nothing listens at ${new URL(harness.model.url).host}; check ANTHROPIC_BASE_URL — flower doctor`,
     );
-    expect(Date.now() - started).toBeLessThan(3_000);
+    expect(harness.model.mainRequests()).toHaveLength(1);
   });
 
   it('stops at once on a rejected key, with the hint to run flower setup', async () => {

@@ -14,14 +14,16 @@
  * - Recorded once per process and endpoint, under the file lock (asides have their own run dir).
  * - Lives in the run directory, not the session store: it is a fact about this task and this
  *   endpoint, and a store holds no endpoint at all (a task moved to a new URL starts unproven).
- * - A task from before this file existed has none: its first outage counts as "never answered"
- *   until one answer is seen. A file that cannot be read counts as "answered": the doubt goes to
- *   waiting, the behaviour flower had before.
+ * - A task from before this file existed has none; there a manifest row that succeeded or cost
+ *   money stands in for it (its endpoint answered then), so an upgrade in the middle of a long task
+ *   does not turn its next outage into a stop. A file that cannot be read counts as "answered":
+ *   the doubt goes to waiting, the behaviour flower had before.
  * - Never throws: it decides how long to wait, never whether work is lost.
  */
 import { join } from 'node:path';
 import { endpointOf } from '../config/reachability.js';
 import { type JsonDocumentCodec, peekJsonDocument, updateJsonDocument } from './locked-json-file.js';
+import { peekManifest } from './manifest.js';
 
 export const ENDPOINTS_FILE = 'endpoints.json';
 
@@ -55,11 +57,13 @@ export function endpointKey(baseUrl: string | undefined): string | undefined {
 }
 
 export class EndpointHistory {
+  private readonly runDir: string;
   private readonly path: string;
   private readonly key: string | undefined;
   private known: boolean | undefined;
 
   constructor(runDir: string, baseUrl: string | undefined) {
+    this.runDir = runDir;
     this.path = join(runDir, ENDPOINTS_FILE);
     this.key = endpointKey(baseUrl);
   }
@@ -69,7 +73,17 @@ export class EndpointHistory {
     if (this.known) return true;
     if (this.key === undefined) return false;
     const peeked = peekJsonDocument(this.path, endpointsCodec);
+    if (peeked.state === 'missing') return this.answeredBeforeTheRecord();
     this.known = peeked.state === 'corrupt' || this.key in peeked.document;
+    return this.known;
+  }
+
+  /** A run directory with no record yet: did an earlier flower's step get an answer? */
+  private answeredBeforeTheRecord(): boolean {
+    const rows = peekManifest(this.runDir).document;
+    this.known = rows.some(
+      (row) => row.ok === true || (typeof row.cost_usd === 'number' && row.cost_usd > 0),
+    );
     return this.known;
   }
 

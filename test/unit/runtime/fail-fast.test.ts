@@ -192,6 +192,19 @@ describe('EndpointHistory', () => {
     expect(new EndpointHistory(runDir, 'http://gw.example').answered()).toBe(false);
   });
 
+  it('a run directory from before the record: a step that succeeded or cost money stands in for it', () => {
+    writeFileSync(join(runDir, 'manifest.json'), JSON.stringify([{ step: 'work', ok: false, cost_usd: 0 }]));
+    expect(new EndpointHistory(runDir, 'http://127.0.0.1:9').answered()).toBe(false);
+    writeFileSync(
+      join(runDir, 'manifest.json'),
+      JSON.stringify([{ step: 'work', ok: false, cost_usd: 0.01 }]),
+    );
+    expect(new EndpointHistory(runDir, 'http://127.0.0.1:9').answered()).toBe(true);
+    // Once the record exists, it alone decides (it names the endpoints that answered).
+    writeFileSync(join(runDir, ENDPOINTS_FILE), JSON.stringify({ 'other:1': { firstAnswer: 'then' } }));
+    expect(new EndpointHistory(runDir, 'http://127.0.0.1:9').answered()).toBe(false);
+  });
+
   it('an unreadable file counts as answered: doubt means waiting, as before', () => {
     writeFileSync(join(runDir, ENDPOINTS_FILE), '{ not json');
     expect(new EndpointHistory(runDir, 'http://127.0.0.1:9').answered()).toBe(true);

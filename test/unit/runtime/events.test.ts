@@ -71,13 +71,32 @@ describe('normalize, on messages captured from the real binary', () => {
     expect(events.some((event) => event.kind === 'text')).toBe(false);
   });
 
-  it("reports the binary's own retries as retry events", () => {
+  it("reports the binary's own retries as retry events, naming the cause", () => {
     expect(normalize(captured.apiRetry!)).toMatchObject([
       {
         kind: 'retry',
-        payload: { source: 'binary', attempt: 1, maxRetries: 1, delayMs: 567, errorStatus: null },
+        text: 'API request failed (no connection: refused, reset or timed out); Claude Code retries in 0.6s (1/1)',
+        payload: {
+          source: 'binary',
+          attempt: 1,
+          maxRetries: 1,
+          delayMs: 567,
+          errorStatus: null,
+          errorCode: 'unknown',
+        },
       },
     ]);
+    const refusedKey = { ...captured.apiRetry, error_status: 401, error: 'authentication_failed' };
+    expect(normalize(message(refusedKey))[0]?.text).toContain('(HTTP 401 authentication failed)');
+  });
+
+  it("keeps the binary's error code of a synthetic error (a missing model has no 404 in its text)", () => {
+    const missing = { ...captured.syntheticError, error: 'model_not_found', api_error_status: 404 };
+    expect(normalize(message(missing))[0]?.payload).toEqual({
+      synthetic: true,
+      status: 404,
+      errorCode: 'model_not_found',
+    });
   });
 
   it('keeps other system messages as system events named by subtype', () => {

@@ -26,12 +26,13 @@
  * - Re-entrant within a process: a process never locks itself out (a `flower run` workflow that
  *   takes the lock again gets it).
  * - Released when the last holder in the process releases it, at process exit, and on SIGTERM or
- *   SIGHUP; only the file this process created is removed.
+ *   SIGHUP; only the file this process created is removed, and so are the directories taking the
+ *   lock created if they are still empty (a command that stopped at once leaves nothing behind).
  */
 import { randomBytes } from 'node:crypto';
-import { linkSync, mkdirSync, readFileSync, unlinkSync, writeFileSync } from 'node:fs';
+import { linkSync, mkdirSync, readFileSync, rmdirSync, unlinkSync, writeFileSync } from 'node:fs';
 import { hostname } from 'node:os';
-import { join, resolve } from 'node:path';
+import { dirname, join, resolve } from 'node:path';
 import { processIsAlive, takeOverStaleLock } from './locked-json-file.js';
 import { onTerminationSignal } from './signals.js';
 
@@ -146,6 +147,8 @@ interface Hold {
   token: string;
   holder: LockHolder;
   stopSignalRelease: () => void;
+  /** The top-most directory `mkdir` created for the lock, if any. */
+  createdDir: string | undefined;
 }
 
 /** The file lock: `<run dir>/task.lock`. */
@@ -169,7 +172,7 @@ export class FileTaskLocks implements TaskLocks {
   }
 
   private create(path: string, workspace: string): Hold {
-    mkdirSync(resolve(path, '..'), { recursive: true });
+    const createdDir = mkdirSync(dirname(path), { recursive: true });
     const record: LockRecord = {
       pid: process.pid,
       host: hostname(),
@@ -191,6 +194,7 @@ export class FileTaskLocks implements TaskLocks {
           token: record.token,
           holder: { pid: record.pid, host: record.host, startedAt: record.startedAt },
           stopSignalRelease: () => {},
+          createdDir,
         };
         const releaseNow = () => this.remove(path, hold);
         process.once('exit', releaseNow);
@@ -211,13 +215,21 @@ export class FileTaskLocks implements TaskLocks {
     }
     const holder = parseRecord(readText(path) ?? '');
     if (holder !== undefined) throw new TaskBusyError(holder);
+    removeEmptyDirectories(dirname(path), createdDir);
     throw new Error(`could not take the lock ${path}; if no flower works on this task, delete that file`);
   }
 
   /** Creates the lock file with its whole content at once; false when it exists already. */
   private place(path: string, text: string): boolean {
     const draft = `${path}.${process.pid}.${randomBytes(4).toString('hex')}.new`;
-    writeFileSync(draft, text, { mode: 0o644 });
+    try {
+      writeFileSync(draft, text, { mode: 0o644 });
+    } catch (error) {
+      // A holder that just released removed the directory it had created: make it again.
+      if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error;
+      mkdirSync(dirname(path), { recursive: true });
+      writeFileSync(draft, text, { mode: 0o644 });
+    }
     try {
       linkSync(draft, path);
       return true;
@@ -254,6 +266,20 @@ export class FileTaskLocks implements TaskLocks {
     } catch {
       // already gone
     }
+    removeEmptyDirectories(dirname(path), hold.createdDir);
+  }
+}
+
+/** Removes `dir` and its parents up to `top` while they are empty; `top` undefined: nothing. */
+function removeEmptyDirectories(dir: string, top: string | undefined): void {
+  if (top === undefined) return;
+  for (let current = dir; current.startsWith(top); current = dirname(current)) {
+    try {
+      rmdirSync(current);
+    } catch {
+      return; // not empty (the run wrote into it) or already gone
+    }
+    if (current === top) return;
   }
 }
 

@@ -55,6 +55,17 @@ describe('FileTaskLocks', () => {
     expect(existsSync(lockPath)).toBe(false);
   });
 
+  it('leaves no directory behind that it created and nothing else used', async () => {
+    const fresh = { workspace: join(root, 'new-ws'), runDir: join(root, 'new-ws', 'runs') };
+    await (await new FileTaskLocks().acquire(fresh)).release();
+    expect(existsSync(fresh.workspace)).toBe(false);
+
+    const used = await new FileTaskLocks().acquire(fresh);
+    writeFileSync(join(fresh.runDir, 'manifest.json'), '[]');
+    await used.release();
+    expect(existsSync(join(fresh.runDir, 'manifest.json'))).toBe(true);
+  });
+
   it('is re-entrant within a process: the file goes with the last release', async () => {
     const locks = new FileTaskLocks();
     const outer = await locks.acquire(task);

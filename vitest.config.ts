@@ -1,3 +1,4 @@
+import { fileURLToPath } from 'node:url';
 import { defineConfig } from 'vitest/config';
 
 // End-to-end tests start the real Claude Code binary (a ~400 MB executable) per test. On the
@@ -8,7 +9,18 @@ import { defineConfig } from 'vitest/config';
 // (its reconnects, its exit, its background writes) on a shared 2-core machine, and a timing flake
 // must not sink a whole submission. A test that fails twice still fails, and vitest reports every
 // retry, so a flake stays visible in the log (look for "retry") and can be fixed at its cause.
+//
+// `flower-agent` and `flower-agent/testing` resolve to the sources here, so a test that imports the
+// example workflow (which imports the package by name, as a user's file would) tests this checkout.
+const source = (path: string) => fileURLToPath(new URL(path, import.meta.url));
+
 export default defineConfig({
+  resolve: {
+    alias: [
+      { find: /^flower-agent$/, replacement: source('./src/index.ts') },
+      { find: /^flower-agent\/testing$/, replacement: source('./src/testing/index.ts') },
+    ],
+  },
   test: {
     include: ['test/**/*.test.ts'],
     pool: 'forks',

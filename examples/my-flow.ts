@@ -1,9 +1,11 @@
 /**
  * A small workflow written against flower's public API. Run it in an empty directory with
  *
- *   flower run ./examples/my-flow.ts:main
+ *   flower run ./examples/my-flow.ts:main            (or: flower -w /some/dir run …)
  *
- * (In your own project, import from 'flower-agent' instead of '../src/index.js'.)
+ * or watch it offline, against the scripted model of `flower-agent/testing`, with
+ *
+ *   node examples/offline.mjs
  *
  * Two steps, each one agent session:
  * 1. `write` — a coordinator has a worker write `wordcount.py`. Whether the step passed is not the
@@ -12,12 +14,13 @@
  * 2. `usage` — continues a fork of the `write` session (it remembers what was built and how it
  *    was checked) and writes a three-line usage note, which is handed on through `ctx.outputs`.
  *
- * Run it again in the same directory and each step continues its earlier session (lineage);
- * everything it did is in `runs/` and `.flower/`.
+ * `main` is a factory: `flower run` calls it with the workspace and run directory it resolved from
+ * `-w`/`-r`, so the workbench (`.flower/`) and `runs/` end up side by side in that workspace. Run it
+ * again in the same directory and each step continues its earlier session (lineage).
  */
 import { spawnSync } from 'node:child_process';
-import { join, resolve } from 'node:path';
-import { coordinator, type Step, Workbench, Workflow, worker } from '../src/index.js';
+import { join } from 'node:path';
+import { coordinator, type Step, Workbench, Workflow, type WorkflowLocation, worker } from 'flower-agent';
 
 const SAMPLE = 'the quick brown fox\njumps over\nthe lazy dog\n';
 const SAMPLE_WORDS = 9;
@@ -37,9 +40,8 @@ export function checkWordcount(workspace: string): string | undefined {
     : `for a ${SAMPLE_WORDS}-word input wordcount.py printed "${printed.slice(0, 100)}"`;
 }
 
-export function main(workspace: string = process.cwd()): Workflow {
-  const root = resolve(workspace);
-  const workbench = new Workbench(root).ensure();
+export function main({ workspace }: WorkflowLocation): Workflow {
+  const workbench = new Workbench(workspace).ensure();
   const lead = coordinator({
     workers: {
       coder: worker({
@@ -57,8 +59,8 @@ export function main(workspace: string = process.cwd()): Workflow {
       'Have a worker write wordcount.py in the workspace: it reads text from stdin and prints the ' +
       'number of whitespace-separated words, nothing else. The worker must run it once on a sample.',
     retries: 2,
-    gate: () => checkWordcount(root) === undefined,
-    onReject: () => `Not done yet: ${checkWordcount(root)}. Have the worker fix it and run it again.`,
+    gate: () => checkWordcount(workspace) === undefined,
+    onReject: () => `Not done yet: ${checkWordcount(workspace)}. Have the worker fix it and run it again.`,
   };
 
   const usage: Step = {

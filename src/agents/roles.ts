@@ -92,7 +92,7 @@ export function coordinator(options: CoordinatorOptions): AgentSpec {
     ],
   };
   return {
-    ...common(options, 'coordinator', COORDINATOR_RULES),
+    ...common(options, 'coordinator', COORDINATOR_RULES, 'coordinator'),
     allowedTools: unique(allowed),
     permissionMode: options.permissionMode ?? 'acceptEdits',
     agents: workers,
@@ -151,7 +151,7 @@ export interface ClarifierOptions extends RoleOptions {
 export function clarifier(options: ClarifierOptions): AgentSpec {
   const canRead = options.canRead ?? true;
   const allowed = [options.channel.askTool, ...(canRead ? [...READ_TOOLS, ...WEB_TOOLS] : [])];
-  return walledRole(options, 'clarify', CLARIFIER_RULES, allowed, options.channel);
+  return walledRole(options, 'clarify', CLARIFIER_RULES, allowed, options.channel, 'clarifier');
 }
 
 export interface JudgeOptions extends RoleOptions {
@@ -170,7 +170,7 @@ export function judge(options: JudgeOptions): AgentSpec {
     ...(canRun ? ['Bash'] : []),
   ];
   const rules = `${JUDGE_RULES}\n${canRun ? JUDGE_CAN_RUN : JUDGE_CANNOT_RUN}`;
-  return walledRole(options, 'judge', rules, allowed, options.channel);
+  return walledRole(options, 'judge', rules, allowed, options.channel, 'judge');
 }
 
 /** Answers a human's side question about a run; read-only and braked (12 turns, $0.50 by default). */
@@ -181,6 +181,7 @@ export function oracle(options: RoleOptions = {}): AgentSpec {
     ORACLE_RULES,
     [...READ_TOOLS],
     undefined,
+    'aside',
   );
   return options.workbench ? { ...spec, ...workbenchReach(options.workbench) } : spec;
 }
@@ -192,8 +193,9 @@ function walledRole(
   rules: string,
   allowed: string[],
   channel: HumanChannel | undefined,
+  role: string,
 ): AgentSpec {
-  const base = common(options, defaultName, rules);
+  const base = common(options, defaultName, rules, role);
   const wall = whitelistGuard(allowed, base.name);
   const { workbench } = options;
   return {
@@ -214,9 +216,11 @@ function common(
   options: RoleOptions,
   defaultName: string,
   rules: string,
+  role: string,
 ): Omit<AgentSpec, 'allowedTools' | 'permissionMode'> {
   return {
     name: options.name ?? defaultName,
+    role,
     instructions: withRules(rules, options.instructions ?? ''),
     ...(options.model ? { model: options.model } : {}),
     ...(options.effort ? { effort: options.effort } : {}),

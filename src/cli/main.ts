@@ -17,7 +17,9 @@
 import { Command, CommanderError } from 'commander';
 import { packageVersion } from '../version.js';
 import { shapeOf, withDefaultCommand } from './command-line/default-command.js';
+import { EXIT, InterruptedError, UsageError } from './command-line/exit-errors.js';
 import { addGlobalOptions } from './command-line/global-options.js';
+import { knownNames, mistypedCommandMessage } from './command-line/mistyped-command.js';
 import { registerDemo } from './commands/demo.js';
 import { registerDoctor } from './commands/doctor.js';
 import { registerGo } from './commands/go.js';
@@ -47,22 +49,41 @@ export function buildProgram(): Command {
   return program;
 }
 
+/**
+ * Refuses a one-word request that is (nearly) a command name, when `go` was implied rather than
+ * typed: `flower stauts` must not become a paid task on the word "stauts".
+ */
+function refuseMistypedCommands(program: Command, goImplied: boolean): void {
+  if (!goImplied) return;
+  const names = knownNames(program);
+  program.hook('preAction', (_program, action) => {
+    if (action.name() !== 'go') return;
+    const [words] = action.processedArgs as [string[] | undefined];
+    const message = mistypedCommandMessage(words ?? [], names);
+    if (message !== undefined) throw new UsageError(message);
+  });
+}
+
 export async function main(argv: string[]): Promise<number> {
   const program = buildProgram();
   // Shows a due update notice and refreshes the check in the background; never waited for.
   void startUpdateNotice();
   try {
     // `flower "do X"` means `flower go "do X"`; the rewrite reads the flags from the program itself.
-    await program.parseAsync(withDefaultCommand(argv, shapeOf(program)), { from: 'user' });
-    return 0;
+    const rewritten = withDefaultCommand(argv, shapeOf(program));
+    refuseMistypedCommands(program, rewritten.length > argv.length);
+    await program.parseAsync(rewritten, { from: 'user' });
+    return EXIT.ok;
   } catch (error) {
     if (error instanceof CommanderError) {
       // Commander already printed help/version/usage errors; map them onto our exit codes.
-      if (error.code === 'commander.helpDisplayed' || error.code === 'commander.version') return 0;
-      if (error.code === 'commander.help') return 0;
-      return 2;
+      if (error.code === 'commander.helpDisplayed' || error.code === 'commander.version') return EXIT.ok;
+      if (error.code === 'commander.help') return EXIT.ok;
+      return EXIT.usage;
     }
     process.stderr.write(`flower: ${error instanceof Error ? error.message : String(error)}\n`);
-    return 1;
+    if (error instanceof UsageError) return EXIT.usage;
+    if (error instanceof InterruptedError) return EXIT.interrupted;
+    return EXIT.failed;
   }
 }

@@ -14,10 +14,10 @@ import { readFileSync } from 'node:fs';
 import { get as httpGet } from 'node:http';
 import { get as httpsGet } from 'node:https';
 import { join } from 'node:path';
-import pc from 'picocolors';
 import { writeFileAtomic } from '../config/atomic-file.js';
 import { type EnvMap, isSourceCheckout, userConfigDir } from '../config/paths.js';
 import { packageRoot, packageVersion } from '../version.js';
+import { colorsFor } from './terminal/colors.js';
 
 export const PACKAGE_NAME = 'flower-agent';
 /** Both the check and the notice happen at most this often. */
@@ -159,7 +159,7 @@ export async function startUpdateNotice(options: UpdateNoticeOptions = {}): Prom
       now - (state.notifiedAt ?? 0) >= UPDATE_INTERVAL_MS
     ) {
       const write = options.write ?? ((line: string) => process.stderr.write(`${line}\n`));
-      write(pc.yellow(updateNotice(state.latest)));
+      write(colorsFor(process.stderr, env).yellow(updateNotice(state.latest)));
       saveState(statePath, { ...state, notifiedAt: now });
     }
 

@@ -41,6 +41,12 @@ export interface CompactSetting {
 export interface AgentSpec {
   /** Role name: the default step name and how guard messages refer to this agent. */
   name: string;
+  /**
+   * What kind of agent this is (`coordinator`, `judge`, `clarifier`, …), for telling a person who
+   * is speaking; the role factories set it, and `name` stands in when it is absent. A judge is
+   * still a judge when its `name` is a label such as `work:verdict`.
+   */
+  role?: string;
   /** Rule text appended after the `claude_code` system prompt preset. May be empty. */
   instructions: string;
   /** Tools that run without an approval prompt (not exclusive — see the module header). */

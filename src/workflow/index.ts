@@ -24,4 +24,10 @@ export {
 export { type Awaitable, type OnFail, type PromptSource, type Step, StepAbort } from './step.js';
 export { Verdict, type VerdictState } from './verdict.js';
 export { CANNOT_VERIFY_CHOICES, type WithGoalOptions, withGoal } from './with-goal.js';
-export { Workflow, type WorkflowOptions, type WorkflowRunOptions } from './workflow.js';
+export {
+  Workflow,
+  type WorkflowFactory,
+  type WorkflowLocation,
+  type WorkflowOptions,
+  type WorkflowRunOptions,
+} from './workflow.js';

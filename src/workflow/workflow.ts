@@ -11,11 +11,13 @@
  *   fresh start. A lineage record whose session is gone is silently ignored: continuity is a
  *   bonus and its failure must not stop anyone from working.
  * - Per-attempt prompt, resume id and fork flag are locals; the step objects are never changed.
+ * - Every rejection by a gate is told to the sink (`system`/`gate_rejected`, with the `onReject`
+ *   text that goes back to the session), so a person sees why a step goes round again.
  */
 
 import type { HumanChannel } from '../agents/human/channel.js';
 import type { Workbench } from '../agents/workbench.js';
-import type { EventSink } from '../runtime/events.js';
+import type { EventSink, FlowerEvent } from '../runtime/events.js';
 import { Lineage } from '../runtime/lineage.js';
 import type { StepResult } from '../runtime/step-result.js';
 import { newContext, type WorkflowContext } from './context.js';
@@ -36,6 +38,20 @@ export interface WorkflowOptions {
   /** Same workspace and run directory = same conversation for each step name (default true). */
   continuous?: boolean;
 }
+
+/**
+ * Where a workflow runs, as `flower run` resolved it from `-w`/`-r`: a factory export receives it,
+ * so the workflow's own workbench and files land in the same workspace as `runs/`.
+ */
+export interface WorkflowLocation {
+  /** Absolute workspace (the agents' working directory). */
+  readonly workspace: string;
+  /** Absolute run directory (sessions, manifest, lineage). */
+  readonly runDir: string;
+}
+
+/** What `flower run <file>:<export>` accepts besides a Workflow: a function building one. */
+export type WorkflowFactory = (location: WorkflowLocation) => Workflow | Promise<Workflow>;
 
 export interface WorkflowRunOptions {
   onEvent?: EventSink;
@@ -172,9 +188,14 @@ async function runAttempts(
       passed = false;
       break;
     }
-    if (passed || attempt === retries) break;
-
-    const next = step.onReject && result.sessionId ? await step.onReject(result, ctx) : '';
+    if (passed) break;
+    // A failed attempt never reaches the gate, so an ok result here is one the gate turned down.
+    const rejected = result.ok;
+    const last = attempt === retries;
+    const next =
+      !last && rejected && step.onReject && result.sessionId ? await step.onReject(result, ctx) : '';
+    if (rejected) start.onEvent?.(gateRejection(step.name, attempt + 1, retries + 1, next));
+    if (last) break;
     if (next && result.sessionId) {
       prompt = next;
       resume = result.sessionId;
@@ -185,4 +206,22 @@ async function runAttempts(
   }
   // retries >= 0, so the loop ran at least once.
   return { result: result as StepResult, passed };
+}
+
+/** The `system` event (subtype `gate_rejected`) that shows a person why a step goes round again. */
+export const GATE_REJECTED = 'gate_rejected';
+
+function gateRejection(step: string, attempt: number, attempts: number, feedback: string): FlowerEvent {
+  const what = `gate rejected ${step} (attempt ${attempt}/${attempts})`;
+  const text =
+    attempt === attempts
+      ? `${what}; no attempts left`
+      : feedback
+        ? `${what}: ${feedback}`
+        : `${what}; the next attempt starts over`;
+  return {
+    kind: 'system',
+    text,
+    payload: { subtype: GATE_REJECTED, data: { step, attempt, attempts, feedback }, warning: true },
+  };
 }

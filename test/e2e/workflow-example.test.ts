@@ -50,7 +50,7 @@ describe('examples/my-flow.ts', () => {
       };
     });
     const { workspace } = scenario;
-    const flow = main(workspace);
+    const flow = main({ workspace, runDir: join(workspace, 'runs') });
     const ctx = await flow.run(scenario.runtime({ notesDir: flow.workbench!.notes }), {
       onEvent: scenario.sink,
     });

@@ -11,6 +11,9 @@
  *   appended (the interactive request prompt).
  * - Subcommand names are never requests: `flower run` is `run` missing its target (a usage error),
  *   and `flower go run` is the way to ask for the word "run".
+ * - A global value flag with nothing after it, or with another flag after it (`flower -w`,
+ *   `flower -w --new`), leaves argv alone so that commander reports the missing value (exit 2);
+ *   appending `go` would have made `go` the directory and printed the help with exit 0.
  */
 import type { Command, Option } from 'commander';
 
@@ -25,6 +28,12 @@ export interface CommandLineShape {
 }
 
 const HELP_AND_VERSION = new Set(['-h', '--help', '-V', '--version']);
+
+/** Whether the flag at `index` is followed by something that can be its value (not another flag). */
+function hasValueAfter(argv: readonly string[], index: number): boolean {
+  const next = argv[index + 1];
+  return next !== undefined && !(next.startsWith('-') && next.length > 1 && !/^-\d/.test(next));
+}
 
 /** The global flags and subcommands of a commander program. */
 export function shapeOf(program: Command): CommandLineShape {
@@ -62,6 +71,9 @@ export function withDefaultCommand(
     }
     const [head] = token.split('=', 1) as [string];
     if (shape.valueFlags.has(head)) {
+      // A value flag with its value left out: commander reports it ("argument missing", or the
+      // flag's parser refusing an option-looking value). Inserting `go` would hand it a value.
+      if (!token.includes('=') && !hasValueAfter(argv, index)) return [...argv];
       index += token.includes('=') ? 1 : 2;
     } else if (shape.switchFlags.has(token)) {
       index += 1;

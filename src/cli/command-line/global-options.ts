@@ -2,11 +2,18 @@
  * The global flags (`-w -r -v -W -T`): registered once on the program, valid before or after the
  * subcommand, and read by every command through `globalOptions`.
  *
- * `-r/--run-dir` resolves against the workspace, not the shell's directory, so `flower -w /proj`
- * keeps `runs/` and `.flower/` together (the reference split them).
+ * Invariants:
+ * - `-r/--run-dir` resolves against the workspace, not the shell's directory, so `flower -w /proj`
+ *   keeps `runs/` and `.flower/` together (the reference split them).
+ * - `-w`/`-r` never take an option as their value (`-w --new` is a missing directory, exit 2), and a
+ *   path that is, or lies under, an existing file is refused with one line naming the file (exit 2)
+ *   before anything tries to create it (it used to surface as a raw ENOTDIR or EEXIST).
  */
-import { resolve } from 'node:path';
+import { statSync } from 'node:fs';
+import { dirname, resolve } from 'node:path';
 import type { Command } from 'commander';
+import { UsageError } from './exit-errors.js';
+import { parseDirectory } from './flag-values.js';
 
 export interface GlobalOptions {
   /** Absolute workspace (the agent's working directory). */
@@ -22,15 +29,44 @@ export interface GlobalOptions {
 
 export function addGlobalOptions(program: Command): Command {
   return program
-    .option('-w, --workspace <dir>', "the agent's working directory (created if missing)", '.')
+    .option(
+      '-w, --workspace <dir>',
+      "the agent's working directory (created if missing)",
+      parseDirectory,
+      '.',
+    )
     .option(
       '-r, --run-dir <dir>',
       'where sessions, manifest and lineage go; relative to the workspace',
+      parseDirectory,
       'runs',
     )
     .option('-v, --verbose', 'also show subagent text, tool results, prompts and the effective settings')
     .option('-W, --workbench', 'give `once` and `run` a workbench at <run-dir>/workbench/')
     .option('-T, --trim', 'on resume, replace old large tool results with pointers to files');
+}
+
+/** The nearest existing path at or above `path` when it is not a directory (a file in the way). */
+export function fileInTheWay(path: string): string | undefined {
+  for (let current = path; ; current = dirname(current)) {
+    let stats: ReturnType<typeof statSync> | undefined;
+    try {
+      stats = statSync(current);
+    } catch {
+      // Does not exist (yet): it will be created, if what is above it is a directory.
+    }
+    if (stats) return stats.isDirectory() ? undefined : current;
+    if (dirname(current) === current) return undefined;
+  }
+}
+
+function requireDirectory(flag: string, typed: string, path: string): void {
+  const file = fileInTheWay(path);
+  if (file === undefined) return;
+  const where = file === path ? `${path} is a file` : `${file} is a file, so ${path} cannot be created`;
+  throw new UsageError(
+    `${flag} ${typed}: ${where}. Give a directory (it is created if missing), or move the file.`,
+  );
 }
 
 /** The global flags as seen from `command` (a subcommand or the program itself), paths resolved. */
@@ -43,9 +79,12 @@ export function globalOptions(command: Command, cwd: string = process.cwd()): Gl
     trim?: boolean;
   }>();
   const workspace = resolve(cwd, raw.workspace ?? '.');
+  const runDir = resolve(workspace, raw.runDir ?? 'runs');
+  requireDirectory('-w', raw.workspace ?? '.', workspace);
+  requireDirectory('-r', raw.runDir ?? 'runs', runDir);
   return {
     workspace,
-    runDir: resolve(workspace, raw.runDir ?? 'runs'),
+    runDir,
     verbose: raw.verbose ?? false,
     workbench: raw.workbench ?? false,
     trim: raw.trim ?? false,

@@ -10,17 +10,22 @@
  *   so the demo never wakes up an earlier task or writes into someone's project.
  * - The demo answers its own question (by number, as a person would), so it needs no keyboard.
  * - It ends by saying where everything flower left behind is, so it can be looked at.
+ * - Every dollar figure it shows says it is simulated: the scripted model reports token usage, the
+ *   binary prices it, and none of it was paid.
+ * - However it ends — finished, failed, Ctrl-C (exit 130), SIGTERM/SIGHUP, or a closed output pipe
+ *   (`flower demo | head`, EPIPE) — the temporary Claude configuration is removed and the mock model
+ *   closed (`cleanUpDemo`), and a demo that did not finish says where its partial workspace is.
  * - Imported only when the command runs: it pulls in the mock model, the SDK and the workflow layer.
  */
 import { mkdirSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
-import { createColors } from 'picocolors';
 import { mockModelEnv } from '../../testing/env.js';
-import { startMockModel } from '../../testing/server.js';
+import { type MockModel, startMockModel } from '../../testing/server.js';
 import { starterFlow, starterPaths } from '../../workflow/starter.js';
 import type { GlobalOptions } from '../command-line/global-options.js';
 import { drive } from '../interaction/drive.js';
+import { colorsFor, stdoutColor } from '../terminal/colors.js';
 import { Terminal } from '../terminal/terminal.js';
 import { DEMO_ANSWER, DEMO_PROGRAM, DEMO_REQUEST, demoScript } from './demo-script.js';
 
@@ -48,6 +53,60 @@ function demoWorkspace(dir: string | undefined): string {
   return workspace;
 }
 
+/** What a demo holds while it runs, and must give back however it ends. */
+export interface DemoResources {
+  /** The throw-away CLAUDE_CONFIG_DIR. */
+  readonly configDir: string;
+  readonly model: Pick<MockModel, 'close'>;
+}
+
+/**
+ * Gives back what the demo holds: the temporary Claude configuration is deleted at once (this part
+ * is synchronous, so it also runs inside a signal handler that exits right after), the mock model is
+ * closed. Safe to call more than once. The workspace is never touched: it is the demo's result.
+ */
+export function cleanUpDemo(resources: DemoResources): Promise<void> {
+  rmSync(resources.configDir, { recursive: true, force: true });
+  return resources.model.close().catch(() => undefined);
+}
+
+/** How a demo that did not finish tells where its partial workspace is. */
+export function partialWorkspaceNote(workspace: string, why: string): string {
+  return (
+    `flower demo: ${why}. The partial workspace is at ${workspace} (runs/ and .flower/ hold what was ` +
+    'done so far); the temporary Claude configuration was removed.'
+  );
+}
+
+const STOP_SIGNALS = { SIGINT: 130, SIGTERM: 143, SIGHUP: 129 } as const;
+
+/**
+ * Until the returned function is called, a signal or a closed standard output ends the demo: `stop`
+ * runs (synchronously), the reason goes to stderr, and the process exits with the signal's code
+ * (EPIPE: 1). Node would otherwise die on SIGINT without running any `finally`, and crash with a
+ * stack trace on EPIPE, leaving the configuration directory behind either way.
+ */
+function endDemoOnInterruption(stop: (why: string) => void): () => void {
+  const handlers = Object.entries(STOP_SIGNALS).map(([signal, code]) => {
+    const handler = () => {
+      stop(signal === 'SIGINT' ? 'interrupted (Ctrl-C)' : `stopped by ${signal}`);
+      process.exit(code);
+    };
+    process.on(signal, handler);
+    return () => process.off(signal, handler);
+  });
+  const onOutputError = (error: NodeJS.ErrnoException) => {
+    if (error.code !== 'EPIPE') throw error;
+    stop('its output was closed');
+    process.exit(1);
+  };
+  process.stdout.on('error', onOutputError);
+  return () => {
+    for (const remove of handlers) remove();
+    process.stdout.off('error', onOutputError);
+  };
+}
+
 export async function runDemo(
   dir: string | undefined,
   globalFlags: GlobalOptions,
@@ -55,13 +114,21 @@ export async function runDemo(
 ): Promise<void> {
   const workspace = demoWorkspace(dir);
   const global = { ...globalFlags, workspace, runDir: join(workspace, 'runs') };
-  const color = Boolean(process.stdout.isTTY);
-  const paint = createColors(color);
+  const color = stdoutColor();
+  const paint = colorsFor();
   const terminal = new Terminal({ input: process.stdin, output: process.stdout });
   const configDir = mkdtempSync(join(tmpdir(), 'flower-demo-claude-'));
-  const model = await startMockModel(demoScript(workspace));
-  model.setDelay(policy.replyDelayMs);
+  let resources: DemoResources = { configDir, model: { close: async () => undefined } };
+  let finished = false;
+  const stopGuard = endDemoOnInterruption((why) => {
+    terminal.close();
+    void cleanUpDemo(resources);
+    process.stderr.write(`${partialWorkspaceNote(workspace, why)}\n`);
+  });
   try {
+    const model = await startMockModel(demoScript(workspace));
+    resources = { configDir, model };
+    model.setDelay(policy.replyDelayMs);
     terminal.print([
       paint.bold('flower demo'),
       paint.dim(
@@ -88,6 +155,7 @@ export async function runDemo(
       env: mockModelEnv(model, { configDir, maxRetries: policy.maxRetries }),
       interactive: false,
       color,
+      simulatedCost: true,
       observe: (event) => {
         const payload = event.payload as { kind?: unknown; state?: unknown; id?: unknown };
         if (event.kind !== 'ask' || payload.kind !== 'question' || payload.state !== 'asked') return;
@@ -116,9 +184,11 @@ export async function runDemo(
         ),
       ]);
     }
+    finished = true;
   } finally {
+    stopGuard();
     terminal.close();
-    await model.close();
-    rmSync(configDir, { recursive: true, force: true });
+    await cleanUpDemo(resources);
+    if (!finished) process.stderr.write(`${partialWorkspaceNote(workspace, 'did not finish')}\n`);
   }
 }

@@ -3,13 +3,15 @@
  * sees, where each value came from, and what in the `.env` files probably does not mean what it says.
  *
  * Shows every place of the lookup chain and its state, each known key with its (masked) value and
- * source, every pitfall in every file read, whether the endpoint answers a TCP handshake, and with
- * `--probe` the credential probe (one small real request).
+ * source, every pitfall in every file read, a credential exported in the shell that hides the one
+ * `flower setup` saved, whether the endpoint answers a TCP handshake, and with `--probe` the
+ * credential probe (one small real request).
  *
  * Exit 0 when credentials are usable (and, with `--probe`, the probe passed); 1 otherwise. An
  * unreachable endpoint alone is reported but is not a failure: the runtime waits out outages.
  */
-import pc from 'picocolors';
+
+import { hiddenSavedCredential } from '../../config/credential-shadow.js';
 import {
   activeCredentialKey,
   checkCredentials,
@@ -26,10 +28,12 @@ import {
   settingLocation,
   sourceOf,
 } from '../../config/env-chain.js';
-import type { EnvMap } from '../../config/paths.js';
+import { type EnvMap, userEnvPath } from '../../config/paths.js';
 import { type ProbeVerdict, probeCredentials, probeDisabled } from '../../config/probe.js';
 import { checkReachable } from '../../config/reachability.js';
+import { readEnvFileValues } from '../../config/user-env-file.js';
 import { resolveWindow, type WindowSource } from '../../config/window.js';
+import { pc } from '../terminal/colors.js';
 
 /** flower's own switches, shown when set so their effect is never a mystery. */
 const FLOWER_KEYS = ['FLOWER_ENV', 'FLOWER_WINDOW', 'FLOWER_NO_PROBE', 'FLOWER_NO_UPDATE'] as const;
@@ -100,7 +104,8 @@ export async function runDoctor(flags: DoctorFlags): Promise<void> {
   out(`  ${'context window'.padEnd(32)}${window.window}  ${pc.dim(WINDOW_SOURCE_TEXT[window.source])}`);
 
   out();
-  const warnings = chainWarnings(report);
+  const hidden = hiddenSavedCredential(report, env, readEnvFileValues(userEnvPath(env)), userEnvPath(env));
+  const warnings = [...chainWarnings(report), ...(hidden ? [hidden] : [])];
   out(pc.bold(`Warnings: ${warnings.length === 0 ? 'none' : warnings.length}`));
   for (const warning of warnings) out(pc.yellow(`  ! ${warning}`));
 
@@ -132,7 +137,7 @@ export async function runDoctor(flags: DoctorFlags): Promise<void> {
   if (!probePassed) throw new Error('the credential probe did not pass (see above)');
 }
 
-const PROBE_ADVICE: Record<ProbeVerdict, string> = {
+export const PROBE_ADVICE: Record<ProbeVerdict, string> = {
   ok: pc.green('the credentials, endpoint and model work'),
   auth: pc.red('credentials rejected; run `flower setup` to enter them again'),
   config: pc.red('wrong endpoint or model name; check ANTHROPIC_BASE_URL (without /v1) and the model'),

@@ -12,10 +12,11 @@
  *   archived and the prompt asks again, now for a fresh request.
  * - On `go`, `-T` and `-W` do nothing: trimming is on unless `--no-trim`, and the starter flow
  *   brings its own workbench.
+ * - Standard input that is not a terminal means unattended (`--timeout 0`) unless `--timeout` was
+ *   typed, said in one line (question-wait.ts).
  * - Imported only when the command runs: it pulls in the SDK, the workflow layer and the roles.
  */
 import { homedir } from 'node:os';
-import { createColors } from 'picocolors';
 import { loadEnvironment } from '../../config/env-chain.js';
 import type { Runtime } from '../../runtime/runtime.js';
 import { lockTask } from '../../runtime/task-lock.js';
@@ -24,7 +25,9 @@ import type { Workflow } from '../../workflow/workflow.js';
 import type { GlobalOptions } from '../command-line/global-options.js';
 import { ensureCredentials } from '../interaction/credentials-gate.js';
 import { drive } from '../interaction/drive.js';
+import { questionWait } from '../interaction/question-wait.js';
 import { readRequest, START_OVER_COMMAND } from '../interaction/request-prompt.js';
+import { colorsFor, stdoutColor } from '../terminal/colors.js';
 import { formatTokens } from '../terminal/format.js';
 import { settingsLines } from '../terminal/settings-lines.js';
 import { Terminal } from '../terminal/terminal.js';
@@ -41,6 +44,8 @@ export interface GoFlags {
   new: boolean;
   clarifyOnly: boolean;
   trim: boolean;
+  /** `--timeout` was typed (not its default): it then holds even when stdin is not a terminal. */
+  timeoutGiven?: boolean;
 }
 
 /** `~/proj` for paths under the home directory. */
@@ -58,8 +63,8 @@ export function wakeBanner(workspace: string, state: WakeState, workContext: num
 }
 
 export async function runGo(request: string, flags: GoFlags, global: GlobalOptions): Promise<void> {
-  const color = Boolean(process.stdout.isTTY);
-  const paint = createColors(color);
+  const color = stdoutColor();
+  const paint = colorsFor();
   loadEnvironment();
   if (global.verbose) for (const line of settingsLines()) process.stderr.write(`${line}\n`);
   // Before the wake state is read or anything is archived; held until this process ends.
@@ -74,6 +79,11 @@ export async function runGo(request: string, flags: GoFlags, global: GlobalOptio
   const state = wakeState(location);
   let waking = state.waking && !startOver;
   const terminal = new Terminal({ input: process.stdin, output: process.stdout });
+  const wait = questionWait({
+    timeoutSeconds: flags.timeout,
+    timeoutGiven: flags.timeoutGiven ?? false,
+    stdinIsTerminal: terminal.inputIsTerminal,
+  });
   let workflow: Workflow;
   try {
     if (request === START_OVER_COMMAND) {
@@ -87,6 +97,7 @@ export async function runGo(request: string, flags: GoFlags, global: GlobalOptio
       waking = false;
       request = await readRequest(terminal, false, paint.cyan);
     }
+    if (wait.notice) terminal.print([paint.dim(wait.notice)]);
     workflow = starterFlow({
       ...location,
       request,
@@ -96,7 +107,7 @@ export async function runGo(request: string, flags: GoFlags, global: GlobalOptio
       rounds: flags.rounds,
       judgeCanRun: flags.judgeCanRun,
       ...(flags.asks >= 0 ? { maxAsks: flags.asks } : {}),
-      timeoutSeconds: flags.timeout,
+      timeoutSeconds: wait.timeoutSeconds,
     });
   } catch (error) {
     // The request prompt may have put the terminal in raw mode; give it back before the message.

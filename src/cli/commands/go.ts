@@ -6,21 +6,12 @@
  * Every flag is declared here even though only the action reads it: the default-command rewrite
  * (`shapeOf(program)`) learns which flags take a value from this registration.
  */
-import { type Command, InvalidArgumentError } from 'commander';
+import type { Command } from 'commander';
+import { parseInteger, parseSeconds, wholeNumberAtLeast } from '../command-line/flag-values.js';
 import { globalOptions } from '../command-line/global-options.js';
 import type { GoFlags } from './go-action.js';
 
-export function parseInteger(value: string): number {
-  if (!/^-?\d+$/.test(value.trim())) throw new InvalidArgumentError('expected a whole number.');
-  return Number(value);
-}
-
-export function parseSeconds(value: string): number {
-  const seconds = Number(value);
-  if (value.trim() === '' || !Number.isFinite(seconds))
-    throw new InvalidArgumentError('expected a number of seconds.');
-  return seconds;
-}
+export { parseInteger, parseSeconds };
 
 export function registerGo(program: Command): void {
   program
@@ -33,17 +24,27 @@ export function registerGo(program: Command): void {
     )
     .argument('[request...]', 'what you want done, in one sentence (quotes optional)')
     .option('--asks <n>', 'how many questions the agents may ask you; negative = no limit', parseInteger, -1)
-    .option('--rounds <n>', 'work rounds in total; after each one the judge rules', parseInteger, 3)
+    .option(
+      '--rounds <n>',
+      'work rounds in total (at least 1); after each one the judge rules',
+      wholeNumberAtLeast(1, '--rounds 3'),
+      3,
+    )
     .option('--no-goal', 'no goal and no judge: the work step finishing means done')
     .option('--judge-can-run', 'let the judge run commands (Bash) to check the result')
     .option(
       '--timeout <seconds>',
-      'how long a question waits for your answer; 0 or less = never wait (fully automatic)',
+      'how long a question waits for your answer; 0 or less = never wait (fully automatic), ' +
+        'which is also the default when standard input is not a terminal',
       parseSeconds,
       1800,
     )
     .option('--isolate', 'give each worker its own git worktree (the workspace must be a git repository)')
-    .option('--window <tokens>', "the model's context window, for deciding when to hand off", parseInteger)
+    .option(
+      '--window <tokens>',
+      "the model's context window, for deciding when to hand off",
+      wholeNumberAtLeast(1, '--window 200000'),
+    )
     .option(
       '--no-handoff',
       'no handoff to a fresh session near a full context; let Claude Code compact instead',
@@ -62,6 +63,8 @@ export function registerGo(program: Command): void {
     )
     .action(async (words: string[], flags: GoFlags, command: Command) => {
       const { runGo } = await import('./go-action.js');
-      await runGo(words.join(' ').trim(), flags, globalOptions(command));
+      // Whether --timeout was typed decides what a non-terminal stdin means (see go-action.ts).
+      const timeoutGiven = command.getOptionValueSource('timeout') === 'cli';
+      await runGo(words.join(' ').trim(), { ...flags, timeoutGiven }, globalOptions(command));
     });
 }

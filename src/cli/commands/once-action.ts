@@ -7,14 +7,13 @@
  * - The agent is walled to its tool list (`-t`): the whitelist guard denies any other hands-on
  *   tool on the main thread, so `-t Read,Glob,Grep` really means read-only.
  * - Exit 0 on success; 1 with the reason on failure (missing credentials, a failed step); 2 for
- *   bad arguments (commander's usage errors, mapped by `main`).
+ *   bad arguments (commander's usage errors, and a `-t` name that is no tool, checked first).
  * - `once` keeps no lineage: continuing is explicit (`--resume <session id>`).
  * - It holds the task's lock from before it creates anything in the run directory until it exits:
  *   a second flower on the same task stops with one line naming the first.
  */
 import { join } from 'node:path';
 import type { PermissionMode } from '@anthropic-ai/claude-agent-sdk';
-import pc from 'picocolors';
 import { mergeHooks } from '../../agents/guards/merge.js';
 import { whitelistGuard } from '../../agents/guards/whitelist.js';
 import { workbenchHooks } from '../../agents/guards/workbench-hooks.js';
@@ -25,9 +24,13 @@ import type { AgentSpec } from '../../runtime/agent-spec.js';
 import { Runtime } from '../../runtime/runtime.js';
 import { lockTask } from '../../runtime/task-lock.js';
 import type { GlobalOptions } from '../command-line/global-options.js';
+import { pc, stdoutColor } from '../terminal/colors.js';
 import { formatElapsed, formatTurns } from '../terminal/format.js';
+import { LiveStatus, showLiveStatus } from '../terminal/live-status.js';
 import { TerminalRenderer } from '../terminal/renderer.js';
 import { settingsLines } from '../terminal/settings-lines.js';
+import { Terminal } from '../terminal/terminal.js';
+import { requireKnownTools } from './tool-list.js';
 
 /** The manifest step name of every `once` run. */
 export const ONCE_STEP = 'ad-hoc';
@@ -64,6 +67,7 @@ export function adHocSpec(flags: OnceFlags, workbench?: Workbench): AgentSpec {
 
 export async function runOnce(prompt: string, flags: OnceFlags, global: GlobalOptions): Promise<void> {
   const err = (line: string) => process.stderr.write(`${line}\n`);
+  requireKnownTools(flags.tools);
   loadEnvironment();
   if (global.verbose) for (const line of settingsLines()) err(line);
   const missing = checkCredentials(process.env);
@@ -76,30 +80,36 @@ export async function runOnce(prompt: string, flags: OnceFlags, global: GlobalOp
   const workbench = global.workbench
     ? new Workbench(global.workspace, { home: join(global.runDir, 'workbench') }).ensure()
     : undefined;
+  // The same renderer and screen as `go`: a pipe gets no colour, a terminal without a size 80
+  // columns, and while the model works a live status row says what it is waiting for.
+  const terminal = new Terminal({ input: process.stdin, output: process.stdout });
+  // Warnings go to stderr, except on a screen with a status row, where they must pass above it.
+  const note = (line: string) => (terminal.drawsFooter ? terminal.print([line]) : err(line));
   const runtime = new Runtime({
     workspace: global.workspace,
     runDir: global.runDir,
     store: { trim: { enabled: global.trim } },
     ...(workbench ? { notesDir: workbench.notes } : {}),
-    onWarning: (line) => err(pc.yellow(`! ${line}`)),
-    ...(global.verbose ? { onVerbose: (line: string) => err(pc.dim(line)) } : {}),
+    onWarning: (line) => note(pc.yellow(`! ${line}`)),
+    ...(global.verbose ? { onVerbose: (line: string) => note(pc.dim(line)) } : {}),
   });
-  // The same renderer as \`go\`; a pipe gets no colour and a fixed width.
-  const color = Boolean(process.stdout.isTTY);
   const renderer = new TerminalRenderer({
     verbose: global.verbose,
-    color,
-    width: () => process.stdout.columns ?? 100,
+    color: stdoutColor(),
+    width: () => terminal.width(),
   });
+  const live = new LiveStatus();
+  const stopLive = showLiveStatus(terminal, live, { paint: pc.dim });
   try {
     const result = await runtime.run(adHocSpec(flags, workbench), prompt, {
       stepName: ONCE_STEP,
       ...(flags.resume ? { resume: flags.resume, fork: flags.fork ?? false } : {}),
       onEvent: (event) => {
-        const lines = renderer.render(event);
-        if (lines.length > 0) process.stdout.write(`${lines.join('\n')}\n`);
+        live.observe(event);
+        terminal.print(renderer.render(event));
       },
     });
+    stopLive();
     const summary = `${formatTurns(result.numTurns)} · $${result.costUsd.toFixed(4)} · ${formatElapsed(result.durationS * 1000)}`;
     if (!result.ok) {
       process.stdout.write(`${pc.red(`  x failed · ${summary}`)}\n`);
@@ -108,6 +118,8 @@ export async function runOnce(prompt: string, flags: OnceFlags, global: GlobalOp
     process.stdout.write(`${pc.green(`  + finished · ${summary}`)}\n`);
     if (global.verbose) err(pc.dim(`session ${result.sessionId} · ${runtime.manifestPath}`));
   } finally {
+    stopLive();
+    terminal.close();
     runtime.close();
   }
 }

@@ -7,7 +7,10 @@
  * - The target's shape is checked first; credentials before the user's module is imported (importing may build roles,
  *   channels and workbenches; none of that should happen for a run that cannot start).
  * - The task's lock is taken before the workflow is imported, and held until the process ends.
- * - Every malformed target exits 1 with one line saying what to type instead (workflow-target.ts).
+ * - Every malformed target exits 2 with one line saying what to type instead; a target whose code
+ *   fails to load or to build its workflow exits 1 (workflow-target.ts).
+ * - A factory export is called with the resolved `{ workspace, runDir }`, so `-w` and `-r` decide
+ *   where the workflow's files go, exactly as they decide where `runs/` goes.
  * - `-T` turns trimming on and `-W` gives the run a workbench when the workflow has none; handoff
  *   uses its defaults.
  * - Imported only when the command runs: it pulls in the SDK and the runtime.
@@ -17,6 +20,7 @@ import { lockTask } from '../../runtime/task-lock.js';
 import type { GlobalOptions } from '../command-line/global-options.js';
 import { ensureCredentials } from '../interaction/credentials-gate.js';
 import { drive } from '../interaction/drive.js';
+import { stdoutColor } from '../terminal/colors.js';
 import { settingsLines } from '../terminal/settings-lines.js';
 import { Terminal } from '../terminal/terminal.js';
 import { loadWorkflow, parseTarget } from './workflow-target.js';
@@ -32,7 +36,7 @@ export async function runWorkflow(target: string, global: GlobalOptions): Promis
     interactive: Boolean(process.stdin.isTTY && process.stdout.isTTY),
     say: (line) => process.stdout.write(`${line}\n`),
   });
-  const workflow = await loadWorkflow(target);
+  const workflow = await loadWorkflow(target, { workspace: global.workspace, runDir: global.runDir });
   await drive({
     workflow,
     global,
@@ -40,6 +44,6 @@ export async function runWorkflow(target: string, global: GlobalOptions): Promis
     trim: global.trim,
     handoff: true,
     interactive: true,
-    color: Boolean(process.stdout.isTTY),
+    color: stdoutColor(),
   });
 }

@@ -8,6 +8,10 @@
  *   to write by hand (a silent success would hide that nothing was configured).
  * - The secret is never echoed; after entry only its masked form is shown.
  * - Enter keeps what the file already has; `-` removes it. Other keys and comments in the file stay.
+ *   Where the file has nothing but the environment has a value (exported, another `.env`), the hint
+ *   shows that value and where it comes from, because that is what Enter leaves in force.
+ * - The file it will write is named before the first question; after saving, `flower setup` offers
+ *   the credential probe (one small request) so a wrong key or URL shows up now, not in the run.
  * - The file is written atomically with mode 0600, and only after every question was answered:
  *   Ctrl-C or end of input leaves it untouched.
  * - A model name is written to ANTHROPIC_MODEL, ANTHROPIC_DEFAULT_OPUS_MODEL and
@@ -15,15 +19,11 @@
  */
 import { createInterface, type Interface } from 'node:readline';
 import { Writable } from 'node:stream';
-import pc from 'picocolors';
+import { BEFORE_USER_FILE } from '../../config/credential-shadow.js';
 import { activeCredentialKey, CREDENTIAL_KEYS, maskSecret } from '../../config/credentials.js';
-import {
-  type EnvChainReport,
-  type EnvSourceKind,
-  loadEnvironment,
-  settingLocation,
-} from '../../config/env-chain.js';
+import { type EnvChainReport, loadEnvironment, settingLocation } from '../../config/env-chain.js';
 import { type EnvMap, userEnvPath } from '../../config/paths.js';
+import { probeCredentials, probeDisabled } from '../../config/probe.js';
 import {
   type EnvFileUpdates,
   readEnvFileValues,
@@ -31,6 +31,8 @@ import {
   unstorableReason,
 } from '../../config/user-env-file.js';
 import { parsePositiveInteger } from '../../config/window.js';
+import { pc } from '../terminal/colors.js';
+import { PROBE_ADVICE } from './doctor-action.js';
 
 export const MODEL_KEYS = [
   'ANTHROPIC_MODEL',
@@ -153,9 +155,36 @@ class Dialog {
   }
 }
 
-function keepHint(current: string | undefined, fallback: string, secret = false): string {
+/** A value Enter would keep: the file's own, or one the environment supplies from elsewhere. */
+interface CurrentValue {
+  readonly value: string;
+  /** Where it comes from when that is not the file being written. */
+  readonly from?: string;
+}
+
+/**
+ * What Enter keeps for `key`: the file's value, else the value in the environment with its source.
+ * (The environment holds the file's values too, once loaded; those are the file's own.)
+ */
+export function currentValue(
+  key: string,
+  stored: Readonly<Record<string, string>>,
+  env: EnvMap,
+  report: EnvChainReport,
+): CurrentValue | undefined {
+  if (stored[key]) return { value: stored[key] };
+  const value = env[key];
+  if (!value) return undefined;
+  const setting = report.winners.get(key);
+  return { value, from: setting ? settingLocation(setting) : 'the process environment' };
+}
+
+function keepHint(current: CurrentValue | undefined, fallback: string, secret = false): string {
   if (current === undefined) return `Enter = ${fallback}`;
-  return `Enter = keep ${secret ? maskSecret(current) : current}; ${REMOVE} = ${fallback}`;
+  const shown = secret ? maskSecret(current.value) : current.value;
+  const from = current.from ? ` from ${current.from}` : '';
+  // `-` removes a value from the file; one that lives elsewhere is not the file's to remove.
+  return current.from ? `Enter = keep ${shown}${from}` : `Enter = keep ${shown}; ${REMOVE} = ${fallback}`;
 }
 
 /** Asks until `accept` returns a value (or undefined for "no change"); each refusal says why. */
@@ -176,25 +205,37 @@ async function askUntilValid<T>(
  * Runs the questions and writes the file. Returns the values written (null = removed), or
  * undefined when the user gave no credential and none was stored. Needs a terminal.
  */
-export async function runSetupDialog(env: EnvMap, reason: string): Promise<EnvFileUpdates | undefined> {
+export interface SetupDialogOptions {
+  /** After saving, offer the credential probe (the `flower setup` command; the gate probes itself). */
+  readonly offerProbe?: boolean;
+}
+
+export async function runSetupDialog(
+  env: EnvMap,
+  reason: string,
+  options: SetupDialogOptions = {},
+): Promise<EnvFileUpdates | undefined> {
   const path = userEnvPath(env);
   const stored = readEnvFileValues(path);
-  const storedCredential = CREDENTIAL_KEYS.find((key) => Boolean(stored[key]));
+  const report = loadEnvironment();
+  const current = (key: string) => currentValue(key, stored, env, report);
+  const credentialKey = CREDENTIAL_KEYS.find((key) => current(key) !== undefined);
+  const credential = credentialKey && current(credentialKey);
   const dialog = new Dialog();
   const updates: EnvFileUpdates = {};
   try {
     dialog.say(pc.bold(pc.cyan(`== Configure flower ${'='.repeat(20)}`)));
     dialog.say(pc.yellow(reason));
-    dialog.say(pc.dim(`Saved to ${path} (readable only by you). Set up once, used by every project.`));
+    dialog.say(
+      pc.dim(`Will be saved to ${path} (readable only by you). Set up once, used by every project.`),
+    );
 
     const token = await dialog.ask(
       '1. Your API key or gateway token (an Anthropic sk-ant-... key, or the token your gateway issued)',
-      storedCredential
-        ? `Enter = keep ${maskSecret(stored[storedCredential]!)}`
-        : 'required; not shown while typed',
+      credential ? keepHint(credential, '', true).replace(/; - = $/, '') : 'required; not shown while typed',
       true,
     );
-    if (token === '' && storedCredential === undefined) {
+    if (token === '' && credential === undefined) {
       dialog.say(pc.red('No token given; nothing was saved.'));
       return undefined;
     }
@@ -210,7 +251,7 @@ export async function runSetupDialog(env: EnvMap, reason: string): Promise<EnvFi
     const baseUrl = await askUntilValid<string | null | undefined>(
       dialog,
       '2. Gateway URL (for a third-party gateway: its base URL, without /v1)',
-      keepHint(stored.ANTHROPIC_BASE_URL, "Anthropic's official API"),
+      keepHint(current('ANTHROPIC_BASE_URL'), "Anthropic's official API"),
       (answer) => {
         if (answer === '') return { value: undefined };
         if (answer === REMOVE) return { value: null };
@@ -225,7 +266,7 @@ export async function runSetupDialog(env: EnvMap, reason: string): Promise<EnvFi
     const model = await askUntilValid<string | null | undefined>(
       dialog,
       '3. Model name (if your gateway has its own names, e.g. claude-opus-5[1m])',
-      keepHint(stored.ANTHROPIC_MODEL, 'the default model'),
+      keepHint(current('ANTHROPIC_MODEL'), 'the default model'),
       (answer) => {
         if (answer === '') return { value: undefined };
         if (answer === REMOVE) return { value: null };
@@ -238,7 +279,7 @@ export async function runSetupDialog(env: EnvMap, reason: string): Promise<EnvFi
     const window = await askUntilValid<string | null | undefined>(
       dialog,
       "4. Context window in tokens (only when your gateway's window differs from what the model name says, e.g. 200000)",
-      keepHint(stored.FLOWER_WINDOW, 'infer from the model name and learn from overflows'),
+      keepHint(current('FLOWER_WINDOW'), 'infer from the model name and learn from overflows'),
       (answer) => {
         if (answer === '') return { value: undefined };
         if (answer === REMOVE) return { value: null };
@@ -259,20 +300,47 @@ export async function runSetupDialog(env: EnvMap, reason: string): Promise<EnvFi
       ...(removed.length > 0 ? [`removed ${removed.join(', ')}`] : []),
     ];
     dialog.say(pc.dim(`  ${summary.length === 0 ? 'nothing changed' : summary.join('; ')}`));
+    if (options.offerProbe) await offerProbe(dialog, effectiveAfterSave(env, report, updates));
     return updates;
   } finally {
     dialog.close();
   }
 }
 
-/** Sources that come before the user file in the chain: a value there beats what setup writes. */
-const EARLIER_SOURCES: ReadonlySet<EnvSourceKind> = new Set(['process', 'flower-env', 'project']);
+/**
+ * The environment the next run will see once `updates` are in the file: a key set before the user
+ * file in the chain keeps its value; every other key takes the file's new value (or is gone).
+ */
+export function effectiveAfterSave(env: EnvMap, report: EnvChainReport, updates: EnvFileUpdates): EnvMap {
+  const next: Record<string, string | undefined> = { ...env };
+  for (const [key, value] of Object.entries(updates)) {
+    const winner = report.winners.get(key);
+    if (winner && BEFORE_USER_FILE.has(winner.source.kind)) continue;
+    if (value === null) delete next[key];
+    else next[key] = value;
+  }
+  return next;
+}
+
+/** Asks whether to send the probe now, and says what it found. Skipped under FLOWER_NO_PROBE. */
+async function offerProbe(dialog: Dialog, env: EnvMap): Promise<void> {
+  if (probeDisabled(env)) return;
+  const answer = await dialog.ask(
+    'Check them now with one small request to the endpoint?',
+    'Enter = yes; n = no',
+  );
+  if (/^n/i.test(answer)) return;
+  const probe = await probeCredentials(env);
+  dialog.say(`${probe.verdict === 'ok' ? '+' : '!'} ${PROBE_ADVICE[probe.verdict]}`);
+  if (probe.verdict !== 'ok')
+    dialog.say(pc.dim(`  POST ${probe.url} (model ${probe.model}) → ${probe.detail}`));
+}
 
 /** For each key just written, where a value that takes precedence over the user file lives. */
 export function overriddenKeys(report: EnvChainReport, keys: readonly string[]): string[] {
   return keys.flatMap((key) => {
     const winner = report.winners.get(key);
-    return winner && EARLIER_SOURCES.has(winner.source.kind)
+    return winner && BEFORE_USER_FILE.has(winner.source.kind)
       ? [
           `${key} is also set in ${settingLocation(winner)}, which takes precedence over the file just written`,
         ]
@@ -287,7 +355,7 @@ export async function runSetup(): Promise<void> {
   const reason = activeCredentialKey(env) ? 'Reconfiguring.' : 'No credentials configured yet.';
   let written: EnvFileUpdates | undefined;
   try {
-    written = await runSetupDialog(env, reason);
+    written = await runSetupDialog(env, reason, { offerProbe: true });
   } catch (error) {
     if (!(error instanceof SetupInterrupted)) throw error;
     process.stderr.write(`flower: ${error.message}\n`);

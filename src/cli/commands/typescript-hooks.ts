@@ -6,6 +6,8 @@
  * Invariants:
  * - Only files ending in `.ts` / `.mts` are transpiled, each on its own (`transpileModule`: types are
  *   erased, never checked; type-only imports are dropped), always as ES modules.
+ * - A file with a syntax error is never handed to Node: the import fails with `file:line:column` and
+ *   the parser's message.
  * - A path import (`./x.js`, `/abs/x.js`, `file:`) of a `.js` file that does not exist, made from a
  *   TypeScript file, resolves to the `.ts` beside it: that is how NodeNext TypeScript spells
  *   imports of TypeScript sources.
@@ -69,6 +71,7 @@ export async function load(
   const source = await readFile(fileName, 'utf8');
   const output = compiler.transpileModule(source, {
     fileName,
+    reportDiagnostics: true,
     compilerOptions: {
       module: compiler.ModuleKind.ESNext,
       target: compiler.ScriptTarget.ES2022,
@@ -76,5 +79,24 @@ export async function load(
       inlineSources: true,
     },
   });
+  const problem = firstSyntaxError(compiler, output.diagnostics ?? []);
+  if (problem !== undefined) throw new SyntaxError(problem);
   return { format: 'module', source: output.outputText, shortCircuit: true };
+}
+
+/**
+ * `file:line:column message` for the first syntax error, or undefined. `transpileModule` writes
+ * *something* for any input, and Node then fails on the mangled JavaScript with no location at all,
+ * so the TypeScript parser's own diagnostic is the only place the line is known.
+ */
+export function firstSyntaxError(
+  ts: typeof TypeScript,
+  diagnostics: readonly TypeScript.Diagnostic[],
+): string | undefined {
+  const error = diagnostics.find((diagnostic) => diagnostic.category === ts.DiagnosticCategory.Error);
+  if (error === undefined) return undefined;
+  const message = ts.flattenDiagnosticMessageText(error.messageText, ' ');
+  if (error.file === undefined || error.start === undefined) return message;
+  const { line, character } = error.file.getLineAndCharacterOfPosition(error.start);
+  return `${error.file.fileName}:${line + 1}:${character + 1} ${message}`;
 }

@@ -2,26 +2,36 @@
  * `flower run <file-or-module>:<export>`: find the user's workflow.
  *
  * Invariants:
- * - Every way a target can be wrong ends in a `TargetError` whose one-line message says what was
- *   wrong and what to type instead; nothing is imported before the target's shape is checked.
+ * - Every way a target can be wrong ends in a one-line message that says what was wrong and what to
+ *   type instead: a `TargetError` (a usage error, exit 2) when the target names something that is not
+ *   there or not a workflow, a `TargetLoadError` (exit 1) when the user's code fails to load or to
+ *   build the workflow. Nothing is imported before the target's shape is checked.
  * - A target that looks like a path (starts with `.` or `/`, or ends in a script extension) is a
  *   file relative to the current directory and must exist; anything else is a module name resolved
  *   from the current directory the way Node would (a package, or `package/subpath`).
  * - `.ts` files are compiled on the fly (see typescript-hooks.ts), so Node 20 can run them.
- * - An export that is a function is called with no arguments (it may be async) and must return the
- *   workflow. A workflow is recognised by shape (a `run` method and a `steps` list), not by class
- *   identity: the user's file may import a different copy of flower-agent than the one running.
+ * - An export that is a function is a factory: it is called with the resolved `{ workspace, runDir }`
+ *   (so a workflow honours `-w`/`-r`; it may be async) and must return the workflow. A workflow is
+ *   recognised by shape (a `run` method and a `steps` list), not by class identity: the user's file
+ *   may import a different copy of flower-agent than the one running.
+ * - A syntax error in a TypeScript target is reported with its `file:line:column`.
  */
 import { existsSync, statSync } from 'node:fs';
 import { createRequire, register } from 'node:module';
 import { isAbsolute, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
-import type { Workflow } from '../../workflow/workflow.js';
+import type { Workflow, WorkflowLocation } from '../../workflow/workflow.js';
+import { UsageError } from '../command-line/exit-errors.js';
 import type { TypeScriptHooksData } from './typescript-hooks.js';
 
-/** A target the user got wrong; the message is the whole explanation. */
-export class TargetError extends Error {
+/** A target the user got wrong (exit 2); the message is the whole explanation. */
+export class TargetError extends UsageError {
   override name = 'TargetError';
+}
+
+/** The target exists, but its code failed to load or to build the workflow (exit 1). */
+export class TargetLoadError extends Error {
+  override name = 'TargetLoadError';
 }
 
 export interface ParsedTarget {
@@ -87,7 +97,7 @@ function enableTypeScript(file: string): void {
     }
   }
   if (typescriptPath === undefined) {
-    throw new TargetError(
+    throw new TargetLoadError(
       `${file} is TypeScript, and flower compiles it with the "typescript" package, which is not installed. ` +
         'Run `npm i -D typescript` in your project, or compile the file and point flower at the .js.',
     );
@@ -95,6 +105,12 @@ function enableTypeScript(file: string): void {
   const data: TypeScriptHooksData = { typescriptPath };
   register('./typescript-hooks.js', { parentURL: import.meta.url, data });
   typescriptHooksRegistered = true;
+}
+
+/** Whether importing failed because the named module itself does not exist (the user mistyped it). */
+function isModuleNotFound(error: unknown, module: string): boolean {
+  const code = (error as { code?: unknown } | null)?.code;
+  return code === 'ERR_MODULE_NOT_FOUND' && error instanceof Error && error.message.includes(`'${module}'`);
 }
 
 /** The URL to import for a parsed target, checking that a file target exists. */
@@ -118,8 +134,15 @@ function moduleUrl(target: ParsedTarget, cwd: string): string {
   }
 }
 
-/** Import the target and produce its workflow, or throw a TargetError saying what is wrong. */
-export async function loadWorkflow(target: string, cwd: string = process.cwd()): Promise<Workflow> {
+/**
+ * Import the target and produce its workflow, calling a factory with `location`; throws a
+ * TargetError or TargetLoadError saying what is wrong.
+ */
+export async function loadWorkflow(
+  target: string,
+  location: WorkflowLocation,
+  cwd: string = process.cwd(),
+): Promise<Workflow> {
   const parsed = parseTarget(target);
   const url = moduleUrl(parsed, cwd);
   let namespace: Record<string, unknown>;
@@ -127,7 +150,10 @@ export async function loadWorkflow(target: string, cwd: string = process.cwd()):
     namespace = (await import(url)) as Record<string, unknown>;
   } catch (error) {
     const reason = error instanceof Error ? error.message.split('\n')[0] : String(error);
-    throw new TargetError(`Importing "${parsed.module}" failed: ${reason}`);
+    if (!parsed.isFile && isModuleNotFound(error, parsed.module)) {
+      throw new TargetError(`Importing "${parsed.module}" failed: ${reason}`);
+    }
+    throw new TargetLoadError(`Importing "${parsed.module}" failed: ${reason}`);
   }
   if (!(parsed.exportName in namespace)) {
     const available = Object.keys(namespace)
@@ -141,10 +167,10 @@ export async function loadWorkflow(target: string, cwd: string = process.cwd()):
   let value = namespace[parsed.exportName];
   if (typeof value === 'function') {
     try {
-      value = await (value as () => unknown)();
+      value = await (value as (location: WorkflowLocation) => unknown)({ ...location });
     } catch (error) {
       const reason = error instanceof Error ? error.message.split('\n')[0] : String(error);
-      throw new TargetError(
+      throw new TargetLoadError(
         `${parsed.module}:${parsed.exportName}() failed while building the workflow: ${reason}`,
       );
     }
@@ -152,7 +178,7 @@ export async function loadWorkflow(target: string, cwd: string = process.cwd()):
   if (!isWorkflow(value)) {
     throw new TargetError(
       `${parsed.module}:${parsed.exportName} is ${describeValue(value)}, not a Workflow. ` +
-        'Export a Workflow, or a function that returns one.',
+        'Export a Workflow, or a function that takes { workspace, runDir } and returns one.',
     );
   }
   return value;

@@ -8,6 +8,9 @@
  *   a bounded time for side questions still being answered.
  * - The last line always says what this process spent and where the manifest is (the manifest
  *   itself accumulates every process in the run directory).
+ * - The screen says who speaks: before each agent run the renderer is told the role (`judge`,
+ *   `coordinator`, …) through a runner that wraps the real one; workers are named by their dispatch.
+ * - While an agent works, a live status says what is being waited for (live-status.ts).
  * - A workflow that stopped at a failed step ends the command with exit 1 and a one-line reason
  *   naming the step; a credential failure says how to fix the credentials and, on a terminal,
  *   offers the setup dialog right away (the next run then continues where this one stopped).
@@ -19,12 +22,14 @@ import { workbenchHooks } from '../../agents/guards/workbench-hooks.js';
 import { Workbench } from '../../agents/workbench.js';
 import type { EnvMap } from '../../config/paths.js';
 import type { HandoffPolicyOptions } from '../../config/policies.js';
+import type { AgentSpec } from '../../runtime/agent-spec.js';
 import type { EventSink, FlowerEvent } from '../../runtime/events.js';
 import { Runtime } from '../../runtime/runtime.js';
 import type { WorkflowContext } from '../../workflow/context.js';
 import type { StepRunner } from '../../workflow/runner.js';
 import type { Workflow } from '../../workflow/workflow.js';
 import type { GlobalOptions } from '../command-line/global-options.js';
+import { LiveStatus, showLiveStatus } from '../terminal/live-status.js';
 import { TerminalRenderer } from '../terminal/renderer.js';
 import type { Terminal } from '../terminal/terminal.js';
 import { answerAside } from './aside.js';
@@ -56,6 +61,8 @@ export interface DriveOptions {
   /** Lines printed before the run starts (the wake banner); gets the runtime to look sessions up. */
   readonly banner?: (runtime: Runtime) => readonly string[];
   readonly color: boolean;
+  /** The model is scripted (the demo): every dollar figure is marked as simulated. */
+  readonly simulatedCost?: boolean;
   readonly policy?: DrivePolicy;
   /** Quit the process (second Ctrl-C); default `process.exit`. */
   readonly quit?: (code: number) => void;
@@ -106,6 +113,24 @@ export function withWorkbenchGuards(runtime: Runtime, workbench: Workbench): Ste
   };
 }
 
+/**
+ * A runner that tells `onRun` which agent is about to run, then runs it on `runner`. The judge of a
+ * goal runs through the same runner (from inside the work step's gate), so it is announced too.
+ */
+export function announcingRunner(runner: StepRunner, onRun: (spec: AgentSpec) => void): StepRunner {
+  return {
+    run: (spec, prompt, options) => {
+      onRun(spec);
+      return runner.run(spec, prompt, options);
+    },
+    ...(runner.workspace === undefined ? {} : { workspace: runner.workspace }),
+    ...(runner.runDir === undefined ? {} : { runDir: runner.runDir }),
+    ...(runner.hasSession
+      ? { hasSession: (sessionId: string) => runner.hasSession?.(sessionId) ?? true }
+      : {}),
+  };
+}
+
 export async function drive(options: DriveOptions): Promise<DriveOutcome> {
   const { workflow, global, terminal } = options;
   const paint = createColors(options.color);
@@ -140,7 +165,10 @@ export async function drive(options: DriveOptions): Promise<DriveOutcome> {
     verbose: global.verbose,
     color: options.color,
     width: () => terminal.width(),
+    labelSpeakers: true,
+    simulatedCost: options.simulatedCost ?? false,
   });
+  const live = new LiveStatus();
   // With -v the oracle's own events are shown too, through a renderer of their own so that the
   // main run's status line never counts an aside's cost.
   const asideRenderer = new TerminalRenderer({
@@ -176,6 +204,7 @@ export async function drive(options: DriveOptions): Promise<DriveOutcome> {
 
   const sink = (event: FlowerEvent) => {
     recent.add(event);
+    live.observe(event);
     print(renderer.render(event));
     interaction?.observe(event);
     options.observe?.(event);
@@ -193,12 +222,15 @@ export async function drive(options: DriveOptions): Promise<DriveOutcome> {
   }
 
   let context: WorkflowContext;
+  const stopLive = showLiveStatus(terminal, live, { paint: paint.dim });
   try {
     interaction?.start();
     // -W on a workflow without a workbench of its own: its steps get the workbench's guards too.
-    const runner = workbench && !workflow.workbench ? withWorkbenchGuards(runtime, workbench) : runtime;
+    const guarded = workbench && !workflow.workbench ? withWorkbenchGuards(runtime, workbench) : runtime;
+    const runner = announcingRunner(guarded, (spec) => renderer.speaker(spec.role ?? spec.name));
     context = await workflow.run(runner, { onEvent: sink });
   } finally {
+    stopLive();
     interaction?.stop();
     const asides = interaction?.pendingAsides ?? [];
     if (asides.length > 0) {
@@ -214,7 +246,8 @@ export async function drive(options: DriveOptions): Promise<DriveOutcome> {
   }
 
   const totalCostUsd = runtime.totalCost();
-  print(['', `total $${totalCostUsd.toFixed(4)} · manifest ${runtime.manifestPath}`]);
+  const simulated = options.simulatedCost ? ' (simulated: a scripted model, no money spent)' : '';
+  print(['', `total $${totalCostUsd.toFixed(4)}${simulated} · manifest ${runtime.manifestPath}`]);
 
   if (context.failedAt !== undefined) {
     const reason = failureText(context, context.failedAt);

@@ -129,7 +129,11 @@ export class Interaction {
   private submit(line: string): void {
     const { channel, terminal, paint } = this.options;
     const pending = channel?.pending()[0];
-    const routed = routeLine(line, { interruptArmed: this.armed, pendingAskId: pending?.id });
+    const routed = routeLine(line, {
+      interruptArmed: this.armed,
+      pendingAskId: pending?.id,
+      pendingOptions: pending?.options.length ?? 0,
+    });
     switch (routed.kind) {
       case 'interrupt': {
         this.armed = false;
@@ -162,6 +166,13 @@ export class Interaction {
         break;
       case 'skip':
         channel?.decline(routed.askId);
+        break;
+      case 'reask':
+        terminal.print([
+          paint.yellow(
+            `! there is no option ${routed.typed}: answer 1-${routed.options}, or type the answer in words (Enter = skip)`,
+          ),
+        ]);
         break;
       case 'mail': {
         if (!channel) {

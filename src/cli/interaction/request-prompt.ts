@@ -4,11 +4,12 @@
  *
  * Invariants:
  * - The header appears only on a terminal; piped input gives the first line as the request.
- * - Ctrl-C or end of input cancels (exit 1, "cancelled"); an empty line cancels a fresh start but
- *   means "carry on" when waking.
+ * - Ctrl-C quits like Ctrl-C anywhere else (exit 130, nothing was started); end of input cancels
+ *   (exit 1, "cancelled"); an empty line cancels a fresh start but means "carry on" when waking.
  * - The prompt reads through the same Terminal as the run, so lines typed or piped after the request
  *   are kept for the run instead of being swallowed.
  */
+import { InterruptedError } from '../command-line/exit-errors.js';
 import type { Terminal } from '../terminal/terminal.js';
 
 export const REQUEST_HEADERS = {
@@ -31,6 +32,7 @@ export async function readRequest(
   terminal.showPrompt(() => '> ');
   const event = await terminal.next();
   terminal.hidePrompt();
+  if (event.kind === 'interrupt') throw new InterruptedError('quit (Ctrl-C); nothing was started');
   if (event.kind !== 'submit') throw new Error('cancelled');
   const request = event.line.trim();
   if (request === '' && !waking) {

@@ -14,10 +14,14 @@
  *   handoffs, green success, red errors.
  * - One renderer per process: the status line's cost and elapsed time are cumulative and real; the
  *   context figure is the main thread's only (a subagent's context says nothing about the main one).
+ * - With `labelSpeakers`, prose says who speaks (`judge: …`, `coordinator: …`) and every subagent line
+ *   names its worker (`| coder * Bash …`), learnt from the dispatch that started it; the speaker of
+ *   the main thread is told by the driver before each agent run (`speaker`).
+ * - With `simulatedCost` (the demo) every dollar figure says it is simulated.
  */
 import { createColors } from 'picocolors';
 import { ASK_TOOL } from '../../agents/tools.js';
-import type { FlowerEvent, HandoffPayload } from '../../runtime/events.js';
+import type { FlowerEvent, HandoffPayload, MessageMeta } from '../../runtime/events.js';
 import { formatElapsed, formatTokens, formatTurns } from './format.js';
 import { displayWidth, oneLine, sanitize, truncate, wrap } from './terminal-text.js';
 
@@ -30,11 +34,19 @@ export interface RendererOptions {
   readonly width?: () => number;
   /** Milliseconds clock; injectable for tests. */
   readonly now?: () => number;
+  /** Say who speaks: the main thread's role before its prose, the worker's name on subagent lines. */
+  readonly labelSpeakers?: boolean;
+  /** The money is not real (a scripted model): mark every dollar figure as simulated. */
+  readonly simulatedCost?: boolean;
 }
 
 /** How many characters of a dispatch description the `>` line shows. */
 const DISPATCH_DESCRIPTION_CHARS = 60;
 const SUBAGENT_GUTTER = '  | ';
+/** Claude Code's catch-all subagent type: its name tells nothing about who the worker is. */
+const GENERIC_SUBAGENT = 'general-purpose';
+/** A worker's label on its lines never takes more than this many columns. */
+const WORKER_NAME_CHARS = 24;
 /** A step rule never has fewer `=` than this, however long the step name. */
 const MIN_RULE_FILL = 4;
 /** While the endpoint is down, its live status comes after every probe; a line this often is enough. */
@@ -47,6 +59,13 @@ export function toolLabel(tool: string): string {
   const mcp = /^mcp__(.+?)__(.+)$/.exec(tool);
   return oneLine(mcp ? `${mcp[1]}:${mcp[2]}` : tool);
 }
+/** How a worker is named on screen: its type, or what it was asked to do when the type says nothing. */
+export function workerName(subagentType: string, description: string): string {
+  const type = oneLine(subagentType);
+  if (type !== '' && type !== GENERIC_SUBAGENT) return truncate(type, WORKER_NAME_CHARS);
+  return truncate(oneLine(description) || 'worker', WORKER_NAME_CHARS);
+}
+
 type QuestionPayload = {
   kind?: unknown;
   state?: unknown;
@@ -61,9 +80,14 @@ export class TerminalRenderer {
   private readonly width: () => number;
   private readonly now: () => number;
   private readonly startedAt: number;
+  private readonly labelSpeakers: boolean;
+  private readonly costNote: string;
   private costUsd = 0;
   private context = 0;
   private offlineShown: { downSince: number; at: number } | undefined;
+  private mainSpeaker: string | undefined;
+  /** Worker names by the id of the Agent call that started them. */
+  private readonly workers = new Map<string, string>();
 
   constructor(options: RendererOptions = {}) {
     this.verbose = options.verbose ?? false;
@@ -71,6 +95,13 @@ export class TerminalRenderer {
     this.width = options.width ?? (() => 80);
     this.now = options.now ?? Date.now;
     this.startedAt = this.now();
+    this.labelSpeakers = options.labelSpeakers ?? false;
+    this.costNote = options.simulatedCost ? ' (simulated)' : '';
+  }
+
+  /** Who speaks on the main thread from now on (a role such as `judge`); set before each agent run. */
+  speaker(name: string | undefined): void {
+    this.mainSpeaker = name === undefined ? undefined : oneLine(name);
   }
 
   /** Cost of every query this renderer saw finish, in USD. */
@@ -98,25 +129,30 @@ export class TerminalRenderer {
         if (event.payload.subagent) return [];
         return this.block(event.text, '  ~ ', c.cyan);
       case 'text':
-        if (event.payload.subagent) return this.verbose ? this.block(event.text, SUBAGENT_GUTTER, c.dim) : [];
+        if (event.payload.subagent) {
+          if (!this.verbose) return [];
+          return this.block(event.text, this.gutter(event.payload, ': '), c.dim, SUBAGENT_GUTTER);
+        }
         if (event.payload.context) this.context = event.payload.context;
         if (sanitize(event.text).trim() === '') return [];
-        return [...this.block(event.text, '  ', (line) => line), this.status()];
+        return [...this.block(event.text, this.prosePrefix(), (line) => line), this.status()];
       case 'prompt':
         return this.verbose ? this.line(`  ${event.payload.subagent ? '| ' : ''}> `, event.text, c.dim) : [];
       case 'tool_call': {
         // The question itself is shown by its ask event; the call line would only repeat it.
         if (event.tool === ASK_TOOL) return [];
         const label = `* ${toolLabel(event.tool ?? '')} `;
-        if (event.payload.subagent) return this.line(`  | ${label}`, event.text, c.dim);
+        if (event.payload.subagent)
+          return this.line(`${this.gutter(event.payload, ' ')}${label}`, event.text, c.dim);
         return this.line(`  ${label}`, event.text, c.blue);
       }
       case 'dispatch': {
+        this.workers.set(event.payload.id, workerName(event.payload.subagentType, event.payload.description));
         const description = truncate(oneLine(event.payload.description), DISPATCH_DESCRIPTION_CHARS);
         return this.line(`  > dispatch ${oneLine(event.payload.subagentType)} `, description, c.magenta);
       }
       case 'tool_result': {
-        const gutter = event.payload.subagent ? '  | ' : '  ';
+        const gutter = event.payload.subagent ? this.gutter(event.payload, ' ') : '  ';
         if (event.payload.isError) return this.line(`${gutter}x `, event.text, c.red);
         return this.verbose && event.text.trim() !== '' ? this.line(`${gutter}  `, event.text, c.dim) : [];
       }
@@ -133,7 +169,7 @@ export class TerminalRenderer {
       case 'result': {
         this.costUsd += event.payload.costUsd;
         const { numTurns, costUsd, isError } = event.payload;
-        const summary = `${formatTurns(numTurns)} · $${costUsd.toFixed(4)} · ${this.elapsed()}`;
+        const summary = `${formatTurns(numTurns)} · $${costUsd.toFixed(4)}${this.costNote} · ${this.elapsed()}`;
         return isError ? [c.red(`  x failed ${summary}`)] : [c.green(`  + done ${summary}`)];
       }
       case 'handoff':
@@ -164,7 +200,7 @@ export class TerminalRenderer {
   status(): string {
     const parts = [];
     if (this.context > 0) parts.push(`context ${formatTokens(this.context)}`);
-    parts.push(`total $${this.costUsd.toFixed(2)}`, this.elapsed());
+    parts.push(`total $${this.costUsd.toFixed(2)}${this.costNote}`, this.elapsed());
     return this.colors.dim(truncate(`  - ${parts.join(' · ')}`, this.width()));
   }
 
@@ -254,19 +290,36 @@ export class TerminalRenderer {
     return lines;
   }
 
+  /** `  judge: ` before main-thread prose when speakers are labelled, else the plain indent. */
+  private prosePrefix(): string {
+    return this.labelSpeakers && this.mainSpeaker ? `  ${this.mainSpeaker}: ` : '  ';
+  }
+
+  /** `  | ` for a subagent line, with its worker's name (`  | coder` + `after`) when labelled and known. */
+  private gutter(meta: MessageMeta, after: string): string {
+    const name = meta.parentToolUseId === undefined ? undefined : this.workers.get(meta.parentToolUseId);
+    return this.labelSpeakers && name ? `${SUBAGENT_GUTTER}${name}${after}` : SUBAGENT_GUTTER;
+  }
+
   /** One line: prefix + the text collapsed to a single line and cut to the width. */
   private line(prefix: string, text: string, paint: (line: string) => string): string[] {
     return [paint(truncate(`${prefix}${oneLine(text)}`.trimEnd(), this.width()))];
   }
 
-  /** Wrapped text with a hanging indent under the prefix; blank lines at either end are dropped. */
-  private block(text: string, prefix: string, paint: (line: string) => string): string[] {
+  /**
+   * Wrapped text with a hanging indent under the prefix (or `restPrefix` on every later line, as a
+   * subagent's gutter does); blank lines at either end are dropped.
+   */
+  private block(
+    text: string,
+    prefix: string,
+    paint: (line: string) => string,
+    restPrefix: string = ' '.repeat(displayWidth(prefix)),
+  ): string[] {
     const body = sanitize(text)
       .replace(/^\s*\n|\n\s*$/g, '')
       .trimEnd();
     if (body.trim() === '') return [];
-    // A subagent's gutter runs down every line; any other marker appears on the first line only.
-    const restPrefix = prefix === SUBAGENT_GUTTER ? prefix : ' '.repeat(displayWidth(prefix));
     return wrap(body, this.width(), { firstPrefix: prefix, restPrefix }).map(paint);
   }
 }

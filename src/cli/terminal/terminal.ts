@@ -14,9 +14,14 @@
  *   (`close`, process exit, SIGTERM/SIGHUP). Off a terminal, input is split into lines and no prompt
  *   is drawn.
  * - Only text flower produced reaches `print`; model text has been sanitised by the renderer.
+ * - Below the output sits a footer of at most two rows: the live status (`setStatus`) and the
+ *   prompt. It is drawn only on a terminal that takes cursor control (not `TERM=dumb`, which gets
+ *   no escape sequence at all and reads lines the way a pipe does), every row is cut to `width - 1`
+ *   columns so that it never wraps, and erasing it moves the cursor up over exactly the rows drawn.
  */
 import { StringDecoder } from 'node:string_decoder';
 import { onTerminationSignal } from '../../runtime/signals.js';
+import { cursorControlAllowed } from './colors.js';
 import { type EditorEvent, LineEditor, type LineEditorPolicy } from './line-editor.js';
 import { promptRow } from './prompt-line.js';
 import { terminalWidth, truncate } from './terminal-text.js';
@@ -38,19 +43,29 @@ export interface TerminalOptions {
   readonly input: TerminalInput;
   readonly output: TerminalOutput;
   readonly editor?: LineEditorPolicy;
+  /** Whether the output takes cursor movements (default: unless `TERM=dumb`). */
+  readonly cursorControl?: boolean;
 }
 
 const ERASE_ROW = '\r\x1b[K';
+/** Up one row, then erase it: the second footer row. */
+const ERASE_ROW_ABOVE = '\x1b[1A\r\x1b[K';
 
 export class Terminal {
   /** Keys are edited here and a prompt is drawn: both ends are terminals. */
   readonly interactive: boolean;
+  /** A footer (status, prompt) can be drawn: the output is a terminal that takes cursor control. */
+  readonly drawsFooter: boolean;
   private readonly input: TerminalInput;
   private readonly output: TerminalOutput;
   private readonly editor: LineEditor;
   private readonly queued: EditorEvent[] = [];
   private listener: ((event: EditorEvent) => void) | undefined;
   private hint: (() => string) | undefined;
+  private status: (() => string | undefined) | undefined;
+  private paintStatus: (text: string) => string = (text) => text;
+  /** Footer rows now on screen (0, 1 or 2); the cursor is on the last of them. */
+  private footerRows = 0;
   private reading = false;
   private ended = false;
   private pipeBuffer = '';
@@ -61,7 +76,9 @@ export class Terminal {
   constructor(options: TerminalOptions) {
     this.input = options.input;
     this.output = options.output;
-    this.interactive = Boolean(options.input.isTTY && options.output.isTTY && options.input.setRawMode);
+    this.drawsFooter =
+      Boolean(options.output.isTTY) && (options.cursorControl ?? cursorControlAllowed(process.env));
+    this.interactive = Boolean(this.drawsFooter && options.input.isTTY && options.input.setRawMode);
     this.editor = new LineEditor(options.editor);
   }
 
@@ -75,11 +92,21 @@ export class Terminal {
     return terminalWidth(this.output.isTTY ? this.output.columns : undefined);
   }
 
-  /** Print lines above the prompt (which is redrawn below them). */
+  /** Print lines above the footer (which is redrawn below them). */
   print(lines: readonly string[]): void {
     if (lines.length === 0) return;
-    const body = `${lines.join('\n')}\n`;
-    this.output.write(this.promptShown() ? `${ERASE_ROW}${body}${this.promptText()}` : body);
+    this.output.write(`${this.eraseFooter()}${lines.join('\n')}\n${this.footer()}`);
+  }
+
+  /**
+   * Show a live status row above the prompt; `status` is asked for its plain text at every redraw
+   * (undefined = no row), `paint` colours it after it was cut to the width. Nothing is drawn where
+   * no footer can be (a pipe, `TERM=dumb`).
+   */
+  setStatus(status: (() => string | undefined) | undefined, paint?: (text: string) => string): void {
+    this.status = status;
+    if (paint) this.paintStatus = paint;
+    this.redraw();
   }
 
   /**
@@ -93,13 +120,16 @@ export class Terminal {
 
   /** Remove the prompt row (input keeps being read). */
   hidePrompt(): void {
-    if (this.promptShown()) this.output.write(ERASE_ROW);
     this.hint = undefined;
+    this.redraw();
   }
 
-  /** Redraw the prompt row, e.g. after its hint changed. */
+  /** Redraw the footer, e.g. after the prompt's hint or the status changed. */
   redraw(): void {
-    if (this.promptShown()) this.output.write(`${ERASE_ROW}${this.promptText()}`);
+    const erase = this.eraseFooter();
+    const footer = this.footer();
+    // A first footer still starts by clearing its row: the cursor may sit after a half-written line.
+    if (erase !== '' || footer !== '') this.output.write(`${erase || ERASE_ROW}${footer}`);
   }
 
   /** Start reading input; events queue until someone listens. Idempotent. */
@@ -138,9 +168,11 @@ export class Terminal {
     for (let event = this.queued.shift(); event; event = this.queued.shift()) listener(event);
   }
 
-  /** Stop reading, remove the prompt and give the terminal back as it was. */
+  /** Stop reading, remove the footer and give the terminal back as it was. */
   close(): void {
-    this.hidePrompt();
+    this.hint = undefined;
+    this.status = undefined;
+    this.redraw();
     this.listener = undefined;
     if (!this.reading) return;
     this.reading = false;
@@ -159,6 +191,25 @@ export class Terminal {
 
   private promptShown(): boolean {
     return this.interactive && this.reading && this.hint !== undefined;
+  }
+
+  /** What takes the footer off the screen, leaving the cursor at the start of its first row. */
+  private eraseFooter(): string {
+    const rows = this.footerRows;
+    this.footerRows = 0;
+    if (rows === 0) return '';
+    return rows === 1 ? ERASE_ROW : `${ERASE_ROW}${ERASE_ROW_ABOVE}`;
+  }
+
+  /** The footer rows (status, then prompt), recording how many were drawn. */
+  private footer(): string {
+    if (!this.drawsFooter) return '';
+    const rows: string[] = [];
+    const status = this.status?.();
+    if (status) rows.push(this.paintStatus(truncate(status, this.width() - 1)));
+    if (this.promptShown()) rows.push(this.promptText());
+    this.footerRows = rows.length;
+    return rows.join('\n');
   }
 
   private promptText(): string {

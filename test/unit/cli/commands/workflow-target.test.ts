@@ -7,6 +7,7 @@ import {
   loadWorkflow,
   parseTarget,
   TargetError,
+  TargetLoadError,
 } from '../../../../src/cli/commands/workflow-target.js';
 
 describe('parseTarget', () => {
@@ -45,6 +46,8 @@ describe('isWorkflow', () => {
 });
 
 describe('loadWorkflow', () => {
+  /** Where `flower run` would run the workflow (from -w / -r). */
+  const at = { workspace: '/work/space', runDir: '/work/space/state' };
   let dir: string;
   beforeAll(() => {
     dir = mkdtempSync(join(tmpdir(), 'flower-target-'));
@@ -56,6 +59,7 @@ describe('loadWorkflow', () => {
         `export function build() { return ${workflow}; }`,
         `export async function later() { return ${workflow}; }`,
         "export const notAFlow = { name: 'x' };",
+        `export function placed(location) { return { ...${workflow}, location }; }`,
         "export function broken() { throw new Error('no brief yet'); }",
       ].join('\n'),
     );
@@ -76,49 +80,54 @@ describe('loadWorkflow', () => {
   });
 
   it('imports a workflow from an installed package by name, and from its subpath exports', async () => {
-    expect(isWorkflow(await loadWorkflow('my-flows:main', dir))).toBe(true);
-    expect(isWorkflow(await loadWorkflow('my-flows/nightly:build', dir))).toBe(true);
+    expect(isWorkflow(await loadWorkflow('my-flows:main', at, dir))).toBe(true);
+    expect(isWorkflow(await loadWorkflow('my-flows/nightly:build', at, dir))).toBe(true);
   });
 
   it('takes an exported workflow as it is', async () => {
-    expect(isWorkflow(await loadWorkflow('./flows.mjs:ready', dir))).toBe(true);
+    expect(isWorkflow(await loadWorkflow('./flows.mjs:ready', at, dir))).toBe(true);
   });
 
   it('calls an exported function, sync or async, for the workflow', async () => {
-    expect(isWorkflow(await loadWorkflow('./flows.mjs:build', dir))).toBe(true);
-    expect(isWorkflow(await loadWorkflow(`${join(dir, 'flows.mjs')}:later`, '/'))).toBe(true);
+    expect(isWorkflow(await loadWorkflow('./flows.mjs:build', at, dir))).toBe(true);
+    expect(isWorkflow(await loadWorkflow(`${join(dir, 'flows.mjs')}:later`, at, '/'))).toBe(true);
+  });
+
+  it('hands a factory the resolved workspace and run directory', async () => {
+    const flow = (await loadWorkflow('./flows.mjs:placed', at, dir)) as unknown as { location: unknown };
+    expect(flow.location).toEqual(at);
   });
 
   it('says where it looked when the file is missing', async () => {
-    await expect(loadWorkflow('./nope.ts:main', dir)).rejects.toThrow(
+    await expect(loadWorkflow('./nope.ts:main', at, dir)).rejects.toThrow(
       `Cannot find ${join(dir, 'nope.ts')} (current directory ${dir})`,
     );
   });
 
   it('lists the exports when the named one is missing', async () => {
-    await expect(loadWorkflow('./flows.mjs:main', dir)).rejects.toThrow(
-      '"./flows.mjs" has no export "main" (it exports: broken, build, later, notAFlow, ready).',
+    await expect(loadWorkflow('./flows.mjs:main', at, dir)).rejects.toThrow(
+      '"./flows.mjs" has no export "main" (it exports: broken, build, later, notAFlow, placed, ready).',
     );
   });
 
   it('refuses an export that is not a workflow', async () => {
-    await expect(loadWorkflow('./flows.mjs:notAFlow', dir)).rejects.toThrow(
+    await expect(loadWorkflow('./flows.mjs:notAFlow', at, dir)).rejects.toThrow(
       /is an object with keys name, not a Workflow/,
     );
   });
 
   it('reports a factory that throws in one line', async () => {
-    await expect(loadWorkflow('./flows.mjs:broken', dir)).rejects.toThrow(
+    await expect(loadWorkflow('./flows.mjs:broken', at, dir)).rejects.toThrow(
       /broken\(\) failed while building the workflow: no brief yet/,
     );
   });
 
-  it('reports a module that cannot be imported', async () => {
-    await expect(loadWorkflow('no-such-package-for-flower:main', dir)).rejects.toThrow(
-      /Importing "no-such-package-for-flower" failed/,
-    );
-    await expect(loadWorkflow('./syntax.mjs:main', dir)).rejects.toThrow(
-      /Importing "\.\/syntax\.mjs" failed/,
-    );
+  it('reports a module that cannot be imported: a missing one is a usage error, broken code is not', async () => {
+    const missing = loadWorkflow('no-such-package-for-flower:main', at, dir);
+    await expect(missing).rejects.toThrow(/Importing "no-such-package-for-flower" failed/);
+    await expect(missing).rejects.toBeInstanceOf(TargetError);
+    const broken = loadWorkflow('./syntax.mjs:main', at, dir);
+    await expect(broken).rejects.toThrow(/Importing "\.\/syntax\.mjs" failed/);
+    await expect(broken).rejects.toBeInstanceOf(TargetLoadError);
   });
 });

@@ -1,12 +1,14 @@
 /**
  * The `go` path from the command line against the mock model: default-command insertion with go
  * flags before or after the request, `-r` relative to the workspace, the request read from piped
- * input (with `/new`), the non-terminal warning and the final cost/manifest line.
+ * input (with `/new`), the non-terminal warning, unattended questions when stdin is not a terminal,
+ * and the final cost/manifest line.
  */
 import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CLARIFIER_RULES } from '../../src/agents/rules.js';
+import { ASK_TOOL } from '../../src/agents/tools.js';
 import { contentText, type RecordedRequest, systemText } from '../../src/testing/recording.js';
 import type { MockReply } from '../../src/testing/script.js';
 import { type MockModel, startMockModel } from '../../src/testing/server.js';
@@ -82,6 +84,35 @@ describe('flower [go] from the command line', () => {
     // No header off a terminal: the first line is simply the request.
     expect(run.stdout).not.toContain('What should flower do?');
     expect(readFileSync(join(workspace, '.flower', 'notes', 'brief.md'), 'utf8')).toContain('sort the list');
+  });
+
+  it('with stdin not a terminal and no --timeout, does not wait for answers nobody can give, and says so', async () => {
+    const asking = await startMockModel({
+      main: [
+        { toolUses: [{ name: ASK_TOOL, input: { question: 'Which language?', options: ['Python', 'Go'] } }] },
+        (request) => briefFor(request),
+      ],
+    });
+    try {
+      const workspace = tempDir('go-unattended');
+      // A pipe that stays open and silent, as under CI or nohup: the end of input never comes.
+      const run = await runFlower(['-w', workspace, '--clarify-only', 'pick a language'], {
+        env: mockedEnv(asking),
+        keepStdinOpen: true,
+        timeoutMs: 90_000,
+      });
+      expect(run.stderr).toBe('');
+      expect(run.status).toBe(0);
+      expect(run.stdout).toContain(
+        '- standard input is not a terminal: questions are not waited for (as with --timeout 0)',
+      );
+      expect(run.stdout.match(/standard input is not a terminal/g)).toHaveLength(1);
+      // The agent was told at once that nobody answers, and decided itself.
+      const answer = JSON.stringify(asking.mainRequests()[1]?.body?.messages);
+      expect(answer).toContain('No one answered. Decide yourself');
+    } finally {
+      await asking.close();
+    }
   });
 
   it('starts over on /new: the old brief is archived and the next line is the new request', async () => {

@@ -58,6 +58,11 @@ export interface FlowerRunOptions {
   env?: Record<string, string>;
   /** Written to stdin, which is then closed; default: stdin closed at once. */
   input?: string;
+  /**
+   * Leave stdin open after `input` (a pipe nobody writes to, as under CI or `nohup`): the child
+   * never sees the end of its input. It is closed once the child exits.
+   */
+  keepStdinOpen?: boolean;
   timeoutMs?: number;
   /** Gets the child right after it started (its pid, or to signal it). */
   onSpawn?: (child: ChildProcessWithoutNullStreams) => void;
@@ -90,7 +95,10 @@ export function runFlower(args: string[], options: FlowerRunOptions = {}): Promi
       clearTimeout(timer);
       resolve({ status, signal, stdout, stderr });
     });
-    child.stdin.end(options.input ?? '');
+    if (options.keepStdinOpen) {
+      child.stdin.write(options.input ?? '');
+      child.on('exit', () => child.stdin.end());
+    } else child.stdin.end(options.input ?? '');
     options.onSpawn?.(child);
   });
 }
@@ -103,16 +111,16 @@ const stripAnsi = (text: string) => text.replace(/\x1b\[[0-9;?]*[A-Za-z]/g, '').
  * a mock model in the test process keeps answering.
  */
 export class PtySession {
-  private raw = '';
+  private written = '';
   private readonly exit: Promise<number | null>;
 
   constructor(private readonly child: ChildProcessWithoutNullStreams) {
     // Decoded as a stream, so a character split across two reads arrives whole.
     child.stdout.setEncoding('utf8').on('data', (text: string) => {
-      this.raw += text;
+      this.written += text;
     });
     child.stderr.setEncoding('utf8').on('data', (text: string) => {
-      this.raw += text;
+      this.written += text;
     });
     this.exit = new Promise((resolve) => child.on('close', (code) => resolve(code)));
   }
@@ -125,9 +133,14 @@ export class PtySession {
     return new PtySession(spawn('script', ['-qfec', command, '/dev/null'], { env, stdio: 'pipe' }));
   }
 
+  /** Everything written to the terminal so far, escape sequences included. */
+  get raw(): string {
+    return this.written;
+  }
+
   /** What is on screen so far, colours and cursor movements removed. */
   get screen(): string {
-    return stripAnsi(this.raw);
+    return stripAnsi(this.written);
   }
 
   /** Waits until `text` appears on screen after position `from`; returns where it ended. */

@@ -1,13 +1,14 @@
 /**
  * `flower demo`: the starter flow end to end against the built-in scripted model and the real
- * Claude Code binary, with no credentials and no network (issue 6, acceptance 3).
+ * Claude Code binary, with no credentials and no network (issue 6, acceptance 3); who speaks and
+ * that the money is simulated are on screen, and a demo stopped half-way cleans up (issue 9).
  */
-import { execFileSync } from 'node:child_process';
-import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { type ChildProcessWithoutNullStreams, execFileSync, spawn } from 'node:child_process';
+import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { DEMO_GREETING, DEMO_OPTIONS } from '../../src/cli/commands/demo-script.js';
-import { isolatedEnv, runFlower, tempDir } from './cli-harness.js';
+import { flowerBin, isolatedEnv, runFlower, tempDir } from './cli-harness.js';
 
 describe('flower demo', () => {
   it('clarifies, sets a goal, has a worker write and run a program, and the judge rules achieved', async () => {
@@ -24,6 +25,14 @@ describe('flower demo', () => {
       expect(run.stdout).toMatch(new RegExp(`== ${step} =+ \\d/3`));
     expect(run.stdout).toContain('> dispatch coder');
     expect(run.stdout).toContain("The judge's verdict: achieved.");
+    // Who speaks is on screen: the roles before their prose, the worker on its lines.
+    expect(run.stdout).toMatch(/^ {2}clarifier: /m);
+    expect(run.stdout).toMatch(/^ {2}judge: /m);
+    expect(run.stdout).toMatch(/^ {2}coordinator: /m);
+    expect(run.stdout).toMatch(/^ {2}\| coder \* Write /m);
+    // No dollar figure pretends to be real money.
+    expect(run.stdout).toMatch(/\+ done \d+ turns? · \$\d+\.\d{4} \(simulated\)/);
+    expect(run.stdout).not.toMatch(/\$\d+\.\d+(?!\d)(?! \(simulated)/);
     expect(run.stdout).not.toContain('had no script for');
 
     // It says where everything is, and everything is there.
@@ -32,7 +41,9 @@ describe('flower demo', () => {
     expect(run.stdout).toContain(`${runDir}/`);
     expect(run.stdout).toContain(`${join(workspace, '.flower')}/`);
     expect(run.stdout).toMatch(
-      new RegExp(`total \\$\\d+\\.\\d{4} · manifest ${join(runDir, 'manifest.json')}`),
+      new RegExp(
+        `total \\$\\d+\\.\\d{4} \\(simulated: a scripted model, no money spent\\) · manifest ${join(runDir, 'manifest.json')}`,
+      ),
     );
 
     const manifest = JSON.parse(readFileSync(join(runDir, 'manifest.json'), 'utf8')) as Array<{
@@ -62,4 +73,72 @@ describe('flower demo', () => {
     );
     expect(existsSync(join(workspace, 'runs'))).toBe(false);
   });
+});
+
+/**
+ * `flower demo <dir>` with its own temporary directory, so the test can see what the demo leaves
+ * in it; resolves once the agent binary is at work (its first question is on screen), which is when
+ * a stop used to leave the configuration behind: the binary rewrote it while shutting down.
+ */
+async function demoUnderWay(): Promise<{
+  child: ChildProcessWithoutNullStreams;
+  workspace: string;
+  tmp: string;
+}> {
+  const tmp = tempDir('demo-tmp');
+  const workspace = join(tempDir('demo-stop'), 'here');
+  const child = spawn(process.execPath, [flowerBin, 'demo', workspace], {
+    env: isolatedEnv({ TMPDIR: tmp }),
+    stdio: ['pipe', 'pipe', 'pipe'],
+  });
+  let stdout = '';
+  await new Promise<void>((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`the demo did not start:\n${stdout}`)), 60_000);
+    child.stdout.on('data', (chunk: Buffer) => {
+      stdout += chunk.toString('utf8');
+      if (stdout.includes('? Which language')) {
+        clearTimeout(timer);
+        resolve();
+      }
+    });
+  });
+  return { child, workspace, tmp };
+}
+
+function ended(child: ChildProcessWithoutNullStreams): Promise<{ code: number | null; stderr: string }> {
+  let stderr = '';
+  child.stderr.on('data', (chunk: Buffer) => {
+    stderr += chunk.toString('utf8');
+  });
+  return new Promise((resolve) => child.on('close', (code) => resolve({ code, stderr })));
+}
+
+const claudeConfigs = (tmp: string) =>
+  readdirSync(tmp).filter((name) => name.startsWith('flower-demo-claude-'));
+
+describe('flower demo stopped half-way', () => {
+  it('on Ctrl-C (SIGINT): removes its Claude configuration, says where the partial workspace is, exits 130', async () => {
+    const { child, workspace, tmp } = await demoUnderWay();
+    expect(claudeConfigs(tmp)).toHaveLength(1);
+    const end = ended(child);
+    child.kill('SIGINT');
+    const { code, stderr } = await end;
+    expect(code).toBe(130);
+    expect(stderr).toContain(`flower demo: interrupted (Ctrl-C). The partial workspace is at ${workspace}`);
+    expect(stderr).not.toMatch(/^\s+at /m);
+    expect(claudeConfigs(tmp)).toEqual([]);
+    expect(existsSync(join(workspace, 'runs'))).toBe(true);
+  }, 90_000);
+
+  it('when its output pipe closes (EPIPE): cleans up the same way, without a stack trace', async () => {
+    const { child, workspace, tmp } = await demoUnderWay();
+    const end = ended(child);
+    // The reader goes away, as `flower demo | head -3` does: the demo's next write fails with EPIPE.
+    child.stdout.destroy();
+    const { code, stderr } = await end;
+    expect(code).toBe(1);
+    expect(stderr).toContain(`flower demo: its output was closed. The partial workspace is at ${workspace}`);
+    expect(stderr).not.toMatch(/^\s+at /m);
+    expect(claudeConfigs(tmp)).toEqual([]);
+  }, 90_000);
 });

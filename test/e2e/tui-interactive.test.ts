@@ -2,7 +2,7 @@
  * The interactive path in a real pseudo-terminal (issue 6, acceptance 2). `script` gives flower a
  * pty, so stdin is a terminal in raw mode exactly as for a person; the test types keys into it.
  *
- * One run: answer a question by number, skip the next, ask `? where are we` (answered by the oracle
+ * One run: type a number that is no option (asked again), answer a question by number, skip the next, ask `? where are we` (answered by the oracle
  * under runs/aside/ while the run goes on), type a requirement mid-run (inbox + brief), Ctrl-C and
  * tell the agent something (it arrives in the same session), then Ctrl-C twice quits with 130.
  */
@@ -70,10 +70,12 @@ describe('the interactive terminal', () => {
       mockedEnv(model),
     );
 
-    // A question with options: answered by its number.
+    // A question with options: a number that is no option asks again; then answered by its number.
     let at = await pty.waitFor('? Which language?');
     at = await pty.waitFor('2) JavaScript', at);
     at = await pty.waitFor('your answer', at);
+    pty.type('7\r');
+    at = await pty.waitFor('! there is no option 7: answer 1-2, or type the answer in words', at);
     pty.type('2\r');
     at = await pty.waitFor('+ JavaScript', at);
 
@@ -122,6 +124,9 @@ describe('the interactive terminal', () => {
     const notes = join(workspace, '.flower', 'notes');
     const log = readFileSync(join(notes, 'qa-log.md'), 'utf8');
     expect(log).toContain('JavaScript');
+    expect(log).toContain(
+      'Which language?\n  - options: Python / JavaScript\n  - **A** [answered] JavaScript\n',
+    );
     expect(readFileSync(join(notes, 'brief.md'), 'utf8')).toMatch(
       new RegExp(`Added during run[\\s\\S]*${MAIL}`),
     );

@@ -27,6 +27,7 @@ import type { GlobalOptions } from '../command-line/global-options.js';
 import { drive } from '../interaction/drive.js';
 import { colorsFor, stdoutColor } from '../terminal/colors.js';
 import { Terminal } from '../terminal/terminal.js';
+import { endChildren } from './child-processes.js';
 import { DEMO_ANSWER, DEMO_PROGRAM, DEMO_REQUEST, demoScript } from './demo-script.js';
 
 export interface DemoPolicy {
@@ -61,9 +62,9 @@ export interface DemoResources {
 }
 
 /**
- * Gives back what the demo holds: the temporary Claude configuration is deleted at once (this part
- * is synchronous, so it also runs inside a signal handler that exits right after), the mock model is
- * closed. Safe to call more than once. The workspace is never touched: it is the demo's result.
+ * Gives back what the demo holds: the temporary Claude configuration is deleted and the mock model
+ * closed. Call it once the agent binaries have ended (they write into the configuration). Safe to
+ * call more than once. The workspace is never touched: it is the demo's result.
  */
 export function cleanUpDemo(resources: DemoResources): Promise<void> {
   rmSync(resources.configDir, { recursive: true, force: true });
@@ -82,23 +83,27 @@ const STOP_SIGNALS = { SIGINT: 130, SIGTERM: 143, SIGHUP: 129 } as const;
 
 /**
  * Until the returned function is called, a signal or a closed standard output ends the demo: `stop`
- * runs (synchronously), the reason goes to stderr, and the process exits with the signal's code
- * (EPIPE: 1). Node would otherwise die on SIGINT without running any `finally`, and crash with a
- * stack trace on EPIPE, leaving the configuration directory behind either way.
+ * runs (it ends the agent binaries first, then cleans up), and the process exits with the signal's
+ * code (EPIPE: 1). Node would otherwise die on SIGINT without running any `finally`, and crash with
+ * a stack trace on EPIPE, leaving the configuration directory behind either way. A second signal
+ * while `stop` is still waiting exits at once.
  */
-function endDemoOnInterruption(stop: (why: string) => void): () => void {
+function endDemoOnInterruption(stop: (why: string) => Promise<void>): () => void {
+  let stopping = false;
+  const end = (why: string, code: number) => {
+    if (stopping) process.exit(code);
+    stopping = true;
+    void stop(why).finally(() => process.exit(code));
+  };
   const handlers = Object.entries(STOP_SIGNALS).map(([signal, code]) => {
-    const handler = () => {
-      stop(signal === 'SIGINT' ? 'interrupted (Ctrl-C)' : `stopped by ${signal}`);
-      process.exit(code);
-    };
+    const handler = () => end(signal === 'SIGINT' ? 'interrupted (Ctrl-C)' : `stopped by ${signal}`, code);
     process.on(signal, handler);
     return () => process.off(signal, handler);
   });
   const onOutputError = (error: NodeJS.ErrnoException) => {
     if (error.code !== 'EPIPE') throw error;
-    stop('its output was closed');
-    process.exit(1);
+    // Every later write fails the same way; only the first one means anything.
+    if (!stopping) end('its output was closed', 1);
   };
   process.stdout.on('error', onOutputError);
   return () => {
@@ -120,9 +125,11 @@ export async function runDemo(
   const configDir = mkdtempSync(join(tmpdir(), 'flower-demo-claude-'));
   let resources: DemoResources = { configDir, model: { close: async () => undefined } };
   let finished = false;
-  const stopGuard = endDemoOnInterruption((why) => {
+  const stopGuard = endDemoOnInterruption(async (why) => {
     terminal.close();
-    void cleanUpDemo(resources);
+    // The agent binary writes into the configuration while it shuts down: end it before removing that.
+    await endChildren();
+    await cleanUpDemo(resources);
     process.stderr.write(`${partialWorkspaceNote(workspace, why)}\n`);
   });
   try {

@@ -1,7 +1,7 @@
 /**
- * Exit codes of the command line (issue 6, acceptance 5): argument errors exit 2 with a usage hint;
- * every other deliberate exit is 1 with a one-line reason and never a stack trace. None of these
- * reaches a model.
+ * Exit codes of the command line (issue 6, acceptance 5; issue 9 §4): argument errors exit 2 with a
+ * usage hint, and so does a `run` target that names nothing runnable; every other deliberate exit
+ * is 1 with a one-line reason and never a stack trace. None of these reaches a model.
  */
 import { execFileSync } from 'node:child_process';
 import { describe, expect, it } from 'vitest';
@@ -14,8 +14,9 @@ const withKey = () =>
 function expectOneLineFailure(
   run: { status: number | null; stderr: string; stdout: string },
   reason: RegExp,
+  code = 1,
 ) {
-  expect(run.status).toBe(1);
+  expect(run.status).toBe(code);
   const lines = run.stderr.trimEnd().split('\n');
   expect(lines).toHaveLength(1);
   expect(lines[0]).toMatch(/^flower: /);
@@ -80,24 +81,31 @@ describe('deliberate exits are 1 with a one-line reason', () => {
     );
   });
 
+  // A target that names nothing runnable is bad usage (2); a target whose code fails to load is not (1).
   it.each([
-    ['flows', /"flows" needs the form <file-or-module>:<export>/],
-    ['./missing.ts:main', /Cannot find .*missing\.ts \(current directory /],
-    ['./flow.mjs:nope', /"\.\/flow\.mjs" has no export "nope" \(it exports: main, notAFlow\)/],
-    ['./flow.mjs:notAFlow', /flow\.mjs:notAFlow is a number, not a Workflow/],
-    ['./broken.mjs:main', /Importing "\.\/broken\.mjs" failed: /],
-    ['no-such-flower-package:main', /Importing "no-such-flower-package" failed: /],
-  ])('flower run %s', async (target, reason) => {
+    ['flows', /"flows" needs the form <file-or-module>:<export>/, 2],
+    ['./missing.ts:main', /Cannot find .*missing\.ts \(current directory /, 2],
+    ['./flow.mjs:nope', /"\.\/flow\.mjs" has no export "nope" \(it exports: main, notAFlow\)/, 2],
+    ['./flow.mjs:notAFlow', /flow\.mjs:notAFlow is a number, not a Workflow/, 2],
+    ['no-such-flower-package:main', /Importing "no-such-flower-package" failed: /, 2],
+    ['./broken.mjs:main', /Importing "\.\/broken\.mjs" failed: /, 1],
+    // A TypeScript syntax error says where it is: file, line and column.
+    [
+      './broken.ts:main',
+      /Importing "\.\/broken\.ts" failed: \/.*\/broken\.ts:2:21 Expression expected\.$/,
+      1,
+    ],
+  ])('flower run %s', async (target, reason, code) => {
     const cwd = tempDir('run-target');
     execFileSync(
       'sh',
       [
         '-c',
-        "printf 'export const main = { steps: [], run: async () => ({}) };\\nexport const notAFlow = 42;\\n' > flow.mjs && printf 'export const = ;\\n' > broken.mjs",
+        "printf 'export const main = { steps: [], run: async () => ({}) };\\nexport const notAFlow = 42;\\n' > flow.mjs && printf 'export const = ;\\n' > broken.mjs && printf 'const a: number = 1;\\nexport const main = ;\\n' > broken.ts",
       ],
       { cwd },
     );
-    expectOneLineFailure(await runFlower(['run', target], { cwd, env: withKey() }), reason);
+    expectOneLineFailure(await runFlower(['run', target], { cwd, env: withKey() }), reason, code);
   });
 
   it('says which credentials are missing and where it looked, without a stack trace', async () => {

@@ -148,18 +148,28 @@ describe('flower run', () => {
     }
   });
 
-  it('runs ./examples/my-flow.ts:main from the repository', async () => {
-    const run = await runFlower(['run', join(repoRoot, 'examples', 'my-flow.ts:main')], {
-      cwd: workspace,
+  it('runs ./examples/my-flow.ts:main with -w: its factory gets the workspace, so .flower/ and runs/ sit together', async () => {
+    const elsewhere = tempDir('run-cwd');
+    const run = await runFlower(['-w', workspace, 'run', join(repoRoot, 'examples', 'my-flow.ts:main')], {
+      cwd: elsewhere,
       env: mockedEnv(model),
       timeoutMs: 150_000,
     });
     expect(run.stderr).toBe('');
     expect(run.status).toBe(0);
+    expect(existsSync(join(workspace, '.flower', 'notes'))).toBe(true);
+    expect(existsSync(join(workspace, 'runs', 'manifest.json'))).toBe(true);
+    expect(readdirSync(elsewhere)).toEqual([]);
+    // The screen says who speaks: the coordinator's prose, the coder's tool calls.
+    expect(run.stdout).toMatch(/^ {2}coordinator: /m);
+    expect(run.stdout).toMatch(/^ {2}\| coder \* Write /m);
     expect(run.stdout).toMatch(/== write =+ 1\/2/);
     expect(run.stdout).toMatch(/== usage =+ 2\/2/);
-    expect(run.stdout).toContain(USAGE_NOTE);
+    // Wrapped under the speaker's label: compare the text with its line breaks undone.
+    expect(run.stdout.replace(/\n {2,}/g, ' ')).toContain(`coordinator: ${USAGE_NOTE}`);
     expect(existsSync(join(workspace, 'wordcount.py'))).toBe(true);
+    // The shipped example is written as a user's file: against the package, not this checkout's src/.
+    expect(readFileSync(join(repoRoot, 'examples', 'my-flow.ts'), 'utf8')).not.toMatch(/from '\.\.\/src/);
     const manifest = JSON.parse(readFileSync(join(workspace, 'runs', 'manifest.json'), 'utf8')) as Array<{
       step: string;
       ok: boolean;

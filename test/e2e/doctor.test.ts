@@ -115,6 +115,25 @@ describe('flower doctor', () => {
     expect(run.stdout).toMatch(/ANTHROPIC_BASE_URL +https:\/\/api\.anthropic\.com \(default\)/);
   });
 
+  it('warns when a credential exported in the shell hides the one flower setup saved', async () => {
+    const userFile = join(home, '.config', 'flower', '.env');
+    userEnv('ANTHROPIC_API_KEY=sk-ant-saved-by-setup-0000\n');
+    const run = await doctor({ ANTHROPIC_API_KEY: 'sk-ant-old-shell-key-1111' });
+    expect(warningLines(run.stdout)).toContain(
+      `  ! ANTHROPIC_API_KEY exported in your shell (sk-a***(25 chars)) is used instead of the ` +
+        `ANTHROPIC_API_KEY that flower setup saved in ${userFile} (sk-a***(26 chars)); run ` +
+        '`unset ANTHROPIC_API_KEY` to use the saved one',
+    );
+    // The other credential kind hides it just the same (the API key wins over a saved token).
+    userEnv('ANTHROPIC_AUTH_TOKEN=gateway-token-saved\n');
+    const other = await doctor({ ANTHROPIC_API_KEY: 'sk-ant-old-shell-key-1111' });
+    expect(other.stdout).toContain('is used instead of the ANTHROPIC_AUTH_TOKEN that flower setup saved');
+    // The same value in both places hides nothing.
+    userEnv('ANTHROPIC_API_KEY=sk-ant-same-key-2222\n');
+    const same = await doctor({ ANTHROPIC_API_KEY: 'sk-ant-same-key-2222' });
+    expect(same.stdout).not.toContain('flower setup saved');
+  });
+
   it('warns about every pitfall, with file and line', async () => {
     projectEnv(
       [

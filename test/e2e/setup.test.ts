@@ -7,7 +7,9 @@ import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, wri
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { type MockModel, startMockModel } from '../../src/testing/server.js';
 import { type PtyRun, runInPty } from '../support/pty-session.js';
+import { isolatedEnv, PtySession } from './cli-harness.js';
 
 const bin = join(import.meta.dirname, '..', '..', 'dist', 'cli', 'bin.js');
 
@@ -53,10 +55,15 @@ describe('flower setup on a terminal', () => {
       ['2. Gateway URL', 'http://127.0.0.1:8080/v1/\r'],
       ['3. Model name', 'claude-opus-5[1m]\r'],
       ['4. Context window', '200000\r'],
+      ['Check them now', 'n\r'],
     ]);
     expect(run.error).toBeNull();
     expect(run.status).toBe(0);
     expect(run.output).toContain('No credentials configured yet.');
+    // The file is named before the first question, in the future tense: nothing is saved yet.
+    const announced = run.output.indexOf(`Will be saved to ${envFile}`);
+    expect(announced).toBeGreaterThan(-1);
+    expect(announced).toBeLessThan(run.output.indexOf('1. Your API key'));
     expect(run.output).toContain(`+ Saved: ${envFile}`);
     expect(run.output).toContain('dropped the trailing /v1');
     expect(run.output).not.toContain('topsecretvalue');
@@ -93,6 +100,7 @@ describe('flower setup on a terminal', () => {
       ['3. Model name', '\r'],
       ['4. Context window', 'lots\r'],
       ['give a positive whole number', '300000\r'],
+      ['Check them now', 'n\r'],
     ]);
     expect(run.error).toBeNull();
     expect(run.status).toBe(0);
@@ -123,6 +131,7 @@ describe('flower setup on a terminal', () => {
       ['not a URL', '-\r'],
       ['3. Model name', '-\r'],
       ['4. Context window', '\r'],
+      ['Check them now', 'n\r'],
     ]);
     expect(run.error).toBeNull();
     expect(run.status).toBe(0);
@@ -138,6 +147,7 @@ describe('flower setup on a terminal', () => {
         ['2. Gateway URL', 'https://gw.example\r'],
         ['3. Model name', 'claude-x\r'],
         ['4. Context window', '\r'],
+        ['Check them now', 'n\r'],
       ],
       { ANTHROPIC_MODEL: 'exported-model' },
     );
@@ -150,6 +160,9 @@ describe('flower setup on a terminal', () => {
       'ANTHROPIC_MODEL is also set in process environment, which takes precedence',
     );
     expect(run.output).not.toContain('ANTHROPIC_AUTH_TOKEN is also set');
+    // "Enter = keep" names what is in force now, wherever it comes from, not only the file's values.
+    expect(run.output).toContain(`Enter = keep https://project.example from ${join(root, '.env')}:1`);
+    expect(run.output).toContain('Enter = keep exported-model from process environment');
   });
 
   it('with no token and none stored, saves nothing and exits 1', () => {
@@ -182,6 +195,40 @@ describe('flower setup on a terminal', () => {
     expect(run.status).toBe(1);
     expect(run.output).toContain('flower: setup cancelled; nothing was saved');
     expect(existsSync(envFile)).toBe(false);
+  });
+});
+
+describe('flower setup offers the credential check after saving', () => {
+  let model: MockModel | undefined;
+  afterEach(async () => {
+    await model?.close();
+    model = undefined;
+  });
+
+  it('Enter sends one small request and says the credentials, endpoint and model work', async () => {
+    model = await startMockModel({ main: [] });
+    const env = isolatedEnv({ HOME: home, XDG_CONFIG_HOME: xdg, TERM: 'xterm' });
+    delete env.FLOWER_NO_PROBE;
+    const pty = PtySession.flower(['setup'], env);
+    let at = await pty.waitFor('1. Your API key');
+    pty.type('sk-ant-api03-probe-me\r');
+    at = await pty.waitFor('2. Gateway URL', at);
+    pty.type(`${model.url}\r`);
+    at = await pty.waitFor('3. Model name', at);
+    pty.type('\r');
+    at = await pty.waitFor('4. Context window', at);
+    pty.type('\r');
+    at = await pty.waitFor(`+ Saved: ${envFile}`, at);
+    at = await pty.waitFor(
+      'Check them now with one small request to the endpoint? (Enter = yes; n = no)',
+      at,
+    );
+    pty.type('\r');
+    await pty.waitFor('+ the credentials, endpoint and model work', at);
+    expect(await pty.exited()).toBe(0);
+    // The probe used what was just saved: the new key, against the new gateway.
+    const probe = model.messageRequests().at(-1);
+    expect(probe?.headers?.['x-api-key']).toBe('sk-ant-api03-probe-me');
   });
 });
 

@@ -179,12 +179,16 @@ export function currentValue(
   return { value, from: setting ? settingLocation(setting) : 'the process environment' };
 }
 
-function keepHint(current: CurrentValue | undefined, fallback: string, secret = false): string {
+/**
+ * `Enter = keep <value> [from <where>]; - = <fallback>`. Without a fallback (the credential, which
+ * cannot be removed here) or for a value that lives outside the file, there is no `-` part: `-`
+ * removes a value from the file, and one that lives elsewhere is not the file's to remove.
+ */
+function keepHint(current: CurrentValue | undefined, fallback?: string, secret = false): string {
   if (current === undefined) return `Enter = ${fallback}`;
   const shown = secret ? maskSecret(current.value) : current.value;
-  const from = current.from ? ` from ${current.from}` : '';
-  // `-` removes a value from the file; one that lives elsewhere is not the file's to remove.
-  return current.from ? `Enter = keep ${shown}${from}` : `Enter = keep ${shown}; ${REMOVE} = ${fallback}`;
+  if (current.from) return `Enter = keep ${shown} from ${current.from}`;
+  return fallback === undefined ? `Enter = keep ${shown}` : `Enter = keep ${shown}; ${REMOVE} = ${fallback}`;
 }
 
 /** Asks until `accept` returns a value (or undefined for "no change"); each refusal says why. */
@@ -232,7 +236,7 @@ export async function runSetupDialog(
 
     const token = await dialog.ask(
       '1. Your API key or gateway token (an Anthropic sk-ant-... key, or the token your gateway issued)',
-      credential ? keepHint(credential, '', true).replace(/; - = $/, '') : 'required; not shown while typed',
+      credential ? keepHint(credential, undefined, true) : 'required; not shown while typed',
       true,
     );
     if (token === '' && credential === undefined) {

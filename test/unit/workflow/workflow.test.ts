@@ -121,6 +121,37 @@ describe('Workflow.run: gates and retries', () => {
     expect(ctx.outputs.a).toBe('done');
   });
 
+  it('tells the sink every time the gate rejects, with the text that goes back to the session', async () => {
+    const events: FlowerEvent[] = [];
+    let round = 0;
+    await new Workflow([
+      step('a', { gate: () => ++round === 3, onReject: () => `fix round ${round}`, retries: 2 }),
+      step('b', { gate: () => false, retries: 1 }),
+    ]).run(new FakeRunner(), { onEvent: (event) => events.push(event) });
+    const rejections = events.filter((event) => event.kind === 'system').map((event) => event.text);
+    expect(rejections).toEqual([
+      'gate rejected a (attempt 1/3): fix round 1',
+      'gate rejected a (attempt 2/3): fix round 2',
+      'gate rejected b (attempt 1/2); the next attempt starts over',
+      'gate rejected b (attempt 2/2); no attempts left',
+    ]);
+    const first = events.find((event) => event.kind === 'system');
+    expect(first?.payload).toMatchObject({
+      subtype: 'gate_rejected',
+      warning: true,
+      data: { step: 'a', attempt: 1, attempts: 3, feedback: 'fix round 1' },
+    });
+  });
+
+  it('says nothing about a gate when an attempt failed before reaching it', async () => {
+    const events: FlowerEvent[] = [];
+    await new Workflow([step('a', { gate: () => true, retries: 1 })]).run(
+      new FakeRunner(() => ({ ok: false, error: 'boom' })),
+      { onEvent: (event) => events.push(event) },
+    );
+    expect(events.filter((event) => event.kind === 'system')).toEqual([]);
+  });
+
   it('falls back to starting over when onReject answers empty or there is no session', async () => {
     const runner = new FakeRunner((_call, index) => (index === 1 ? { sessionId: null } : {}));
     const onReject = vi.fn(() => '');

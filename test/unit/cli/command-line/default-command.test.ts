@@ -76,4 +76,10 @@ describe('withDefaultCommand', () => {
   it('does not treat the value of a global flag as the request', () => {
     expect(rewrite('-r', 'run', 'do X')).toEqual(['-r', 'run', 'go', 'do X']);
   });
+
+  it('leaves a global value flag without its value to commander, instead of handing it "go"', () => {
+    expect(rewrite('-w')).toEqual(['-w']);
+    expect(rewrite('-w', '--new')).toEqual(['-w', '--new']);
+    expect(rewrite('-r', '-v', 'do X')).toEqual(['-r', '-v', 'do X']);
+  });
 });

@@ -38,6 +38,21 @@ describe('routeLine', () => {
     expect(routeLine('ＡＢＣ', asking)).toEqual({ kind: 'answer', askId: 'q1', text: 'ＡＢＣ' });
   });
 
+  it('asks again for a number that is no option of the pending question', () => {
+    const twoOptions = { ...asking, pendingOptions: 2 };
+    expect(routeLine('2', twoOptions)).toEqual({ kind: 'answer', askId: 'q1', text: '2' });
+    expect(routeLine('3', twoOptions)).toEqual({ kind: 'reask', askId: 'q1', options: 2, typed: '3' });
+    expect(routeLine('0', twoOptions)).toEqual({ kind: 'reask', askId: 'q1', options: 2, typed: '0' });
+    expect(routeLine('７', twoOptions)).toEqual({ kind: 'reask', askId: 'q1', options: 2, typed: '7' });
+    // Words are an answer, whatever they say; a question without options takes any number.
+    expect(routeLine('3 of them', twoOptions)).toEqual({ kind: 'answer', askId: 'q1', text: '3 of them' });
+    expect(routeLine('42', { ...asking, pendingOptions: 0 })).toEqual({
+      kind: 'answer',
+      askId: 'q1',
+      text: '42',
+    });
+  });
+
   it('does nothing with an empty line when nothing is pending', () => {
     expect(routeLine('', idle)).toEqual({ kind: 'nothing' });
   });

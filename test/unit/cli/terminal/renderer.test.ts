@@ -3,13 +3,23 @@ import { TerminalRenderer } from '../../../../src/cli/terminal/renderer.js';
 import { displayWidth } from '../../../../src/cli/terminal/terminal-text.js';
 import type { FlowerEvent } from '../../../../src/runtime/events.js';
 
-function renderer(options: { verbose?: boolean; width?: number; color?: boolean } = {}) {
+function renderer(
+  options: {
+    verbose?: boolean;
+    width?: number;
+    color?: boolean;
+    labelSpeakers?: boolean;
+    simulatedCost?: boolean;
+  } = {},
+) {
   let clock = 0;
   const instance = new TerminalRenderer({
     verbose: options.verbose ?? false,
     color: options.color ?? false,
     width: () => options.width ?? 60,
     now: () => clock,
+    labelSpeakers: options.labelSpeakers ?? false,
+    simulatedCost: options.simulatedCost ?? false,
   });
   return {
     instance,
@@ -316,6 +326,63 @@ describe('TerminalRenderer', () => {
     const { instance } = renderer({ color: true });
     const [line] = instance.render({ kind: 'error', text: 'boom', payload: {} });
     expect(line).toBe('\x1b[31m  ! boom\x1b[39m');
+  });
+
+  describe('who speaks', () => {
+    const dispatch = (id: string, subagentType: string, description: string): FlowerEvent => ({
+      kind: 'dispatch',
+      text: description,
+      tool: 'Agent',
+      payload: { ...main, id, input: {}, subagentType, description },
+    });
+    const subagentCall = (parentToolUseId: string): FlowerEvent => ({
+      kind: 'tool_call',
+      text: 'npm test',
+      tool: 'Bash',
+      payload: { subagent: true, parentToolUseId, id: 't9', input: {} },
+    });
+
+    it('puts the role before main-thread prose, with the rest of the text hanging under it', () => {
+      const { instance } = renderer({ width: 40, labelSpeakers: true });
+      instance.speaker('judge');
+      const lines = instance.render(text('The goal is met: every check passes on this machine.'));
+      expect(lines.slice(0, -1)).toEqual([
+        '  judge: The goal is met: every check',
+        '         passes on this machine.',
+      ]);
+      instance.speaker('coordinator');
+      expect(instance.render(text('Dispatching.'))[0]).toBe('  coordinator: Dispatching.');
+    });
+
+    it('names the worker on its lines, by type, or by its task when the type is generic', () => {
+      const { instance } = renderer({ labelSpeakers: true, verbose: true });
+      instance.render(dispatch('toolu_a', 'coder', 'write it'));
+      instance.render(dispatch('toolu_b', 'general-purpose', 'check the docs'));
+      expect(instance.render(subagentCall('toolu_a'))).toEqual(['  | coder * Bash npm test']);
+      expect(instance.render(subagentCall('toolu_b'))).toEqual(['  | check the docs * Bash npm test']);
+      expect(instance.render(subagentCall('toolu_unknown'))).toEqual(['  | * Bash npm test']);
+      expect(
+        instance.render({
+          kind: 'text',
+          text: 'done',
+          payload: { subagent: true, parentToolUseId: 'toolu_a' },
+        }),
+      ).toEqual(['  | coder: done']);
+    });
+
+    it('labels nothing unless asked (once has a single speaker)', () => {
+      const { instance } = renderer();
+      instance.speaker('judge');
+      instance.render(dispatch('toolu_a', 'coder', 'write it'));
+      expect(instance.render(text('Fine.'))[0]).toBe('  Fine.');
+      expect(instance.render(subagentCall('toolu_a'))).toEqual(['  | * Bash npm test']);
+    });
+  });
+
+  it('marks every dollar figure as simulated when the model is scripted', () => {
+    const { instance } = renderer({ simulatedCost: true });
+    expect(instance.render(result(0.25))[0]).toBe('  + done 3 turns · $0.2500 (simulated) · 0:00');
+    expect(instance.render(text('Hi.')).at(-1)).toBe('  - total $0.25 (simulated) · 0:00');
   });
 });
 

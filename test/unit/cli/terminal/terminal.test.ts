@@ -30,10 +30,14 @@ class FakeOutput {
   }
 }
 
-function setup(tty: boolean) {
+function setup(tty: boolean, options: { cursorControl?: boolean; columns?: number } = {}) {
   const input = new FakeInput(tty);
-  const output = new FakeOutput(tty);
-  return { input, output, terminal: new Terminal({ input, output }) };
+  const output = new FakeOutput(tty, options.columns);
+  return {
+    input,
+    output,
+    terminal: new Terminal({ input, output, cursorControl: options.cursorControl ?? true }),
+  };
 }
 
 describe('Terminal off a terminal (pipes)', () => {
@@ -123,5 +127,52 @@ describe('Terminal on a terminal', () => {
     output.written = '';
     terminal.close();
     expect(output.written).toBe('\r\x1b[K');
+  });
+});
+
+describe('the status row', () => {
+  it('sits above the prompt, and both are erased and redrawn around printed lines', () => {
+    const { output, terminal } = setup(true);
+    terminal.start();
+    terminal.showPrompt(() => '> ');
+    terminal.setStatus(
+      () => '~ waiting for the model · 0:03',
+      (text) => `<${text}>`,
+    );
+    output.written = '';
+    terminal.print(['  + done']);
+    // Erase the prompt row, go up and erase the status row, print, then draw both again.
+    expect(output.written).toBe('\r\x1b[K\x1b[1A\r\x1b[K  + done\n<~ waiting for the model · 0:03>\n> ');
+    output.written = '';
+    terminal.setStatus(undefined);
+    expect(output.written).toBe('\r\x1b[K\x1b[1A\r\x1b[K> ');
+  });
+
+  it('stands alone when there is no prompt (once), cut to the width, and is gone after close', () => {
+    const { output, terminal } = setup(true, { columns: 40 });
+    terminal.setStatus(() => `~ running Bash: ${'x'.repeat(80)}`);
+    expect(output.written).toBe(`\r\x1b[K~ running Bash: ${'x'.repeat(20)}...`);
+    output.written = '';
+    terminal.print(['line']);
+    expect(output.written).toBe(`\r\x1b[Kline\n~ running Bash: ${'x'.repeat(20)}...`);
+    output.written = '';
+    terminal.close();
+    expect(output.written).toBe('\r\x1b[K');
+  });
+
+  it('is never drawn off a terminal or without cursor control (TERM=dumb): no escape sequence at all', () => {
+    for (const { output, terminal } of [setup(false), setup(true, { cursorControl: false })]) {
+      terminal.start();
+      terminal.showPrompt(() => '> ');
+      terminal.setStatus(() => '~ waiting');
+      terminal.print(['one']);
+      terminal.close();
+      expect(output.written).toBe('one\n');
+      expect(terminal.interactive).toBe(false);
+    }
+  });
+
+  it('treats a terminal that reports 0 columns as 80 wide', () => {
+    expect(setup(true, { columns: 0 }).terminal.width()).toBe(80);
   });
 });

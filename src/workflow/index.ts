@@ -25,6 +25,7 @@ export { type Awaitable, type OnFail, type PromptSource, type Step, StepAbort } 
 export { Verdict, type VerdictState } from './verdict.js';
 export { CANNOT_VERIFY_CHOICES, type WithGoalOptions, withGoal } from './with-goal.js';
 export {
+  GATE_REJECTED,
   Workflow,
   type WorkflowFactory,
   type WorkflowLocation,

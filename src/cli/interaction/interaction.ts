@@ -12,6 +12,8 @@
  *   decides itself instead of waiting the full timeout for an answer that cannot come (the reference
  *   let later questions wait); the prompt is removed and the run goes on.
  * - An aside never blocks the input: it runs concurrently and its answer is printed when it comes.
+ * - A number that is no option of the waiting question is not sent as its answer: the person is
+ *   told the range and the question keeps waiting (input-routing.ts).
  */
 import type { HumanChannel } from '../../agents/human/channel.js';
 import type { FlowerEvent } from '../../runtime/events.js';

@@ -70,8 +70,17 @@ export interface FlowerRunOptions {
 
 /** Run `flower <args>` to completion without blocking the test's event loop. */
 export function runFlower(args: string[], options: FlowerRunOptions = {}): Promise<FlowerRun> {
+  return runNodeScript(flowerBin, args, options);
+}
+
+/** Run a Node script (the binary, an example) to completion without blocking the event loop. */
+export function runNodeScript(
+  script: string,
+  args: string[],
+  options: FlowerRunOptions = {},
+): Promise<FlowerRun> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [flowerBin, ...args], {
+    const child = spawn(process.execPath, [script, ...args], {
       cwd: options.cwd ?? tempDir('cwd'),
       env: options.env ?? isolatedEnv(),
       stdio: ['pipe', 'pipe', 'pipe'],
@@ -87,7 +96,9 @@ export function runFlower(args: string[], options: FlowerRunOptions = {}): Promi
     const timer = setTimeout(() => {
       child.kill('SIGKILL');
       reject(
-        new Error(`flower ${args.join(' ')} did not finish in time.\nstdout:\n${stdout}\nstderr:\n${stderr}`),
+        new Error(
+          `${script} ${args.join(' ')} did not finish in time.\nstdout:\n${stdout}\nstderr:\n${stderr}`,
+        ),
       );
     }, options.timeoutMs ?? 110_000);
     child.on('error', reject);
@@ -156,6 +167,24 @@ export class PtySession {
 
   type(keys: string): void {
     this.child.stdin.write(keys);
+  }
+
+  /**
+   * Answers the four questions of the setup dialog (a token, a gateway URL, Enter for the model and
+   * the window), starting from screen position `from`; returns where the last question ended.
+   */
+  async answerSetup(token: string, gateway: string, from = 0): Promise<number> {
+    let at = from;
+    for (const [question, keys] of [
+      ['1. Your API key', token],
+      ['2. Gateway URL', gateway],
+      ['3. Model name', ''],
+      ['4. Context window', ''],
+    ] as const) {
+      at = await this.waitFor(question, at);
+      this.type(`${keys}\r`);
+    }
+    return at;
   }
 
   exited(): Promise<number | null> {

@@ -3,11 +3,11 @@
  * examples, and a README that says how to put `flower` on PATH; and the shipped library example
  * runs offline against `flower-agent/testing`, showing the gate's rejection on screen.
  */
-import { execFileSync, spawn } from 'node:child_process';
+import { execFileSync } from 'node:child_process';
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { isolatedEnv, repoRoot, tempDir } from './cli-harness.js';
+import { isolatedEnv, repoRoot, runNodeScript, tempDir } from './cli-harness.js';
 
 interface PackedFile {
   path: string;
@@ -75,22 +75,16 @@ describe('examples/offline.mjs', () => {
   it('runs the example workflow against the scripted model: the gate rejects, the session fixes it', async () => {
     const cwd = tempDir('offline-cwd');
     const workspace = join(tempDir('offline'), 'ws');
-    const child = spawn(process.execPath, [join(repoRoot, 'examples', 'offline.mjs'), workspace], {
-      cwd,
-      env: isolatedEnv(),
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (chunk: Buffer) => {
-      stdout += chunk.toString('utf8');
-    });
-    child.stderr.on('data', (chunk: Buffer) => {
-      stderr += chunk.toString('utf8');
-    });
-    const code = await new Promise((resolve) => child.on('close', resolve));
+    const { status, stdout, stderr } = await runNodeScript(
+      join(repoRoot, 'examples', 'offline.mjs'),
+      [workspace],
+      {
+        cwd,
+        env: isolatedEnv(),
+      },
+    );
     expect(stderr).toBe('');
-    expect(code).toBe(0);
+    expect(status).toBe(0);
     // The gate's rejection text is on screen, then the same session's fix passes.
     expect(stdout).toContain('! gate rejected write (attempt 1/3): Not done yet: for a 9-word input');
     expect(stdout).toMatch(/== usage =+ 2\/2/);

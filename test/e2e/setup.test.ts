@@ -210,14 +210,7 @@ describe('flower setup offers the credential check after saving', () => {
     const env = isolatedEnv({ HOME: home, XDG_CONFIG_HOME: xdg, TERM: 'xterm' });
     delete env.FLOWER_NO_PROBE;
     const pty = PtySession.flower(['setup'], env);
-    let at = await pty.waitFor('1. Your API key');
-    pty.type('sk-ant-api03-probe-me\r');
-    at = await pty.waitFor('2. Gateway URL', at);
-    pty.type(`${model.url}\r`);
-    at = await pty.waitFor('3. Model name', at);
-    pty.type('\r');
-    at = await pty.waitFor('4. Context window', at);
-    pty.type('\r');
+    let at = await pty.answerSetup('sk-ant-api03-probe-me', model.url);
     at = await pty.waitFor(`+ Saved: ${envFile}`, at);
     at = await pty.waitFor(
       'Check them now with one small request to the endpoint? (Enter = yes; n = no)',

@@ -30,14 +30,7 @@ describe('the credential gate', () => {
       env,
     );
 
-    let at = await pty.waitFor('1. Your API key or gateway token');
-    pty.type('sk-ant-typed-in-the-dialog\r');
-    at = await pty.waitFor('2. Gateway URL', at);
-    pty.type(`${model.url}\r`);
-    at = await pty.waitFor('3. Model name', at);
-    pty.type('\r');
-    at = await pty.waitFor('4. Context window', at);
-    pty.type('\r');
+    const at = await pty.answerSetup('sk-ant-typed-in-the-dialog', model.url);
     await pty.waitFor('== clarify', at);
     expect(await pty.exited()).toBe(0);
 

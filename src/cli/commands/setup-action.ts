@@ -205,15 +205,15 @@ async function askUntilValid<T>(
   }
 }
 
-/**
- * Runs the questions and writes the file. Returns the values written (null = removed), or
- * undefined when the user gave no credential and none was stored. Needs a terminal.
- */
 export interface SetupDialogOptions {
   /** After saving, offer the credential probe (the `flower setup` command; the gate probes itself). */
   readonly offerProbe?: boolean;
 }
 
+/**
+ * Runs the questions and writes the file. Returns the values written (null = removed), or
+ * undefined when the user gave no credential and none is in force. Needs a terminal.
+ */
 export async function runSetupDialog(
   env: EnvMap,
   reason: string,

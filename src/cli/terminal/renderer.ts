@@ -47,6 +47,8 @@ const SUBAGENT_GUTTER = '  | ';
 const GENERIC_SUBAGENT = 'general-purpose';
 /** A worker's label on its lines never takes more than this many columns. */
 const WORKER_NAME_CHARS = 24;
+/** Nor does the main thread's speaker label (a workflow's own step names can be long). */
+const SPEAKER_CHARS = 24;
 /** A step rule never has fewer `=` than this, however long the step name. */
 const MIN_RULE_FILL = 4;
 /** While the endpoint is down, its live status comes after every probe; a line this often is enough. */
@@ -101,7 +103,7 @@ export class TerminalRenderer {
 
   /** Who speaks on the main thread from now on (a role such as `judge`); set before each agent run. */
   speaker(name: string | undefined): void {
-    this.mainSpeaker = name === undefined ? undefined : oneLine(name);
+    this.mainSpeaker = name === undefined ? undefined : truncate(oneLine(name), SPEAKER_CHARS);
   }
 
   /** Cost of every query this renderer saw finish, in USD. */

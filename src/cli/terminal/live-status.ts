@@ -101,7 +101,11 @@ export class LiveStatus {
         );
         return;
       case 'retry':
-        this.set('waiting to retry the API request');
+        this.set(
+          event.payload.offline
+            ? `waiting for ${oneLine(event.payload.offline.endpoint)} to answer again`
+            : 'waiting to retry the API request',
+        );
         return;
       case 'handoff':
         this.set('writing a handoff for a fresh session');

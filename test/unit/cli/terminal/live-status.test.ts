@@ -71,6 +71,22 @@ describe('LiveStatus', () => {
     expect(status.waitingFor).toBe('waiting for the model');
   });
 
+  it('waits for a retry, or for an endpoint that is down to answer again', () => {
+    const { status } = clocked();
+    status.observe({ kind: 'retry', text: 'retrying', payload: { source: 'binary', attempt: 2 } });
+    expect(status.waitingFor).toBe('waiting to retry the API request');
+    status.observe({
+      kind: 'retry',
+      text: 'endpoint down',
+      payload: {
+        source: 'runtime',
+        reason: 'offline',
+        offline: { endpoint: '127.0.0.1:45999', downSince: 0, nextProbeAt: 12_000, givesUpAt: 3_600_000 },
+      },
+    });
+    expect(status.waitingFor).toBe('waiting for 127.0.0.1:45999 to answer again');
+  });
+
   it('restarts the clock when the same wait sees activity, and stops on stop()', () => {
     const { status, advance } = clocked();
     status.observe(step);

@@ -48,6 +48,8 @@ export interface TaskPayload {
   taskId: string;
   description?: string;
   status?: string;
+  /** The Agent call that started the task, when it is a subagent. */
+  toolUseId?: string;
 }
 
 export interface SystemPayload {
@@ -368,6 +370,8 @@ function taskEvent(message: Loose, phase: TaskPayload['phase']): FlowerEvent {
   if (description !== undefined) payload.description = description;
   const status = asString(message.status) ?? asString(patch.status);
   if (status !== undefined) payload.status = status;
+  const toolUseId = asString(message.tool_use_id);
+  if (toolUseId) payload.toolUseId = toolUseId;
   // Only a finished task has something worth a line of its own: its summary.
   const text = phase === 'notification' ? (asString(message.summary) ?? '') : '';
   return { kind: 'task', text, payload, raw: message };

@@ -38,6 +38,7 @@ import { type EventSink, type FlowerEvent, messageMetaOf } from './events.js';
 import { AttemptSentinel, type FailFastStop } from './fail-fast.js';
 import { degradedLimitReason, generationLimitReason, isContextOverflow } from './handoff-document.js';
 import { type HandoffRequest, writeHandoff } from './handoff-turn.js';
+import { ledgerForStep, type TranscriptReader } from './ledger.js';
 import { Lineage } from './lineage.js';
 import { manifestPath, saveManifestRows } from './manifest.js';
 import { buildOptions } from './options.js';
@@ -58,10 +59,12 @@ import { newRunId } from './run-id.js';
 import { onTerminationSignal } from './signals.js';
 import {
   CONTEXT_FULL_HANDOFF,
+  epochSeconds,
   finishStepResult,
   INTERRUPTED_BY_HUMAN,
   markKilledBySignal,
   newStepResult,
+  resumeRewrite,
   type StepResult,
 } from './step-result.js';
 
@@ -185,6 +188,8 @@ export class Runtime {
   private readonly endpoints: EndpointHistory;
   /** Steps whose last attempt hit a failure no retry can fix (fail-fast.ts). */
   private readonly stops = new WeakMap<StepResult, FailFastStop>();
+  /** Load reports already written to a row: the store keeps the last one per session. */
+  private readonly recordedRewrites = new WeakSet<object>();
 
   constructor(options: RuntimeOptions) {
     this.options = options;
@@ -322,6 +327,8 @@ export class Runtime {
         target = next.target;
       }
     } finally {
+      // Before the rescue is unregistered: a signal during the read still gets the row written.
+      if (this.current === result) await this.closeBooks(result);
       stopRescue();
       // An interrupt that arrived after the last message boundary belongs to this step, not the next.
       this.pendingInterrupt = null;
@@ -514,10 +521,26 @@ export class Runtime {
     if (!result.ok && this.pendingInterrupt !== null && !step.writingHandoff)
       result.error = INTERRUPTED_BY_HUMAN;
     if (result.sessionId) this.sessionTotals.set(result.sessionId, total);
+    const rewrite =
+      target.resume && this.store.lastLoadReport({ projectKey: this.projectKey, sessionId: target.resume });
+    if (target.resume && rewrite && !this.recordedRewrites.has(rewrite)) {
+      this.recordedRewrites.add(rewrite);
+      result.rewrites = [...(result.rewrites ?? []), resumeRewrite(target.resume, rewrite)];
+    }
     const stop = await sentinel.conclude(result);
     if (stop === undefined) return;
     result.error = stop.message;
     this.stops.set(result, stop);
+  }
+
+  /** The step's ledger (main thread and workers, from the stored transcripts) and its threshold. */
+  private async closeBooks(result: StepResult): Promise<void> {
+    if (this.handoff.enabled) result.handoffAt = this.handoff.at;
+    const reader: TranscriptReader = {
+      load: async (key) => this.store.loadRaw(key),
+      listSubkeys: (key) => this.store.listSubkeys(key),
+    };
+    result.ledger = await ledgerForStep(reader, this.projectKey, result, epochSeconds());
   }
 
   /**

@@ -14,6 +14,9 @@
  * `duration_s` and `run`) so that existing tooling and older run directories stay readable.
  */
 
+import type { LoadReport } from '../store/load-report.js';
+import type { StepLedger, ThreadLedger, WorkerLedger } from './ledger.js';
+
 /** Error value of a step cut short by a human interrupt (resumed in place, not a failure). */
 export const INTERRUPTED_BY_HUMAN = 'interrupted-by-human';
 /** Error value of an attempt broken off because the context reached the handoff threshold. */
@@ -53,6 +56,40 @@ export interface StepResult {
   durationS: number;
   /** Run id of the process that ran the step. */
   run: string;
+  /** Tokens and dollars of the main thread and of each worker, computed when the step ends. */
+  ledger?: StepLedger;
+  /** The handoff threshold (main-thread tokens) the step ran under; unset when handoff was off. */
+  handoffAt?: number;
+  /** What the store's rewrite layers changed each time the step resumed a session. */
+  rewrites?: ResumeRewrite[];
+}
+
+/** One resume's rewrite effects, as the manifest row keeps them. */
+export interface ResumeRewrite {
+  session_id: string;
+  expired: number;
+  trimmed: number;
+  kept: number;
+  chars_saved: number;
+  pruned: number;
+  denials_dropped: number;
+  interrupts_neutralised: number;
+  orphans_healed: number;
+}
+
+/** A load report in the manifest's shape. */
+export function resumeRewrite(sessionId: string, report: LoadReport): ResumeRewrite {
+  return {
+    session_id: sessionId,
+    expired: report.expired,
+    trimmed: report.trimmed,
+    kept: report.kept,
+    chars_saved: report.charsSaved,
+    pruned: report.pruned,
+    denials_dropped: report.denialsDropped,
+    interrupts_neutralised: report.interruptsNeutralised,
+    orphans_healed: report.orphansHealed,
+  };
 }
 
 /** Current time in epoch seconds. */
@@ -116,6 +153,12 @@ export interface ManifestRow {
   context: number;
   duration_s: number;
   run: string;
+  /** The main thread's ledger; absent in rows written before the ledger existed. */
+  main?: ThreadLedger;
+  /** One entry per worker of the step; absent in older rows. */
+  workers?: WorkerLedger[];
+  handoff_at?: number;
+  rewrites?: ResumeRewrite[];
 }
 
 /** The manifest row for `result`, keys in the documented order. Arrays are copied. */
@@ -137,5 +180,10 @@ export function toManifestRow(result: StepResult): ManifestRow {
     context: result.context,
     duration_s: result.durationS,
     run: result.run,
+    ...(result.ledger
+      ? { main: { ...result.ledger.main }, workers: result.ledger.workers.map((w) => ({ ...w })) }
+      : {}),
+    ...(result.handoffAt !== undefined ? { handoff_at: result.handoffAt } : {}),
+    ...(result.rewrites?.length ? { rewrites: result.rewrites.map((rewrite) => ({ ...rewrite })) } : {}),
   };
 }

@@ -77,6 +77,44 @@ export class TranscriptBuilder {
     return this.assistant({ type: 'text', text });
   }
 
+  /**
+   * One API response written the way the harness writes it: one entry per content block, every
+   * entry carrying the same `message.id` and the same `usage`. Returns the entries.
+   */
+  response(
+    blocks: Array<Record<string, unknown>>,
+    options: { usage?: Record<string, unknown>; model?: string; id?: string } = {},
+  ): Entry[] {
+    const id = options.id ?? this.nextId('msg');
+    const usage = options.usage ?? {
+      input_tokens: 100,
+      cache_read_input_tokens: 2000,
+      cache_creation_input_tokens: 50,
+      output_tokens: 20,
+    };
+    return blocks.map((block) =>
+      this.push({
+        type: 'assistant',
+        message: {
+          id,
+          role: 'assistant',
+          model: options.model ?? 'claude-test',
+          content: [block],
+          stop_reason: block.type === 'tool_use' ? 'tool_use' : 'end_turn',
+          usage,
+        },
+      }),
+    );
+  }
+
+  /** A tool_use block for `response`, with a fresh id (read it back from `.id`). */
+  toolUseBlock(
+    name: string,
+    input: Record<string, unknown>,
+  ): { type: 'tool_use'; id: string; name: string; input: Record<string, unknown> } {
+    return { type: 'tool_use', id: this.nextId('toolu'), name, input };
+  }
+
   /** An assistant tool_use entry; returns the tool_use id. */
   call(name: string, input: Record<string, unknown>): string {
     const id = this.nextId('toolu');

@@ -24,6 +24,7 @@ import { ASK_TOOL } from '../../agents/tools.js';
 import type { FlowerEvent, HandoffPayload, MessageMeta } from '../../runtime/events.js';
 import { formatElapsed, formatTokens, formatTurns } from './format.js';
 import { displayWidth, oneLine, sanitize, truncate, wrap } from './terminal-text.js';
+import { WorkerTally } from './worker-tally.js';
 
 export interface RendererOptions {
   /** Show subagent prose, successful tool results, prompts and system notices. */
@@ -90,6 +91,8 @@ export class TerminalRenderer {
   private mainSpeaker: string | undefined;
   /** Worker names by the id of the Agent call that started them. */
   private readonly workers = new Map<string, string>();
+  /** Each worker's turns, tokens and dollars, for the line shown when its task ends. */
+  private readonly tally = new WorkerTally();
 
   constructor(options: RendererOptions = {}) {
     this.verbose = options.verbose ?? false;
@@ -118,6 +121,7 @@ export class TerminalRenderer {
   /** The screen lines for one event (possibly none). */
   render(event: FlowerEvent): string[] {
     const c = this.colors;
+    this.tally.observe(event);
     switch (event.kind) {
       case 'step':
         return this.stepLines(
@@ -158,8 +162,12 @@ export class TerminalRenderer {
         if (event.payload.isError) return this.line(`${gutter}x `, event.text, c.red);
         return this.verbose && event.text.trim() !== '' ? this.line(`${gutter}  `, event.text, c.dim) : [];
       }
-      case 'task':
-        return event.text.trim() === '' ? [] : this.line('  # ', event.text, c.magenta);
+      case 'task': {
+        const lines = event.text.trim() === '' ? [] : this.line('  # ', event.text, c.magenta);
+        const spent = event.payload.phase === 'notification' && event.payload.toolUseId;
+        const worker = spent ? this.tally.line(spent) : undefined;
+        return worker === undefined ? lines : [...lines, ...this.line('    ', worker, c.magenta)];
+      }
       case 'error':
         return this.block(event.text, '  ! ', c.red);
       case 'retry':

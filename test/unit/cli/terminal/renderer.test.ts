@@ -194,6 +194,41 @@ describe('TerminalRenderer', () => {
     ]);
   });
 
+  it('ends a worker’s task with its turns, tokens and dollars, each response counted once', () => {
+    const { instance } = renderer({ width: 80 });
+    instance.render({
+      kind: 'dispatch',
+      tool: 'Agent',
+      text: 'coder: write it',
+      payload: { ...main, id: 'toolu_1', input: {}, subagentType: 'coder', description: 'write it' },
+    });
+    const message = (id: string, output: number) => ({
+      message: {
+        id,
+        model: 'claude-opus-5-5',
+        usage: { input_tokens: 50_000, output_tokens: output, cache_read_input_tokens: 10_000 },
+      },
+    });
+    // One response streamed as two block messages, then a second response.
+    const first = message('msg_a', 1000);
+    instance.render({ kind: 'text', text: 'Writing.', payload: sub, raw: first });
+    instance.render({
+      kind: 'tool_call',
+      tool: 'Write',
+      text: '/x',
+      payload: { ...sub, id: 't1', input: {} },
+      raw: first,
+    });
+    instance.render({ kind: 'text', text: 'Done.', payload: sub, raw: message('msg_b', 500) });
+    const lines = instance.render({
+      kind: 'task',
+      text: 'Agent "write it" finished',
+      payload: { phase: 'notification', taskId: 't', toolUseId: 'toolu_1' },
+    });
+    // 2 × (50K + 10K) + 1.5K output = 121.5K tokens; $ = (100K·4 + 1.5K·20 + 20K·0.2) / 1e6 = 0.434.
+    expect(lines).toEqual(['  # Agent "write it" finished', '    coder: 2 turns · 121.5K tokens · $0.43']);
+  });
+
   it('shows tasks with text, errors, retries and resets', () => {
     const { instance } = renderer();
     expect(instance.render({ kind: 'task', text: '', payload: { phase: 'started', taskId: 't' } })).toEqual(

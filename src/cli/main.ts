@@ -23,9 +23,12 @@ import { knownNames, mistypedCommandMessage } from './command-line/mistyped-comm
 import { registerDemo } from './commands/demo.js';
 import { registerDoctor } from './commands/doctor.js';
 import { registerGo } from './commands/go.js';
+import { registerLog } from './commands/log.js';
 import { registerOnce } from './commands/once.js';
+import { registerReport } from './commands/report.js';
 import { registerRun } from './commands/run.js';
 import { registerSetup } from './commands/setup.js';
+import { registerStatus } from './commands/status.js';
 import { startUpdateNotice } from './update-notice.js';
 
 export function buildProgram(): Command {
@@ -46,6 +49,9 @@ export function buildProgram(): Command {
   addGlobalOptions(program);
   registerOnce(program);
   registerDemo(program);
+  registerStatus(program);
+  registerReport(program);
+  registerLog(program);
   return program;
 }
 

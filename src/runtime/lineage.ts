@@ -20,6 +20,8 @@ import { join, resolve } from 'node:path';
 import {
   type JsonDocumentCodec,
   type JsonFileOptions,
+  type PeekedDocument,
+  peekJsonDocument,
   readJsonDocument,
   updateJsonDocument,
 } from './locked-json-file.js';
@@ -76,6 +78,11 @@ const lineageCodec: JsonDocumentCodec<LineageRecord> = {
     };
   },
 };
+
+/** The lineage file as it is, read without the lock and never repaired (for read-only views). */
+export function peekLineage(runDir: string): PeekedDocument<LineageRecord> {
+  return peekJsonDocument(lineagePath(runDir), lineageCodec);
+}
 
 export interface LineageOptions extends JsonFileOptions {
   /** Receives the reason when the file exists but is ignored (shown under `-v`). */

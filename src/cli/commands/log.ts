@@ -1,0 +1,29 @@
+/**
+ * `flower log <step>`: the command's flags and help. The implementation (`log-action.ts`) opens the
+ * session store, so it is imported only when the command runs.
+ */
+import { type Command, InvalidArgumentError, Option } from 'commander';
+import { globalOptions } from '../command-line/global-options.js';
+import type { LogFlags } from './log-action.js';
+
+const FORMATS = ['markdown', 'jsonl'] as const;
+
+function parseFormat(value: string): (typeof FORMATS)[number] {
+  if ((FORMATS as readonly string[]).includes(value)) return value as (typeof FORMATS)[number];
+  throw new InvalidArgumentError(`choose ${FORMATS.join(' or ')}`);
+}
+
+export function registerLog(program: Command): void {
+  program
+    .command('log')
+    .description("a step's transcript, main thread and workers: readable Markdown, or the stored JSON lines")
+    .argument('<step>', 'the step, as `flower status` lists it (clarify, work, work:verdict#1, ...)')
+    .addOption(
+      new Option('--format <format>', 'markdown or jsonl').default('markdown').argParser(parseFormat),
+    )
+    .option('--run <id>', 'the run the step belongs to (default: its latest run)')
+    .action(async (step: string, flags: LogFlags, command: Command) => {
+      const { runLog } = await import('./log-action.js');
+      await runLog(step, flags, globalOptions(command));
+    });
+}

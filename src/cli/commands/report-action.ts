@@ -1,0 +1,55 @@
+/**
+ * What `flower report` does (its flags live in `report.ts`): read the run directory once (books,
+ * transcripts, workbench), build the report, and print it as text, JSON, or a one-file HTML page.
+ *
+ * Read-only: the store is opened for reading, no lock is taken, a corrupt manifest is reported and
+ * left for the next flower run to set aside. Exit 1 with one line when there is nothing to show.
+ */
+import { writeFileSync } from 'node:fs';
+import { resolve } from 'node:path';
+import { collectReport } from '../../report/report.js';
+import { reportHtml } from '../../report/report-html.js';
+import { reportLines } from '../../report/report-text.js';
+import { openRunData } from '../../report/run-data.js';
+import type { GlobalOptions } from '../command-line/global-options.js';
+
+export interface ReportFlags {
+  json?: boolean;
+  html?: string;
+  all?: boolean;
+}
+
+export async function runReport(flags: ReportFlags, global: GlobalOptions): Promise<void> {
+  const data = await openRunData({ workspace: global.workspace, runDir: global.runDir });
+  try {
+    const nothing = data.manifest.state !== 'ok' && data.store.state !== 'ok' && data.asides.state !== 'ok';
+    if (nothing) {
+      if (data.manifest.state === 'corrupt') {
+        throw new Error(
+          `${global.runDir}/manifest.json is unreadable (${data.manifest.reason}) and there is no session store to read instead; it was left as it is, and the next flower run here sets it aside.`,
+        );
+      }
+      throw new Error(
+        `No runs in ${global.runDir} (no manifest.json, no sessions.db); run flower here first, or point -w/-r at a workspace that has run.`,
+      );
+    }
+    const report = await collectReport(data, { all: flags.all ?? false });
+    if (flags.html !== undefined) {
+      const file = resolve(flags.html);
+      const page = reportHtml(report);
+      try {
+        writeFileSync(file, page);
+      } catch (error) {
+        throw new Error(
+          `Could not write ${file}: ${(error as Error).message}. Choose another path with --html.`,
+        );
+      }
+      if (!flags.json)
+        process.stderr.write(`wrote ${file} (${Math.ceil(Buffer.byteLength(page) / 1024)} KB)\n`);
+    }
+    if (flags.json) process.stdout.write(`${JSON.stringify(report, null, 2)}\n`);
+    else process.stdout.write(`${reportLines(report).join('\n')}\n`);
+  } finally {
+    data.close();
+  }
+}

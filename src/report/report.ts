@@ -1,0 +1,483 @@
+/**
+ * The run report: one document (the `--json` output, the source of the terminal and HTML views)
+ * built from a run directory's books and transcripts.
+ *
+ * Invariants:
+ * - Keys are snake_case and stable; new keys may be added, none renamed (the README documents it).
+ * - `totals` is the whole task: every run's steps plus the asides, the same rows `taskSpend` adds,
+ *   so `status`, `report` and the final `total` line of `go`/`run` agree. `steps` and `runs` list
+ *   the last run only unless `all` is asked for.
+ * - The step's `cost_usd` is the SDK's figure; the ledger's dollars are shown next to it with the
+ *   difference (`reconciliation`), never folded into it.
+ * - A step still running (its session was written after its last row ended, or it has no row yet)
+ *   appears with outcome `running`.
+ * - Every string taken from a transcript or a manifest goes through `shown` (masking and control
+ *   characters) before it enters the document.
+ * - Building is pure: `collectReport` reads once through `RunData`, `buildReport` computes.
+ */
+
+import type { SessionTranscripts } from '../runtime/ledger.js';
+import {
+  ledgerCost,
+  reconcile,
+  roundUsd,
+  type StepLedger,
+  stepLedger,
+  type ThreadLedger,
+  type TokenCounts,
+  type WorkerLedger,
+} from '../runtime/ledger.js';
+import type { ResumeRewrite } from '../runtime/step-result.js';
+import { sumTaskSpend } from '../runtime/task-spend.js';
+import { Brief } from '../workflow/brief.js';
+import { Goal } from '../workflow/goal.js';
+import type { RunData, StoredSession, WorkbenchData } from './run-data.js';
+import { shown } from './shown-text.js';
+import { type CheckRecord, type Outcome, type StepRecord, stepRecords, verdictLine } from './steps.js';
+import {
+  addSides,
+  type CacheTokens,
+  type ContextDrop,
+  cacheHitRatio,
+  downsample,
+  emptySide,
+  type Outage,
+  type SideStats,
+  stepThreads,
+} from './threads.js';
+
+export const REPORT_VERSION = 1;
+
+/** How many points of each generation's context curve the document keeps. */
+export const CURVE_POINTS_PER_GENERATION = 400;
+
+export interface ReportOptions {
+  /** Every run, not only the last one. */
+  all?: boolean;
+  /** Epoch seconds "now" (tests); default the clock. */
+  now?: number;
+}
+
+export interface ThreadTotals extends TokenCounts {
+  turns: number;
+  cost_usd: number | null;
+}
+
+export interface StepReport {
+  step: string;
+  run: string;
+  outcome: Outcome;
+  detail: string;
+  ok: boolean;
+  cost_usd: number;
+  num_turns: number;
+  attempts: number;
+  resumed: boolean;
+  handoffs: number;
+  duration_s: number;
+  started_at: number;
+  ended_at: number;
+  session_ids: string[];
+  verdict: {
+    verdict: string;
+    reason: string;
+    round: number | null;
+    rounds: number | null;
+    checks: CheckRecord[];
+  } | null;
+  main: ThreadLedger;
+  workers: WorkerLedger[];
+  /** Where the ledger came from: the row (written when the step ended) or the transcripts now. */
+  ledger_source: 'manifest' | 'transcripts';
+  reconciliation: { sdk_usd: number; ledger_usd: number | null; difference_usd: number | null };
+  threads: { main: SideStats; workers: SideStats };
+  context: {
+    peak: number;
+    handoff_at: number | null;
+    generations: Array<{ generation: number; session_id: string; points: Array<[number, number]> }>;
+    drops: ContextDrop[];
+  };
+  cache: CacheTokens;
+  cache_hit_ratio: number | null;
+  denials: number;
+  bash_first_words: Record<string, number>;
+  outages: Outage[];
+  errors: string[];
+  rewrites: ResumeRewrite[];
+}
+
+export interface RunReport {
+  report_version: number;
+  generated_at: string;
+  workspace: string;
+  run_dir: string;
+  scope: 'last run' | 'all runs';
+  /** Problems with the run directory's own files, one line each. */
+  notices: string[];
+  manifest: { state: 'ok' | 'missing' | 'corrupt'; reason: string | null; set_aside: string[] };
+  /** The brief's goal line, the frozen goal's statement and checks, the latest ruling. */
+  task: { request: string | null; goal: string | null; checks: string[]; last_verdict: string | null };
+  runs: Array<{ run: string; started_at: number; ended_at: number; steps: number; cost_usd: number }>;
+  steps: StepReport[];
+  threads: { main: SideStats; workers: SideStats; workers_share_of_chars: number | null };
+  cache: CacheTokens & { hit_ratio: number | null };
+  denials: number;
+  bash_first_words: Record<string, number>;
+  outages: Array<Outage & { step: string }>;
+  retries: number;
+  workbench: {
+    root: string;
+    scripts: { files: number; bytes: number };
+    artifacts: { files: number; bytes: number };
+    notes: { files: number; bytes: number };
+    spill: { files: number; bytes: number };
+  } | null;
+  questions: { asked: number; answered: number; assumed: number; other: number };
+  asides: {
+    count: number;
+    cost_usd: number;
+    items: Array<{ started_at: number; ok: boolean; cost_usd: number; text: string }>;
+  };
+  totals: {
+    cost_usd: number;
+    steps_cost_usd: number;
+    asides_cost_usd: number;
+    runs: number;
+    main: ThreadTotals;
+    workers: ThreadTotals;
+    ledger_cost_usd: number | null;
+  };
+}
+
+/** What `buildReport` works from: the books, the transcripts, the workbench. */
+export interface ReportInput {
+  data: Pick<RunData, 'location' | 'manifest' | 'setAside' | 'asides' | 'lineage' | 'store' | 'workbench'>;
+  /** Transcripts by session id (every session of every step, read once). */
+  transcripts: ReadonlyMap<string, SessionTranscripts>;
+}
+
+/** A window slack for clocks: the binary stamps entries a little after flower stamps the step. */
+const WINDOW_SLACK_S = 1;
+
+const emptyThread = (): ThreadTotals => ({
+  turns: 0,
+  input_tokens: 0,
+  output_tokens: 0,
+  cache_read_input_tokens: 0,
+  cache_creation_input_tokens: 0,
+  cost_usd: 0,
+});
+
+function addThread(total: ThreadTotals, thread: ThreadLedger): void {
+  total.turns += thread.turns;
+  total.input_tokens += thread.input_tokens;
+  total.output_tokens += thread.output_tokens;
+  total.cache_read_input_tokens += thread.cache_read_input_tokens;
+  total.cache_creation_input_tokens += thread.cache_creation_input_tokens;
+  total.cost_usd =
+    total.cost_usd === null || thread.cost_usd === null ? null : roundUsd(total.cost_usd + thread.cost_usd);
+}
+
+/**
+ * Steps that are running now (or stopped without a record): a stored session written after the
+ * last row covering it ended, a lineage step with no row, or a session nothing covers that was
+ * written after the last recorded step (a judge at work). Each gets a record with outcome `running`.
+ */
+export function runningSteps(
+  records: readonly StepRecord[],
+  lineageSteps: Readonly<Record<string, string>>,
+  sessions: ReadonlyMap<string, StoredSession>,
+): StepRecord[] {
+  const coveredUntil = new Map<string, { until: number; step: string }>();
+  for (const record of records) {
+    for (const id of record.sessions) {
+      const known = coveredUntil.get(id);
+      if (known === undefined || known.until < record.endedAt)
+        coveredUntil.set(id, { until: record.endedAt, step: record.step });
+    }
+  }
+  const lastEnd = Math.max(0, ...records.map((record) => record.endedAt));
+  const nameOf = new Map(Object.entries(lineageSteps).map(([name, id]) => [id, name]));
+  const running: StepRecord[] = [];
+  for (const session of sessions.values()) {
+    const covered = coveredUntil.get(session.sessionId);
+    const writtenAt = session.mtime / 1000;
+    const named = nameOf.get(session.sessionId);
+    let since: number;
+    if (covered !== undefined) since = covered.until;
+    else if (named !== undefined) since = 0;
+    else since = lastEnd;
+    if (covered !== undefined || named === undefined) {
+      if (writtenAt <= since + WINDOW_SLACK_S) continue;
+    }
+    running.push({
+      step: named ?? (covered ? roundedOn(covered.step) : '(unrecorded session)'),
+      run: '',
+      sessionId: session.sessionId,
+      sessions: [session.sessionId],
+      ok: false,
+      costUsd: 0,
+      numTurns: 0,
+      attempts: 1,
+      resumed: covered !== undefined,
+      handoffs: 0,
+      durationS: 0,
+      startedAt: since,
+      endedAt: 0,
+      error: null,
+      errors: [],
+      text: '',
+      context: 0,
+      outcome: 'running',
+      detail: 'running now, or stopped before it recorded a result',
+      verdict: undefined,
+      ledger: undefined,
+      handoffAt: undefined,
+      rewrites: [],
+    });
+  }
+  return running.sort((a, b) => a.startedAt - b.startedAt);
+}
+
+/** The label a step that continues `step`'s session carries while it has no row of its own. */
+function roundedOn(step: string): string {
+  return `${step} (continued)`;
+}
+
+/** The first line of the brief's goal: what was asked for. */
+export function requestOf(brief: string | undefined): string | null {
+  if (brief === undefined) return null;
+  const line = Brief.parse(brief)
+    .goal.split('\n')
+    .find((text) => text.trim() !== '');
+  return line ? shown(line.trim()) : null;
+}
+
+/** Q&A log states: answered by a person, decided by the agent itself, or anything else. */
+export function questionCounts(qaLog: string | undefined): RunReport['questions'] {
+  const counts = { asked: 0, answered: 0, assumed: 0, other: 0 };
+  if (!qaLog) return counts;
+  for (const line of qaLog.split('\n')) {
+    if (/^\s*-\s+\*\*Q\*\*/.test(line)) counts.asked += 1;
+    const state = /^\s*-\s+\*\*A\*\*\s+\[([a-z_]+)\]/.exec(line)?.[1];
+    if (state === 'answered') counts.answered += 1;
+    else if (state === 'timeout') counts.assumed += 1;
+    else if (state !== undefined) counts.other += 1;
+  }
+  return counts;
+}
+
+function workbenchReport(workbench: WorkbenchData | undefined): RunReport['workbench'] {
+  if (workbench === undefined) return null;
+  const { root, scripts, artifacts, notes, spill } = workbench;
+  return { root, scripts, artifacts, notes, spill };
+}
+
+/** Lines about the run directory's own files that the reader must know about. */
+function noticesOf(data: ReportInput['data']): string[] {
+  const notices: string[] = [];
+  const manifest = data.location.runDir;
+  if (data.manifest.state === 'corrupt') {
+    notices.push(
+      `${manifest}/manifest.json is unreadable (${data.manifest.reason}); its steps are not counted. It was left as it is: the next flower run here sets it aside.`,
+    );
+  }
+  for (const name of data.setAside)
+    notices.push(
+      `${manifest}/${name} is an unreadable manifest an earlier run set aside; its steps are not counted.`,
+    );
+  if (data.asides.state === 'corrupt')
+    notices.push(
+      `${manifest}/aside/manifest.json is unreadable (${data.asides.reason}); aside costs are not counted.`,
+    );
+  if (data.lineage.state === 'corrupt')
+    notices.push(
+      `${manifest}/lineage.json is unreadable (${data.lineage.reason}); running steps cannot be named.`,
+    );
+  if (data.store.state === 'unreadable')
+    notices.push(`The session store could not be read (${data.store.reason}); only the manifest is shown.`);
+  return notices;
+}
+
+function stepReport(record: StepRecord, transcripts: ReadonlyMap<string, SessionTranscripts>): StepReport {
+  const sessions = record.sessions
+    .map((id) => transcripts.get(id))
+    .filter((session): session is SessionTranscripts => session !== undefined);
+  const window = {
+    from: record.startedAt > 0 ? record.startedAt - WINDOW_SLACK_S : Number.NEGATIVE_INFINITY,
+    to: record.endedAt > 0 ? record.endedAt + WINDOW_SLACK_S : Number.POSITIVE_INFINITY,
+  };
+  const threads = stepThreads(sessions, window);
+  const ledger: StepLedger = record.ledger ?? stepLedger(sessions, window);
+  const keep = new Set(threads.drops.map((drop) => drop.turn));
+  const peak = Math.max(record.context, ...threads.generations.flatMap((g) => g.points.map((p) => p.tokens)));
+  return {
+    step: shown(record.step),
+    run: record.run,
+    outcome: record.outcome,
+    detail: shown(record.detail),
+    ok: record.ok,
+    cost_usd: record.costUsd,
+    num_turns: record.numTurns,
+    attempts: record.attempts,
+    resumed: record.resumed,
+    handoffs: record.handoffs,
+    duration_s: record.durationS,
+    started_at: record.startedAt,
+    ended_at: record.endedAt,
+    session_ids: record.sessions,
+    verdict:
+      record.verdict === undefined
+        ? null
+        : {
+            ...record.verdict,
+            reason: shown(record.verdict.reason),
+            checks: record.verdict.checks.map((check) => ({ ...check, command: shown(check.command) })),
+          },
+    main: ledger.main,
+    workers: ledger.workers.map((worker) => ({ ...worker, description: shown(worker.description) })),
+    ledger_source: record.ledger ? 'manifest' : 'transcripts',
+    reconciliation: reconcile(record.costUsd, ledger),
+    threads: { main: threads.main, workers: threads.workers },
+    context: {
+      peak: Number.isFinite(peak) ? peak : 0,
+      handoff_at: record.handoffAt ?? null,
+      generations: threads.generations.map((generation) => ({
+        generation: generation.generation,
+        session_id: generation.session_id,
+        points: downsample(generation.points, CURVE_POINTS_PER_GENERATION, keep).map(
+          (point) => [point.turn, point.tokens] as [number, number],
+        ),
+      })),
+      drops: threads.drops,
+    },
+    cache: threads.cache,
+    cache_hit_ratio: cacheHitRatio(threads.cache),
+    denials: threads.denials,
+    bash_first_words: threads.bash_first_words,
+    outages: threads.outages.map((outage) => ({ ...outage, text: shown(outage.text) })),
+    errors: record.errors.map(shown),
+    rewrites: record.rewrites,
+  };
+}
+
+/** The report over the input. Pure. */
+export function buildReport(input: ReportInput, options: ReportOptions = {}): RunReport {
+  const { data, transcripts } = input;
+  const now = options.now ?? Date.now() / 1000;
+  const records = stepRecords(data.manifest.document);
+  const running =
+    data.store.state === 'ok' ? runningSteps(records, data.lineage.document.steps, data.store.sessions) : [];
+  const all = [...records, ...running];
+  const reports = all.map((record) => stepReport(record, transcripts));
+
+  const lastRun = records.reduce<StepRecord | undefined>(
+    (latest, record) => (latest === undefined || record.startedAt >= latest.startedAt ? record : latest),
+    undefined,
+  )?.run;
+  const inScope = (report: StepReport) =>
+    options.all || report.outcome === 'running' || report.run === lastRun;
+
+  let main = emptySide();
+  let workers = emptySide();
+  const cache: CacheTokens = { input_tokens: 0, cache_read_input_tokens: 0, cache_creation_input_tokens: 0 };
+  const mainTotals = emptyThread();
+  const workerTotals = emptyThread();
+  const bash: Record<string, number> = {};
+  let ledgerUsd: number | null = 0;
+  for (const report of reports) {
+    main = addSides(main, report.threads.main);
+    workers = addSides(workers, report.threads.workers);
+    addThread(mainTotals, report.main);
+    for (const worker of report.workers) addThread(workerTotals, worker);
+    const stepUsd = ledgerCost({ main: report.main, workers: report.workers });
+    ledgerUsd = ledgerUsd === null || stepUsd === null ? null : roundUsd(ledgerUsd + stepUsd);
+    for (const [word, count] of Object.entries(report.bash_first_words))
+      bash[word] = (bash[word] ?? 0) + count;
+    cache.input_tokens += report.cache.input_tokens;
+    cache.cache_read_input_tokens += report.cache.cache_read_input_tokens;
+    cache.cache_creation_input_tokens += report.cache.cache_creation_input_tokens;
+  }
+  const spend = sumTaskSpend(data.manifest.document, data.asides.document);
+  const asideRows = data.asides.document;
+  const byRun = new Map<string, RunReport['runs'][number]>();
+  for (const record of records) {
+    const run = byRun.get(record.run) ?? {
+      run: record.run,
+      started_at: record.startedAt,
+      ended_at: record.endedAt,
+      steps: 0,
+      cost_usd: 0,
+    };
+    run.started_at = Math.min(run.started_at, record.startedAt);
+    run.ended_at = Math.max(run.ended_at, record.endedAt);
+    run.steps += 1;
+    run.cost_usd = roundUsd(run.cost_usd + record.costUsd);
+    byRun.set(record.run, run);
+  }
+  const goal = data.workbench?.goal === undefined ? undefined : Goal.parse(data.workbench.goal);
+  const lastVerdict = [...records].reverse().find((record) => record.verdict !== undefined)?.verdict;
+  return {
+    report_version: REPORT_VERSION,
+    generated_at: new Date(now * 1000).toISOString(),
+    workspace: data.location.workspace,
+    run_dir: data.location.runDir,
+    scope: options.all ? 'all runs' : 'last run',
+    notices: noticesOf(data),
+    manifest: {
+      state: data.manifest.state,
+      reason: data.manifest.state === 'corrupt' ? data.manifest.reason : null,
+      set_aside: data.setAside,
+    },
+    task: {
+      request: requestOf(data.workbench?.brief),
+      goal: goal?.statement ? shown(goal.statement) : null,
+      checks: (goal?.checks ?? []).map(shown),
+      last_verdict: lastVerdict ? shown(verdictLine(lastVerdict)) : null,
+    },
+    runs: [...byRun.values()].filter((run) => options.all || run.run === lastRun),
+    steps: reports.filter(inScope),
+    threads: {
+      main,
+      workers,
+      workers_share_of_chars:
+        main.chars + workers.chars > 0 ? workers.chars / (main.chars + workers.chars) : null,
+    },
+    cache: { ...cache, hit_ratio: cacheHitRatio(cache) },
+    denials: reports.reduce((sum, report) => sum + report.denials, 0),
+    bash_first_words: bash,
+    outages: reports.flatMap((report) => report.outages.map((outage) => ({ ...outage, step: report.step }))),
+    retries: reports.reduce((sum, report) => sum + Math.max(0, report.attempts - 1), 0),
+    workbench: workbenchReport(data.workbench),
+    questions: questionCounts(data.workbench?.qaLog),
+    asides: {
+      count: asideRows.length,
+      cost_usd: spend.asidesUsd,
+      items: asideRows.map((row) => ({
+        started_at: typeof row.started_at === 'number' ? row.started_at : 0,
+        ok: row.ok === true,
+        cost_usd: typeof row.cost_usd === 'number' ? row.cost_usd : 0,
+        text: shown(typeof row.text === 'string' ? row.text : '').slice(0, 500),
+      })),
+    },
+    totals: {
+      cost_usd: spend.totalUsd,
+      steps_cost_usd: spend.stepsUsd,
+      asides_cost_usd: spend.asidesUsd,
+      runs: spend.runs,
+      main: mainTotals,
+      workers: workerTotals,
+      ledger_cost_usd: ledgerUsd,
+    },
+  };
+}
+
+/** Reads every step's transcripts once and builds the report. */
+export async function collectReport(data: RunData, options: ReportOptions = {}): Promise<RunReport> {
+  const records = stepRecords(data.manifest.document);
+  const running =
+    data.store.state === 'ok' ? runningSteps(records, data.lineage.document.steps, data.store.sessions) : [];
+  const ids = [...new Set([...records, ...running].flatMap((record) => record.sessions))];
+  const transcripts = new Map((await data.transcripts(ids)).map((session) => [session.sessionId, session]));
+  return buildReport({ data, transcripts }, options);
+}

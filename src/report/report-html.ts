@@ -245,7 +245,8 @@ export function reportHtml(report: RunReport): string {
     `<h1>${escapeHtml(title)}</h1>`,
     `<p class="dim">${escapeHtml(`generated ${report.generated_at} · ${report.scope} · run directory ${report.run_dir}`)}</p>`,
     notices,
-    report.task.goal ? `<p><b>Task:</b> ${escapeHtml(report.task.goal)}</p>` : '',
+    report.task.request ? `<p><b>Task:</b> ${escapeHtml(report.task.request)}</p>` : '',
+    report.task.goal ? `<p><b>Goal:</b> ${escapeHtml(report.task.goal)}</p>` : '',
     report.task.last_verdict ? `<p><b>Last verdict:</b> ${escapeHtml(report.task.last_verdict)}</p>` : '',
     report.task.checks.length > 0
       ? `<ul id="checks">${report.task.checks.map((check) => `<li>${escapeHtml(check)}</li>`).join('')}</ul>`

@@ -239,6 +239,18 @@ export function runningSteps(
   return running.sort((a, b) => a.startedAt - b.startedAt);
 }
 
+/**
+ * The running steps of a run directory. None when the manifest is unreadable: every session would
+ * then look unrecorded, and calling finished work "running" is worse than saying nothing.
+ */
+export function inferRunning(
+  data: Pick<RunData, 'manifest' | 'lineage' | 'store'>,
+  records: readonly StepRecord[],
+): StepRecord[] {
+  if (data.store.state !== 'ok' || data.manifest.state === 'corrupt') return [];
+  return runningSteps(records, data.lineage.document.steps, data.store.sessions);
+}
+
 /** The label a step that continues `step`'s session carries while it has no row of its own. */
 function roundedOn(step: string): string {
   return `${step} (continued)`;
@@ -366,8 +378,7 @@ export function buildReport(input: ReportInput, options: ReportOptions = {}): Ru
   const { data, transcripts } = input;
   const now = options.now ?? Date.now() / 1000;
   const records = stepRecords(data.manifest.document);
-  const running =
-    data.store.state === 'ok' ? runningSteps(records, data.lineage.document.steps, data.store.sessions) : [];
+  const running = inferRunning(data, records);
   const all = [...records, ...running];
   const reports = all.map((record) => stepReport(record, transcripts));
 
@@ -475,8 +486,7 @@ export function buildReport(input: ReportInput, options: ReportOptions = {}): Ru
 /** Reads every step's transcripts once and builds the report. */
 export async function collectReport(data: RunData, options: ReportOptions = {}): Promise<RunReport> {
   const records = stepRecords(data.manifest.document);
-  const running =
-    data.store.state === 'ok' ? runningSteps(records, data.lineage.document.steps, data.store.sessions) : [];
+  const running = inferRunning(data, records);
   const ids = [...new Set([...records, ...running].flatMap((record) => record.sessions))];
   const transcripts = new Map((await data.transcripts(ids)).map((session) => [session.sessionId, session]));
   return buildReport({ data, transcripts }, options);

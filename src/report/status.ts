@@ -13,7 +13,7 @@
 import { sumTaskSpend } from '../runtime/task-spend.js';
 import { Brief } from '../workflow/brief.js';
 import { Goal } from '../workflow/goal.js';
-import { requestOf, runningSteps } from './report.js';
+import { inferRunning, requestOf } from './report.js';
 import type { RunData } from './run-data.js';
 import { shown } from './shown-text.js';
 import { type StepRecord, stepRecords, verdictLine } from './steps.js';
@@ -33,15 +33,6 @@ export interface TaskStatus {
 /** Thrown when there is nothing to show; the message is the one line the command prints. */
 export class NoTaskError extends Error {
   override name = 'NoTaskError';
-}
-
-function firstLine(text: string): string {
-  return (
-    text
-      .split('\n')
-      .find((line) => line.trim() !== '')
-      ?.trim() ?? ''
-  );
 }
 
 function stateOf(record: StepRecord): string {
@@ -95,8 +86,7 @@ export function taskStatus(
       `No task in ${data.location.workspace} (no steps in ${data.location.runDir}/manifest.json and no brief); start one with: flower "<what you want done>"`,
     );
   }
-  const running =
-    data.store.state === 'ok' ? runningSteps(records, data.lineage.document.steps, data.store.sessions) : [];
+  const running = inferRunning(data, records);
   // The latest row of each step label, in the order the labels first appeared.
   const latest = new Map<string, StepRecord>();
   for (const record of [...records, ...running]) {

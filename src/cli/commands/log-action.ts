@@ -3,7 +3,7 @@
  * main thread of each of its sessions, then each worker — as Markdown or as the stored JSON lines.
  * Read-only; exit 1 with one line when the step or its transcripts cannot be found.
  */
-import { runningSteps } from '../../report/report.js';
+import { inferRunning } from '../../report/report.js';
 import { openRunData } from '../../report/run-data.js';
 import { pickStep, stepRecords } from '../../report/steps.js';
 import { stepJsonLines, stepMarkdown } from '../../report/transcript-markdown.js';
@@ -29,7 +29,7 @@ export async function runLog(step: string, flags: LogFlags, global: GlobalOption
         `The session store ${global.runDir}/sessions.db could not be read: ${data.store.reason}`,
       );
     const records = stepRecords(data.manifest.document);
-    const all = [...records, ...runningSteps(records, data.lineage.document.steps, data.store.sessions)];
+    const all = [...records, ...inferRunning(data, records)];
     const record = pickStep(all, step, flags.run);
     if (record === undefined) {
       const labels = [...new Set(all.map((candidate) => candidate.step))];

@@ -110,7 +110,7 @@ describe('flower run', () => {
     expect(run.status).toBe(0);
     expect(run.stdout).toMatch(/== hello =+ 1\/1/);
     expect(run.stdout).toContain(GREETING);
-    expect(run.stdout).toMatch(/total \$\d+\.\d{4} · manifest /);
+    expect(run.stdout).toMatch(/total \$\d+\.\d{4} this run · \$\d+\.\d{4} for the whole task · manifest /);
   });
 
   it('with -W gives a workflow without a workbench one, and its steps spill large results into it', async () => {

@@ -36,7 +36,9 @@ export async function runReport(flags: ReportFlags, global: GlobalOptions): Prom
     const report = await collectReport(data, { all: flags.all ?? false });
     if (report.steps.length === 0) {
       // Nothing to lay out: the notice (an unreadable manifest) or the plain fact is the message.
-      throw new Error(report.notices[0] ?? `No steps recorded in ${global.runDir} yet; run flower here first.`);
+      throw new Error(
+        report.notices[0] ?? `No steps recorded in ${global.runDir} yet; run flower here first.`,
+      );
     }
     if (flags.html !== undefined) {
       const file = resolve(flags.html);

@@ -6,8 +6,8 @@
  *   the oracle's view are real.
  * - The terminal is restored and the runtime closed whatever happens (the `finally`), after waiting
  *   a bounded time for side questions still being answered.
- * - The last line always says what this process spent and where the manifest is (the manifest
- *   itself accumulates every process in the run directory).
+ * - The last line always says what this process spent (its asides included), what the whole task
+ *   has spent so far, and where the manifest is.
  * - The screen says who speaks: before each agent run the renderer is told the role (`judge`,
  *   `coordinator`, …) through a runner that wraps the real one; workers are named by their dispatch.
  * - While an agent works, a live status says what is being waited for (live-status.ts).
@@ -23,6 +23,7 @@ import { Workbench } from '../../agents/workbench.js';
 import type { EnvMap } from '../../config/paths.js';
 import type { HandoffPolicyOptions } from '../../config/policies.js';
 import type { AgentSpec } from '../../runtime/agent-spec.js';
+import { totalLine } from '../../report/total-line.js';
 import type { EventSink, FlowerEvent } from '../../runtime/events.js';
 import { Runtime } from '../../runtime/runtime.js';
 import type { WorkflowContext } from '../../workflow/context.js';
@@ -223,6 +224,8 @@ export async function drive(options: DriveOptions): Promise<DriveOutcome> {
 
   let context: WorkflowContext;
   const stopLive = showLiveStatus(terminal, live, { paint: paint.dim });
+  // Asides answered from now on belong to this run's total line.
+  const startedAt = Date.now() / 1000;
   try {
     interaction?.start();
     // -W on a workflow without a workbench of its own: its steps get the workbench's guards too.
@@ -247,7 +250,7 @@ export async function drive(options: DriveOptions): Promise<DriveOutcome> {
 
   const totalCostUsd = runtime.totalCost();
   const simulated = options.simulatedCost ? ' (simulated: a scripted model, no money spent)' : '';
-  print(['', `total $${totalCostUsd.toFixed(4)}${simulated} · manifest ${runtime.manifestPath}`]);
+  print(['', `${totalLine(global.runDir, totalCostUsd, startedAt)}${simulated} · manifest ${runtime.manifestPath}`]);
 
   if (context.failedAt !== undefined) {
     const reason = failureText(context, context.failedAt);

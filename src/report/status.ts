@@ -3,8 +3,8 @@
  * read, nothing is written, no lock is taken: it works while another flower runs the task).
  *
  * Invariants:
- * - "No task here" is a brief that was never written and a manifest with no steps; then the
- *   command prints one line and fails (exit 1).
+ * - "No task here" is no brief, no step in the manifest and no step running; then the command
+ *   prints one line and fails (exit 1).
  * - The spend is the whole task (every run's steps plus the asides), the same figure as the final
  *   `total` line of `go`/`run` and `flower report`.
  * - It always ends with what to type next.
@@ -81,12 +81,12 @@ export function taskStatus(
       `runs/manifest.json is unreadable (${data.manifest.reason}); its steps are not shown. It was left as it is: the next flower run here sets it aside.`,
     );
   }
-  if (records.length === 0 && brief === undefined && data.manifest.state !== 'corrupt') {
+  const running = inferRunning(data, records);
+  if (records.length === 0 && running.length === 0 && brief === undefined && data.manifest.state !== 'corrupt') {
     throw new NoTaskError(
       `No task in ${data.location.workspace} (no steps in ${data.location.runDir}/manifest.json and no brief); start one with: flower "<what you want done>"`,
     );
   }
-  const running = inferRunning(data, records);
   // The latest row of each step label, in the order the labels first appeared.
   const latest = new Map<string, StepRecord>();
   for (const record of [...records, ...running]) {

@@ -9,6 +9,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { DEMO_GREETING, DEMO_OPTIONS } from '../../src/cli/commands/demo-script.js';
 import { flowerBin, isolatedEnv, runFlower, tempDir } from './cli-harness.js';
+import { expectReadableRun } from './report-harness.js';
 
 describe('flower demo', () => {
   it('clarifies, sets a goal, has a worker write and run a program, and the judge rules achieved', async () => {
@@ -42,7 +43,7 @@ describe('flower demo', () => {
     expect(run.stdout).toContain(`${join(workspace, '.flower')}/`);
     expect(run.stdout).toMatch(
       new RegExp(
-        `total \\$\\d+\\.\\d{4} \\(simulated: a scripted model, no money spent\\) · manifest ${join(runDir, 'manifest.json')}`,
+        `total \\$\\d+\\.\\d{4} this run · \\$\\d+\\.\\d{4} for the whole task \\(simulated: a scripted model, no money spent\\) · manifest ${join(runDir, 'manifest.json')}`,
       ),
     );
 
@@ -56,6 +57,9 @@ describe('flower demo', () => {
     expect(readFileSync(join(notes, 'brief.md'), 'utf8')).toContain('hello.js');
     expect(readFileSync(join(notes, 'goal.md'), 'utf8')).toContain('node hello.js');
     expect(readFileSync(join(notes, 'qa-log.md'), 'utf8')).toContain(DEMO_OPTIONS[0]);
+
+    // What the demo left can be looked at with status, report and log (issue 12).
+    await expectReadableRun(workspace);
 
     // The worker really wrote and ran the program.
     expect(execFileSync(process.execPath, [join(workspace, 'hello.js')], { encoding: 'utf8' }).trim()).toBe(

@@ -82,7 +82,12 @@ export function taskStatus(
     );
   }
   const running = inferRunning(data, records);
-  if (records.length === 0 && running.length === 0 && brief === undefined && data.manifest.state !== 'corrupt') {
+  if (
+    records.length === 0 &&
+    running.length === 0 &&
+    brief === undefined &&
+    data.manifest.state !== 'corrupt'
+  ) {
     throw new NoTaskError(
       `No task in ${data.location.workspace} (no steps in ${data.location.runDir}/manifest.json and no brief); start one with: flower "<what you want done>"`,
     );

@@ -69,15 +69,21 @@ function heavyIn(modules: readonly string[]): string[] {
 }
 
 describe('flower start-up loads only what the command needs', () => {
-  it.each([[['--version']], [['--help']], [['go', '--help']], [['once', '--help']], [['demo', '--help']]])(
-    'flower %j loads no heavy module',
-    (args) => {
-      const result = tracedFlower(...args);
-      expect(result.status).toBe(0);
-      expect(result.modules).toContainEqual(expect.stringContaining('/dist/cli/main.js'));
-      expect(heavyIn(result.modules)).toEqual([]);
-    },
-  );
+  it.each([
+    [['--version']],
+    [['--help']],
+    [['go', '--help']],
+    [['once', '--help']],
+    [['demo', '--help']],
+    [['status', '--help']],
+    [['report', '--help']],
+    [['log', '--help']],
+  ])('flower %j loads no heavy module', (args) => {
+    const result = tracedFlower(...args);
+    expect(result.status).toBe(0);
+    expect(result.modules).toContainEqual(expect.stringContaining('/dist/cli/main.js'));
+    expect(heavyIn(result.modules)).toEqual([]);
+  });
 
   it('flower doctor loads its implementation but no heavy module', () => {
     const result = tracedFlower('doctor');
@@ -85,6 +91,15 @@ describe('flower start-up loads only what the command needs', () => {
     expect(result.stdout).toContain('Credentials:');
     expect(result.modules).toContainEqual(expect.stringContaining('/dist/cli/commands/doctor-action.js'));
     expect(heavyIn(result.modules)).toEqual([]);
+  });
+
+  it('flower status reads the books without the SDK, the MCP code or the model (it is a command, not a task)', () => {
+    const result = tracedFlower('status');
+    expect(result.status).toBe(1);
+    expect(result.stderr).toMatch(/^flower: No task in /);
+    expect(result.modules).toContainEqual(expect.stringContaining('/dist/cli/commands/status-action.js'));
+    const loaded = heavyIn(result.modules);
+    expect(loaded.filter((url) => !url.includes('/dist/workflow/'))).toEqual([]);
   });
 
   it('the trace does see the SDK once a command that needs it runs (control)', () => {

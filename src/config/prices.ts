@@ -108,9 +108,19 @@ const ID_SUFFIX = /^(?:-\d{8})?(?:-v\d+(?::\d+)?)?(?:@\d{8})?(?:\[[^\]]*\])?$/;
 /** What may precede it: a provider's namespace (`us.anthropic.`, `anthropic.`). */
 const ID_PREFIX = /^(?:[a-z]{2,4}\.)?(?:anthropic\.)?$/;
 
+/** Lookups already made: a long transcript asks about the same one or two models thousands of times. */
+const known = new Map<string, ModelPrices | undefined>();
+
 /** The prices of `model`, or undefined when the table does not know it. */
 export function priceFor(model: string | undefined): ModelPrices | undefined {
   if (!model) return undefined;
+  if (known.has(model)) return known.get(model);
+  const prices = lookUp(model);
+  known.set(model, prices);
+  return prices;
+}
+
+function lookUp(model: string): ModelPrices | undefined {
   const name = model.trim().toLowerCase();
   const start = name.indexOf('claude-');
   if (start < 0 || !ID_PREFIX.test(name.slice(0, start))) return undefined;

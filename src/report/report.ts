@@ -25,7 +25,9 @@ import {
   stepLedger,
   type ThreadLedger,
   type TokenCounts,
+  UNBOUNDED,
   type WorkerLedger,
+  windowed,
 } from '../runtime/ledger.js';
 import type { ResumeRewrite } from '../runtime/step-result.js';
 import { sumTaskSpend } from '../runtime/task-spend.js';
@@ -319,8 +321,9 @@ function stepReport(record: StepRecord, transcripts: ReadonlyMap<string, Session
     from: record.startedAt > 0 ? record.startedAt - WINDOW_SLACK_S : Number.NEGATIVE_INFINITY,
     to: record.endedAt > 0 ? record.endedAt + WINDOW_SLACK_S : Number.POSITIVE_INFINITY,
   };
-  const threads = stepThreads(sessions, window);
-  const ledger: StepLedger = record.ledger ?? stepLedger(sessions, window);
+  const inside = windowed(sessions, window);
+  const threads = stepThreads(inside, UNBOUNDED);
+  const ledger: StepLedger = record.ledger ?? stepLedger(inside, UNBOUNDED);
   const keep = new Set(threads.drops.map((drop) => drop.turn));
   const peak = Math.max(record.context, ...threads.generations.flatMap((g) => g.points.map((p) => p.tokens)));
   return {

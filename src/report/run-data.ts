@@ -7,8 +7,9 @@
  * - Read-only. Nothing here takes a lock, sets a corrupt file aside or creates a file: a flower may
  *   be writing the directory right now, and a viewer must not change what it looks at. A corrupt
  *   manifest is reported as corrupt and left as it is; the next flower run sets it aside.
- * - The session store is opened read-only and only through its public read methods, so another
- *   backend (PostgreSQL, issue 14) can take its place here without touching the analysis.
+ * - The session store is opened read-only (`store/sqlite-reader.ts`) and read only through
+ *   `TranscriptReader` and the session list, so another backend (PostgreSQL, issue 14) can take
+ *   its place here without touching the analysis.
  * - Nothing throws for a missing or broken file: each source says what state it is in, and the
  *   command decides what it can still show.
  */
@@ -21,7 +22,7 @@ import { peekLineage } from '../runtime/lineage.js';
 import type { PeekedDocument } from '../runtime/locked-json-file.js';
 import { MANIFEST_FILE, peekManifest, type StoredManifestRow } from '../runtime/manifest.js';
 import { ASIDE_RUN_DIR } from '../runtime/task-spend.js';
-import type { SqliteSessionStore } from '../store/sqlite-session-store.js';
+import type { SqliteSessionReader } from '../store/sqlite-reader.js';
 
 export interface RunLocation {
   /** Absolute workspace. */
@@ -150,14 +151,15 @@ function errorText(error: unknown): string {
 }
 
 /** Opens the store read-only; the native binding is loaded only here, when a command needs it. */
-async function openStore(file: string): Promise<{ store?: SqliteSessionStore; state: StoreState }> {
+async function openStore(file: string): Promise<{ store?: SqliteSessionReader; state: StoreState }> {
   if (!existsSync(file)) return { state: { state: 'missing' } };
+  let store: SqliteSessionReader | undefined;
   try {
-    const { SqliteSessionStore } = await import('../store/sqlite-session-store.js');
-    const store = new SqliteSessionStore(file, { readOnly: true });
+    const { SqliteSessionReader } = await import('../store/sqlite-reader.js');
+    store = new SqliteSessionReader(file);
     const sessions = new Map<string, StoredSession>();
     for (const projectKey of store.projects()) {
-      for (const { sessionId, mtime } of await store.listSessions(projectKey)) {
+      for (const { sessionId, mtime } of store.listSessions(projectKey)) {
         const known = sessions.get(sessionId);
         if (known === undefined || known.mtime < mtime)
           sessions.set(sessionId, { projectKey, sessionId, mtime });
@@ -165,6 +167,7 @@ async function openStore(file: string): Promise<{ store?: SqliteSessionStore; st
     }
     return { store, state: { state: 'ok', sessions } };
   } catch (error) {
+    store?.close();
     return { state: { state: 'unreadable', reason: errorText(error) } };
   }
 }
@@ -174,8 +177,8 @@ export async function openRunData(location: RunLocation): Promise<RunData> {
   const { runDir, workspace } = location;
   const { store, state } = await openStore(join(runDir, 'sessions.db'));
   const reader: TranscriptReader | undefined = store && {
-    load: async (key: SessionKey) => store.loadRaw(key),
-    listSubkeys: (key) => store.listSubkeys(key),
+    load: async (key: SessionKey) => store.load(key),
+    listSubkeys: async (key) => store.listSubkeys(key),
   };
   return {
     location,

@@ -7,7 +7,7 @@
  * Invariants:
  * - One pass over each transcript, in the step's time window; nothing is read here (see
  *   `run-data.ts`). Responses count once, as in the ledger (`runtime/ledger.ts`).
- * - "Characters" are the body of what was said and done: text, thinking, tool inputs and tool
+ * - "Characters" are the body of what was said and done: text, thinking, the values of tool inputs, tool
  *   results — not the harness's bookkeeping entries.
  * - The context curve is the main thread's only: input + cache read + cache creation of each
  *   response, numbered through the step, a new generation starting at each handoff.
@@ -98,12 +98,21 @@ export function emptySide(): SideStats {
   return { entries: 0, turns: 0, chars: 0, tokens: 0, tool_calls: 0, tools: {} };
 }
 
+/** Characters of the strings inside a tool input (its keys and JSON punctuation are not said). */
+function inputChars(value: unknown): number {
+  if (typeof value === 'string') return value.length;
+  if (typeof value !== 'object' || value === null) return value === undefined ? 0 : String(value).length;
+  let chars = 0;
+  for (const item of Array.isArray(value) ? value : Object.values(value)) chars += inputChars(item);
+  return chars;
+}
+
 function bodyChars(entry: Entry): number {
   const content = messageOf(entry)?.content;
   if (typeof content === 'string') return content.length;
   let chars = 0;
   for (const block of blocksOf(entry)) {
-    if (isToolUse(block)) chars += JSON.stringify(block.input ?? {}).length;
+    if (isToolUse(block)) chars += inputChars(block.input);
     else if (isToolResult(block)) chars += toolResultText(block)?.length ?? 0;
     else if (typeof block === 'object' && block !== null) {
       const fields = block as { text?: unknown; thinking?: unknown };

@@ -111,6 +111,7 @@ export function entryTime(entry: Entry): number | undefined {
 
 /** Entries without a time of their own are kept: they cannot be placed, and they carry no usage. */
 export function inWindow(entry: Entry, window: TimeWindow): boolean {
+  if (window.from === Number.NEGATIVE_INFINITY && window.to === Number.POSITIVE_INFINITY) return true;
   const time = entryTime(entry);
   return time === undefined || (time >= window.from && time <= window.to);
 }
@@ -322,6 +323,16 @@ export function workerLedger(
     ...threadLedger(responses, toolCallsOf(subagent.entries, window).length),
     duration_s: durationOf(subagent.entries, window),
   };
+}
+
+/** The sessions with only their entries inside `window` (one pass, so later passes need no clock). */
+export function windowed(sessions: readonly SessionTranscripts[], window: TimeWindow): SessionTranscripts[] {
+  const keep = (entries: readonly Entry[]) => entries.filter((entry) => inWindow(entry, window));
+  return sessions.map((session) => ({
+    sessionId: session.sessionId,
+    main: keep(session.main),
+    subagents: session.subagents.map((subagent) => ({ ...subagent, entries: keep(subagent.entries) })),
+  }));
 }
 
 /** The ledger of a step that ran in `sessions` during `window`. Pure. */

@@ -70,12 +70,6 @@ export interface SqliteSessionStoreOptions extends RewriteOptions {
   workspace?: string;
   /** How long a write waits for another process holding the database before failing. */
   busyTimeoutMs?: number;
-  /**
-   * Open an existing database for reading only (`flower report` while a flower writes it): no
-   * directory, schema or journal-mode change, and every write fails. SQLite still keeps its
-   * `-wal`/`-shm` companions next to the file, as any reader of a WAL database does.
-   */
-  readOnly?: boolean;
 }
 
 /** A database problem the user has to act on; the message names the file and what to do. */
@@ -162,11 +156,6 @@ export class SqliteSessionStore implements SessionStore {
   constructor(file: string, options: SqliteSessionStoreOptions = {}) {
     this.path = path.resolve(file);
     this.db = this.guard('open', () => {
-      if (options.readOnly) {
-        const reader = new Database(this.path, { readonly: true, fileMustExist: true });
-        reader.pragma(`busy_timeout = ${options.busyTimeoutMs ?? 5000}`);
-        return reader;
-      }
       mkdirSync(path.dirname(this.path), { recursive: true });
       const db = new Database(this.path);
       try {
@@ -186,7 +175,7 @@ export class SqliteSessionStore implements SessionStore {
       this.policies = resolvePolicies(options);
       this.spill = createSpillWriter(options.workspace, this.policies.trim.spillDirname);
     }
-    this.statements = this.guard('read', () => prepareStatements(this.db));
+    this.statements = prepareStatements(this.db);
     this.appendTransaction = this.db.transaction(this.appendRows.bind(this));
   }
 

@@ -11,7 +11,7 @@
  * Target: report ≤ 3× the floor (medians). Also prints the size of the `--html` page for the same
  * run (target: under 2 MB).
  *
- * Run with `npm run bench:report`; BENCH_ROUNDS sets the rounds (default 5).
+ * Run with `npm run bench:report`; BENCH_ROUNDS sets the rounds (default 7).
  */
 import { spawnSync } from 'node:child_process';
 import { mkdirSync, mkdtempSync, rmSync, statSync, writeFileSync } from 'node:fs';
@@ -22,7 +22,7 @@ import { projectKeyFor } from '../dist/store/session-key.js';
 import { SqliteSessionStore } from '../dist/store/sqlite-session-store.js';
 import { generateTranscript } from './transcript-generator.mjs';
 
-const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 5);
+const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 7);
 const repoRoot = path.join(fileURLToPath(import.meta.url), '..', '..');
 const bin = path.join(repoRoot, 'dist', 'cli', 'bin.js');
 const root = mkdtempSync(path.join(tmpdir(), 'flower-bench-report-'));

@@ -22,7 +22,7 @@ import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import type { ThreadLedger } from '../runtime/ledger.js';
 import type { RunReport, StepReport } from './report.js';
-import { compact, duration, percent, usd } from './report-text.js';
+import { compact, duration, LISTED_OUTAGES, percent, usd } from './report-text.js';
 
 let chartSource: string | undefined;
 
@@ -286,7 +286,12 @@ export function reportHtml(report: RunReport): string {
     '<h2>Outages, retries, rewrites</h2>',
     report.outages.length === 0
       ? '<p class="dim">No outages.</p>'
-      : `<ul>${report.outages.map((outage) => `<li>${escapeHtml(`${outage.step} (${outage.side}): ${outage.text}`)}</li>`).join('')}</ul>`,
+      : `<ul id="outages">${report.outages
+          .slice(0, LISTED_OUTAGES * 5)
+          .map((outage) => `<li>${escapeHtml(`${outage.step} (${outage.side}): ${outage.text}`)}</li>`)
+          .join(
+            '',
+          )}${report.outages.length > LISTED_OUTAGES * 5 ? `<li>… and ${report.outages.length - LISTED_OUTAGES * 5} more (all in --json)</li>` : ''}</ul>`,
     `<p>Attempts retried: <b data-field="retries">${report.retries}</b></p>`,
     '<h2>Workbench, questions, asides</h2>',
     keyValueTable('workbench', [

@@ -10,6 +10,9 @@ import type { ThreadLedger } from '../runtime/ledger.js';
 import type { RunReport, StepReport } from './report.js';
 import type { SideStats } from './threads.js';
 
+/** Outages listed one per line; a long flaky run has hundreds. */
+export const LISTED_OUTAGES = 10;
+
 export function usd(value: number | null): string {
   return value === null ? 'unpriced' : `$${value.toFixed(4)}`;
 }
@@ -156,7 +159,10 @@ export function reportLines(report: RunReport): string[] {
 
   lines.push('', 'Outages and retries');
   if (report.outages.length === 0 && report.retries === 0) lines.push('  none');
-  for (const outage of report.outages) lines.push(`  ${outage.step} (${outage.side}): ${outage.text}`);
+  for (const outage of report.outages.slice(0, LISTED_OUTAGES))
+    lines.push(`  ${outage.step} (${outage.side}): ${outage.text}`);
+  if (report.outages.length > LISTED_OUTAGES)
+    lines.push(`  … and ${report.outages.length - LISTED_OUTAGES} more (all of them are in --json)`);
   if (report.retries > 0)
     lines.push(`  ${report.retries} attempt${report.retries === 1 ? '' : 's'} retried after a failure`);
   const rewrites = report.steps.flatMap((step) =>

@@ -52,6 +52,8 @@ export const REPORT_VERSION = 1;
 
 /** How many points of each generation's context curve the document keeps. */
 export const CURVE_POINTS_PER_GENERATION = 400;
+/** How many of a step's largest context drops the curve keeps on top of that. */
+export const CURVE_KEPT_DROPS = 100;
 
 export interface ReportOptions {
   /** Every run, not only the last one. */
@@ -324,7 +326,13 @@ function stepReport(record: StepRecord, transcripts: ReadonlyMap<string, Session
   const inside = windowed(sessions, window);
   const threads = stepThreads(inside, UNBOUNDED);
   const ledger: StepLedger = record.ledger ?? stepLedger(inside, UNBOUNDED);
-  const keep = new Set(threads.drops.map((drop) => drop.turn));
+  // The largest drops stay visible on the chart; a budget, because a noisy curve can have thousands.
+  const keep = new Set(
+    [...threads.drops]
+      .sort((a, b) => b.from - b.to - (a.from - a.to))
+      .slice(0, CURVE_KEPT_DROPS)
+      .map((drop) => drop.turn),
+  );
   const peak = Math.max(record.context, ...threads.generations.flatMap((g) => g.points.map((p) => p.tokens)));
   return {
     step: shown(record.step),

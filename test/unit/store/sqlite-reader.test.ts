@@ -1,5 +1,5 @@
 /** The read-only view of sessions.db that status, report and log use. */
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -41,9 +41,11 @@ describe('SqliteSessionReader', () => {
   });
 
   it('never creates a database, and says in one line when a file is not one', () => {
-    dir = mkdtempSync(join(tmpdir(), 'flower-reader-'));
-    expect(() => new SqliteSessionReader(join(dir, 'missing.db'))).toThrow(SessionReadError);
-    const junk = join(dir, 'junk.db');
+    const here = mkdtempSync(join(tmpdir(), 'flower-reader-'));
+    dir = here;
+    expect(() => new SqliteSessionReader(join(here, 'missing.db'))).toThrow(SessionReadError);
+    expect(existsSync(join(here, 'missing.db'))).toBe(false);
+    const junk = join(here, 'junk.db');
     writeFileSync(junk, 'this is not sqlite at all, just text that is long enough to be read as a header');
     expect(() => new SqliteSessionReader(junk)).toThrow(
       /junk\.db: could not read .*not a readable SQLite database/,

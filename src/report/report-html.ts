@@ -154,6 +154,7 @@ function chartData(report: RunReport) {
       outages: step.outages
         .filter((outage) => outage.at !== null)
         .map((outage) => ((outage.at ?? 0) - origin) / 60),
+      handoffs: step.context.handoff_times.map((at) => (at - origin) / 60),
     })),
   };
 }
@@ -207,9 +208,12 @@ const SCRIPT = `
     var outages = [];
     data.steps.forEach(function(s){ s.outages.forEach(function(at){ outages.push({x:at, y:s.step}); }); });
     if (outages.length) sets.push({label:'outage', type:'scatter', data:outages, pointStyle:'crossRot', pointRadius:8, borderColor:'#d32f2f', borderWidth:2});
+    var handoffs = [];
+    data.steps.forEach(function(s){ s.handoffs.forEach(function(at){ handoffs.push({x:at, y:s.step}); }); });
+    if (handoffs.length) sets.push({label:'handoff', type:'scatter', data:handoffs, pointStyle:'triangle', pointRadius:8, borderColor:'#000', backgroundColor:'#ffeb3b'});
     new Chart(timeline, {type:'bar', data:{labels:data.steps.map(function(s){return s.step;}), datasets:sets},
       options:{indexAxis:'y', scales:{x:{type:'linear', title:{display:true,text:'minutes since the first step'}}},
-        plugins:{title:{display:true,text:'Timeline: steps, rounds, verdicts, outages'}, legend:{display:outages.length>0}}}});
+        plugins:{title:{display:true,text:'Timeline: steps, rounds, verdicts, outages, handoffs'}, legend:{display:outages.length + handoffs.length > 0}}}});
   }
 })();
 `;

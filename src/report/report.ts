@@ -100,6 +100,8 @@ export interface StepReport {
     handoff_at: number | null;
     generations: Array<{ generation: number; session_id: string; points: Array<[number, number]> }>;
     drops: ContextDrop[];
+    /** Epoch seconds at which each later generation started (a handoff), when known. */
+    handoff_times: number[];
   };
   cache: CacheTokens;
   cache_hit_ratio: number | null;
@@ -373,6 +375,10 @@ function stepReport(record: StepRecord, transcripts: ReadonlyMap<string, Session
         ),
       })),
       drops: threads.drops,
+      handoff_times: threads.generations
+        .slice(1)
+        .map((generation) => generation.points[0]?.at)
+        .filter((at): at is number => typeof at === 'number'),
     },
     cache: threads.cache,
     cache_hit_ratio: cacheHitRatio(threads.cache),

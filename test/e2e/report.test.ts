@@ -203,6 +203,37 @@ describe('the cost ledger per worker, end to end', () => {
   }, 180_000);
 });
 
+describe('what a resume changed', () => {
+  it('records the rewrite layers’ report of each resume and the handoff threshold in the step’s row', async () => {
+    harness = await startHarness([
+      mock.text('first', { usage: usage(1_000, 0, 0, 10) }),
+      mock.text('second', { usage: usage(1_200, 0, 0, 10) }),
+    ]);
+    const runtime = harness.runtime({ handoff: { window: 400_000 } });
+    const spec: AgentSpec = {
+      name: 'work',
+      instructions: '',
+      allowedTools: ['Read'],
+      permissionMode: 'default',
+    };
+    const first = await runtime.run(spec, 'One.');
+    const second = await runtime.run(spec, 'Two.', {
+      stepName: 'work#round2',
+      resume: first.sessionId ?? '',
+    });
+    runtime.close();
+    const rows = JSON.parse(readFileSync(runtime.manifestPath, 'utf8')) as ManifestRow[];
+    expect(rows[0]?.rewrites).toBeUndefined();
+    expect(rows[1]?.rewrites).toEqual([
+      expect.objectContaining({ session_id: first.sessionId, expired: 0, trimmed: 0, pruned: 0 }),
+    ]);
+    expect(rows.map((row) => row.handoff_at)).toEqual([runtime.handoff.at, runtime.handoff.at]);
+    // The second round's ledger holds its own turn only, though it continued the same session.
+    expect(rows[1]?.main).toMatchObject({ turns: 1, input_tokens: 1_200 });
+    expect(second.ok).toBe(true);
+  }, 120_000);
+});
+
 describe('status, report and log where there is little or nothing to show', () => {
   it('an empty directory: one line each, exit 1, and status does not become a paid task', async () => {
     const workspace = tempDir('report-empty');

@@ -61,6 +61,14 @@ const usage = (input: number, output: number) => ({
   cache_creation_input_tokens: 0,
 });
 
+const CHECK = {
+  command: 'npm test',
+  exit_code: 1,
+  passed: false,
+  duration_s: 4.2,
+  output_path: '.flower/checks/1.txt',
+};
+
 describe('step outcomes', () => {
   it('reads a verdict from the judge’s text when the row has no explicit fields, and rejects the round it judged', () => {
     const records = stepRecords([
@@ -93,15 +101,7 @@ describe('step outcomes', () => {
         reason: 'Checks 2 and 3 fail.',
         round: 2,
         rounds: 3,
-        checks: [
-          {
-            command: 'npm test',
-            exit_code: 1,
-            passed: false,
-            duration_s: 4.2,
-            output_path: '.flower/checks/1.txt',
-          },
-        ],
+        checks: [CHECK],
       }),
     ]);
     expect(work).toMatchObject({ outcome: 'rejected', detail: 'Checks 2 and 3 fail.' });
@@ -110,15 +110,7 @@ describe('step outcomes', () => {
       reason: 'Checks 2 and 3 fail.',
       round: 2,
       rounds: 3,
-      checks: [
-        {
-          command: 'npm test',
-          exit_code: 1,
-          passed: false,
-          duration_s: 4.2,
-          output_path: '.flower/checks/1.txt',
-        },
-      ],
+      checks: [CHECK],
     });
     expect(verdictLine(verdict!.verdict!)).toBe('not yet after 2/3 rounds: Checks 2 and 3 fail.');
   });

@@ -335,7 +335,9 @@ function stepReport(record: StepRecord, transcripts: ReadonlyMap<string, Session
       .slice(0, CURVE_KEPT_DROPS)
       .map((drop) => drop.turn),
   );
-  const peak = Math.max(record.context, ...threads.generations.flatMap((g) => g.points.map((p) => p.tokens)));
+  let peak = record.context;
+  for (const generation of threads.generations)
+    for (const point of generation.points) peak = Math.max(peak, point.tokens);
   return {
     step: shown(record.step),
     run: record.run,
@@ -365,7 +367,7 @@ function stepReport(record: StepRecord, transcripts: ReadonlyMap<string, Session
     reconciliation: reconcile(record.costUsd, ledger),
     threads: { main: threads.main, workers: threads.workers },
     context: {
-      peak: Number.isFinite(peak) ? peak : 0,
+      peak,
       handoff_at: record.handoffAt ?? null,
       generations: threads.generations.map((generation) => ({
         generation: generation.generation,

@@ -11,7 +11,8 @@
  * - Times are Unix epoch *seconds* (fractional), as in the on-disk format that tools already read.
  *
  * The manifest row keeps the reference's on-disk shape (snake_case keys, this field order, plus
- * `duration_s` and `run`) so that existing tooling and older run directories stay readable.
+ * `duration_s` and `run`) so that existing tooling and older run directories stay readable. Fields
+ * added since (`main`, `workers`, `handoff_at`, `rewrites`) are optional: older rows lack them.
  */
 
 import type { LoadReport } from '../store/load-report.js';

@@ -91,7 +91,9 @@ try {
     ]),
   );
   const bytes = statSync(database).size;
-  console.log(`run directory: ${entries.length} entries in one step, sessions.db ${(bytes / 1e6).toFixed(1)} MB`);
+  console.log(
+    `run directory: ${entries.length} entries in one step, sessions.db ${(bytes / 1e6).toFixed(1)} MB`,
+  );
 
   const floor = [];
   const report = [];

@@ -54,7 +54,11 @@ describe('flower [go] from the command line', () => {
     // -r is relative to the workspace (not to the shell's directory), so runs/ and .flower/ stay together.
     const manifest = join(workspace, 'state', 'manifest.json');
     expect(existsSync(manifest)).toBe(true);
-    expect(run.stdout).toMatch(new RegExp(`total \\$\\d+\\.\\d{4} · manifest ${manifest}\\n?$`));
+    expect(run.stdout).toMatch(
+      new RegExp(
+        `total \\$\\d+\\.\\d{4} this run · \\$\\d+\\.\\d{4} for the whole task · manifest ${manifest}\\n?$`,
+      ),
+    );
   });
 
   it('takes go flags after the request, and words without quotes', async () => {

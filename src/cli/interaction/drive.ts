@@ -22,8 +22,8 @@ import { workbenchHooks } from '../../agents/guards/workbench-hooks.js';
 import { Workbench } from '../../agents/workbench.js';
 import type { EnvMap } from '../../config/paths.js';
 import type { HandoffPolicyOptions } from '../../config/policies.js';
-import type { AgentSpec } from '../../runtime/agent-spec.js';
 import { totalLine } from '../../report/total-line.js';
+import type { AgentSpec } from '../../runtime/agent-spec.js';
 import type { EventSink, FlowerEvent } from '../../runtime/events.js';
 import { Runtime } from '../../runtime/runtime.js';
 import type { WorkflowContext } from '../../workflow/context.js';
@@ -250,7 +250,10 @@ export async function drive(options: DriveOptions): Promise<DriveOutcome> {
 
   const totalCostUsd = runtime.totalCost();
   const simulated = options.simulatedCost ? ' (simulated: a scripted model, no money spent)' : '';
-  print(['', `${totalLine(global.runDir, totalCostUsd, startedAt)}${simulated} · manifest ${runtime.manifestPath}`]);
+  print([
+    '',
+    `${totalLine(global.runDir, totalCostUsd, startedAt)}${simulated} · manifest ${runtime.manifestPath}`,
+  ]);
 
   if (context.failedAt !== undefined) {
     const reason = failureText(context, context.failedAt);

@@ -12,10 +12,12 @@ import { join } from 'node:path';
 import { peekManifest } from '../runtime/manifest.js';
 import { ASIDE_RUN_DIR, taskSpend } from '../runtime/task-spend.js';
 
-const usd = (value: number) => `$${value.toFixed(4)}`;
-
-/** `total $0.5100 this run (asides $0.0100) · $1.2000 for the whole task`. */
-export function totalLine(runDir: string, runUsd: number, since: number): string {
+/**
+ * `total $0.5100 this run (asides $0.0100) · $1.2000 for the whole task`. `costNote` follows every
+ * dollar figure (the demo marks each one as simulated).
+ */
+export function totalLine(runDir: string, runUsd: number, since: number, costNote = ''): string {
+  const usd = (value: number) => `$${value.toFixed(4)}${costNote}`;
   let asides = 0;
   let task: number | undefined;
   try {

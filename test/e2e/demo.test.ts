@@ -43,7 +43,7 @@ describe('flower demo', () => {
     expect(run.stdout).toContain(`${join(workspace, '.flower')}/`);
     expect(run.stdout).toMatch(
       new RegExp(
-        `total \\$\\d+\\.\\d{4} this run · \\$\\d+\\.\\d{4} for the whole task \\(simulated: a scripted model, no money spent\\) · manifest ${join(runDir, 'manifest.json')}`,
+        `total \\$\\d+\\.\\d{4} \\(simulated\\) this run · \\$\\d+\\.\\d{4} \\(simulated\\) for the whole task · manifest ${join(runDir, 'manifest.json')}`,
       ),
     );
 

@@ -249,10 +249,10 @@ export async function drive(options: DriveOptions): Promise<DriveOutcome> {
   }
 
   const totalCostUsd = runtime.totalCost();
-  const simulated = options.simulatedCost ? ' (simulated: a scripted model, no money spent)' : '';
+  const costNote = options.simulatedCost ? ' (simulated)' : '';
   print([
     '',
-    `${totalLine(global.runDir, totalCostUsd, startedAt)}${simulated} · manifest ${runtime.manifestPath}`,
+    `${totalLine(global.runDir, totalCostUsd, startedAt, costNote)} · manifest ${runtime.manifestPath}`,
   ]);
 
   if (context.failedAt !== undefined) {

@@ -165,7 +165,7 @@ export class TerminalRenderer {
       case 'task': {
         const lines = event.text.trim() === '' ? [] : this.line('  # ', event.text, c.magenta);
         const spent = event.payload.phase === 'notification' && event.payload.toolUseId;
-        const worker = spent ? this.tally.line(spent) : undefined;
+        const worker = spent ? this.tally.line(spent, this.costNote) : undefined;
         return worker === undefined ? lines : [...lines, ...this.line('    ', worker, c.magenta)];
       }
       case 'error':

@@ -56,8 +56,11 @@ export class WorkerTally {
     return { name: worker.name, ...threadLedger([...worker.responses.values()], worker.toolCalls.size) };
   }
 
-  /** `coder: 14 turns · 120.3K tokens · $0.31`, or undefined when nothing was seen of it. */
-  line(toolUseId: string): string | undefined {
+  /**
+   * `coder: 14 turns · 120.3K tokens · $0.31`, or undefined when nothing was seen of it. `costNote`
+   * follows the dollar figure (the demo marks it as simulated).
+   */
+  line(toolUseId: string, costNote = ''): string | undefined {
     const ledger = this.ledgerOf(toolUseId);
     if (ledger === undefined) return undefined;
     const tokens =
@@ -68,7 +71,7 @@ export class WorkerTally {
     const cost =
       ledger.cost_usd === null
         ? `no price for ${ledger.model ?? 'its model'}`
-        : `$${ledger.cost_usd.toFixed(2)}`;
+        : `$${ledger.cost_usd.toFixed(2)}${costNote}`;
     return `${ledger.name ?? 'worker'}: ${formatTurns(ledger.turns)} · ${formatTokens(tokens)} tokens · ${cost}`;
   }
 }

@@ -1,5 +1,5 @@
 /**
- * Looking at processes, sockets and services: ps, top, pgrep, lsof, ss, netstat, systemctl, docker
+ * Looking at processes, sockets and services: ps, pgrep, lsof, ss, netstat, systemctl, docker
  * and kubectl, each limited to the forms that only report.
  *
  * Invariants:
@@ -7,8 +7,8 @@
  *   key outside an allow list; pgrep's `--env` (which would let a look probe environments value by
  *   value) is not listed.
  * - Nothing that acts: ss `-K` (kill sockets), `-D FILE` (dump to a file) and `-N` (enter a network
- *   namespace); lsof `-D` (write the device cache) and repeat modes; top and free only in one-shot
- *   forms; systemctl only `status`; docker only `ps`, `images`, `stats`; kubectl only `get`, never
+ *   namespace); lsof `-D` (write the device cache) and repeat modes; free only in its one-shot
+ *   form; systemctl only `status`; docker only `ps`, `images`, `stats`; kubectl only `get`, never
  *   of secrets, and only with `-o wide`/`-o name` (full manifests carry environment values).
  * - No form contacts another machine: systemctl `-H`, kubectl `--server`/`--kubeconfig` and docker's
  *   global options are not listed.
@@ -82,12 +82,6 @@ export const psReports: ArgumentCheck = (args: readonly Word[]) => {
   }
   return true;
 };
-
-export const topReports = tool({
-  flags: 'bcHiSs1',
-  values: { d: TEXT, n: TEXT, p: TEXT, u: TEXT, U: TEXT, o: TEXT, E: TEXT, e: TEXT, w: TEXT },
-  also: (parsed) => parsed.options.some((option) => option.name === '-b'),
-});
 
 export const pgrepReports = tool({
   flags: 'lacfinovwxA',

@@ -13,7 +13,8 @@
  *   `declare`, `export`, `awk` with `ENVIRON`, jq's `env`, ps's `e` (see the other modules).
  * - Left out on purpose from the reference's list: `env`/`printenv` (the environment), `ll` (an
  *   alias: its meaning is the user's shell's), `htop` (interactive; writes its config on exit),
- *   `jobs` (`jobs -x` runs a command).
+ *   `top` (creates `~/.config/procps` even in batch mode, seen under strace), `jobs` (`jobs -x`
+ *   runs a command).
  */
 import type { Word } from './command-line.js';
 import { findReadsOnly } from './find.js';
@@ -45,7 +46,6 @@ import {
   psReports,
   ssReports,
   systemctlReports,
-  topReports,
 } from './processes.js';
 
 const READS_FILES = { rest: CONTENT } as const;
@@ -337,12 +337,19 @@ const date = tool({
   operands: { fixed: [textWhere((text) => text.startsWith('+'))], max: 1 },
 });
 
-/** `type [-a|-p|-t|-P] NAME`: exactly one plain name, as the reference allowed. */
-const type = tool({ flags: 'aptPf', operands: { fixed: [COMMAND_NAME], min: 1, max: 1 } });
+/**
+ * `type [-a|-p|-t|-P] NAME`: exactly one plain name, as the reference allowed. Builtins stop
+ * reading options at the first operand (no permutation).
+ */
+const type = tool({ flags: 'aptPf', permute: false, operands: { fixed: [COMMAND_NAME], min: 1, max: 1 } });
 
-/** `command -v|-V NAME…`: without -v or -V, `command X` runs X. */
+/**
+ * `command -v|-V NAME…`: without -v or -V, `command X` runs X — and since the builtin stops
+ * reading options at the first operand, `command touch -v x` runs touch (found by the property test).
+ */
 const command = tool({
   flags: 'vVp',
+  permute: false,
   operands: { rest: COMMAND_NAME, min: 1 },
   also: (parsed) => parsed.options.some((option) => option.name === '-v' || option.name === '-V'),
 });
@@ -446,7 +453,6 @@ const TOOLS: Record<string, ArgumentCheck> = {
   }),
   // processes and services
   ps: psReports,
-  top: topReports,
   lsof: lsofReports,
   netstat: netstatReports,
   ss: ssReports,

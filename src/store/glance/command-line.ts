@@ -76,11 +76,11 @@ function refuse(): never {
 
 /**
  * The simple commands of `source`, or `undefined` when it uses anything outside the subset above.
- * Leading and trailing blank lines are ignored.
+ * Leading and trailing blanks and newlines are ignored (not other whitespace: bash keeps `\r`).
  */
 export function parseCommandLine(source: string): SimpleCommand[] | undefined {
   try {
-    return new Lexer(source.trim()).commands();
+    return new Lexer(source.replace(/^[ \t\n]+|[ \t\n]+$/g, '')).commands();
   } catch (error) {
     if (error instanceof NotUnderstood) return undefined;
     throw error;

@@ -353,7 +353,8 @@ const SUBCOMMANDS: Record<string, ArgumentCheck> = {
   }),
   diff: sub({
     ...DIFF_TABLE,
-    long: [...DIFF_LONG, 'cached', 'staged', 'merge-base', 'no-index', 'ita-invisible-in-index'],
+    // Not `--no-index`: given two directories it compares every file in them, `.env` files included.
+    long: [...DIFF_LONG, 'cached', 'staged', 'merge-base', 'ita-invisible-in-index'],
     operands: REVISIONS_AND_PATHS,
   }),
   log: logReads,

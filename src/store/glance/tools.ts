@@ -284,6 +284,15 @@ const sort = tool({
   operands: READS_FILES,
 });
 
+/**
+ * diff given two directories compares every file the two have in common — `diff src .` printed
+ * both `.env` files (found by the property test). With one file, the other side is only
+ * `DIR/<that file's name>`, which the credential rules have already judged. So one operand must be
+ * standard input or look like a file (a name with an extension); a directory named like a file
+ * (`conf.d`) is the residue this cannot see.
+ */
+const LOOKS_LIKE_A_FILE = /^-$|(?:^|\/)[^/.][^/]*\.[A-Za-z0-9]+$/;
+
 const diff = tool({
   flags: 'qscuenytTpiEZbwBad',
   values: { C: TEXT, U: TEXT, W: TEXT, F: TEXT, I: TEXT, D: TEXT },
@@ -324,6 +333,7 @@ const diff = tool({
   },
   longOptional: { context: TEXT, unified: TEXT, color: TEXT },
   operands: { fixed: [CONTENT, CONTENT], min: 2, max: 2 },
+  also: (parsed) => parsed.operands.some((operand) => LOOKS_LIKE_A_FILE.test(operand.text)),
 });
 
 /** `date`: a `+FORMAT` operand only; `-s`/`--set` and a bare `MMDDhhmm` would set the clock. */

@@ -51,7 +51,6 @@ const allowed = [
   'whoami',
   'hostname -I',
   'id',
-  'top -b -n 1 | head',
   'lsof -i :3000',
   'ss -ltnp',
   'pgrep -fl node',
@@ -209,6 +208,7 @@ const noLongerAllowed: Record<string, string> = {
   'env | grep PATH': 'prints the environment',
   'printenv HOME': 'printenv prints any variable, credentials included',
   "grep -rn 'a|b' src": 'a recursive read prints any `.env` in the tree (rg, which skips hidden files, stays)',
+  'top -b -n 1 | head': 'top creates ~/.config/procps even in batch mode (seen under strace); ps stays',
 };
 
 describe('isEphemeral: glance whitelist', () => {

@@ -100,6 +100,10 @@ const WORKSPACE_FILES: Record<string, string> = {
   'p.json': '{"name":"flower","version":"1.0.0"}\n',
   'src/a.ts': 'export const a = 1;\n',
   'src/b.ts': 'export const b = 2; // TODO\n',
+  'victim-1.txt': 'keep me\n',
+  'victim-2.txt': 'keep me\n',
+  'victim-3.txt': 'keep me\n',
+  'victim-4.txt': 'keep me\n',
 };
 
 /** Environment of every command: scrubbed, plus values a parameter expansion could smuggle in. */

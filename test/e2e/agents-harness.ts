@@ -22,12 +22,12 @@ export async function runSpec(
   spec: AgentSpec,
   workspace: string,
   prompt = 'Do the scripted thing.',
-  { usePlugin = false }: { usePlugin?: boolean } = {},
+  { usePlugin = false, extraEnv }: { usePlugin?: boolean; extraEnv?: Record<string, string> } = {},
 ): Promise<Outcome> {
   const options = buildOptions(spec, {
     cwd: workspace,
     usePlugin,
-    baseEnv: mockModelEnv(server, { configDir: tempDir('flower-config-') }),
+    baseEnv: mockModelEnv(server, { configDir: tempDir('flower-config-'), ...(extraEnv ? { extra: extraEnv } : {}) }),
   });
   const preamble = spec.sessionPreamble?.();
   const messages: SDKMessage[] = [];

@@ -89,8 +89,6 @@ function absoluteIsReadable(parts: readonly string[]): boolean {
 function literalIsReadable(path: string): boolean {
   if (path === '-') return true; // standard input
   if (path === '') return false;
-  const raw = path.toLowerCase().split('/');
-  if (raw.some((part, index) => isSecretComponent(part, raw[index - 1]))) return false;
   const { absolute, parts } = components(path);
   const lower = parts.map((part) => part.toLowerCase());
   if (lower.some((part, index) => isSecretComponent(part, lower[index - 1]))) return false;

@@ -72,7 +72,8 @@ const REPEAT = 20;
 function perCallMicros(predicate) {
   const start = performance.now();
   let allowed = 0;
-  for (let repeat = 0; repeat < REPEAT; repeat += 1) for (const command of mix) if (predicate(command)) allowed += 1;
+  for (let repeat = 0; repeat < REPEAT; repeat += 1)
+    for (const command of mix) if (predicate(command)) allowed += 1;
   const elapsed = performance.now() - start;
   if (allowed < 0) throw new Error('unreachable');
   return (elapsed * 1000) / (REPEAT * mix.length);
@@ -112,7 +113,9 @@ const oldThrough = CAMPAIGN_COMMANDS.filter(oldPredicate).length;
 const newThrough = CAMPAIGN_COMMANDS.filter(newPredicate).length;
 
 const format = (value) => value.toFixed(2);
-console.log(`mix: ${mix.length} commands (${testCommands().length} from the unit tables, ${CAMPAIGN_COMMANDS.length} campaign)`);
+console.log(
+  `mix: ${mix.length} commands (${testCommands().length} from the unit tables, ${CAMPAIGN_COMMANDS.length} campaign)`,
+);
 console.log(
   `per call, median of ${ROUNDS} rounds: baseline ${format(median(oldCalls))} µs, new ${format(median(newCalls))} µs, ratio ${format(median(newCalls) / median(oldCalls))}x`,
 );

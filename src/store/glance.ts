@@ -41,7 +41,7 @@ import { glanceTool } from './glance/tools.js';
 export function isEphemeral(command: string): boolean {
   if (SUBSTITUTION.test(command)) return false;
   const commands = parseCommandLine(command);
-  return commands !== undefined && commands.every(isGlance);
+  return commands?.every(isGlance) ?? false;
 }
 
 /** `$(`, backtick, `<(` or `>(` anywhere: something else would run, were it unquoted. */
@@ -52,7 +52,7 @@ function isGlance({ words, redirections }: SimpleCommand): boolean {
   const [name, ...args] = words;
   if (name === undefined || name.globAt.length > 0) return false;
   const check = glanceTool(name.text);
-  return check !== undefined && check(args);
+  return check?.(args) ?? false;
 }
 
 /** Output thrown away (`>/dev/null`, `2>>/dev/null`, `&>/dev/null`) or merged (`2>&1`, `>&2`). */

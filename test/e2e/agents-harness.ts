@@ -27,7 +27,10 @@ export async function runSpec(
   const options = buildOptions(spec, {
     cwd: workspace,
     usePlugin,
-    baseEnv: mockModelEnv(server, { configDir: tempDir('flower-config-'), ...(extraEnv ? { extra: extraEnv } : {}) }),
+    baseEnv: mockModelEnv(server, {
+      configDir: tempDir('flower-config-'),
+      ...(extraEnv ? { extra: extraEnv } : {}),
+    }),
   });
   const preamble = spec.sessionPreamble?.();
   const messages: SDKMessage[] = [];

@@ -140,7 +140,8 @@ describe('delegate guard against the glance campaign (real binary)', () => {
   it('denies brace, $"…", `uniq -`, glued-suffix, option and secret bypasses, and none of them runs', async () => {
     const workspace = gitRepository();
     const planted = 'sk-ant-planted-0123456789abcdef';
-    for (const name of ['data.txt', 'data2.txt', 'data3.txt', 'a.txt']) writeFileSync(join(workspace, name), 'keep me\n');
+    for (const name of ['data.txt', 'data2.txt', 'data3.txt', 'a.txt'])
+      writeFileSync(join(workspace, name), 'keep me\n');
     writeFileSync(join(workspace, '.env'), `ANTHROPIC_API_KEY=${planted}\n`);
     // Each of these ran through the earlier pattern-based predicate (see test/support/glance-campaign.ts).
     const commands = [
@@ -156,7 +157,13 @@ describe('delegate guard against the glance campaign (real binary)', () => {
       'ps axe',
     ];
     const server = await startMock([
-      { toolUses: commands.map((command, index) => ({ name: 'Bash', id: `toolu_g${index}`, input: { command } })) },
+      {
+        toolUses: commands.map((command, index) => ({
+          name: 'Bash',
+          id: `toolu_g${index}`,
+          input: { command },
+        })),
+      },
       { text: 'Tried.' },
     ]);
 

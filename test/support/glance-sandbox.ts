@@ -173,7 +173,9 @@ export function runSandboxed(
     const source = join(root, 'box');
     layOutBox(source, secrets, commands);
     writeFileSync(join(root, 'driver.sh'), DRIVER, { mode: 0o700 });
-    const environment = Object.entries(commandEnvironment(secrets)).map(([name, value]) => `${name}=${value}`);
+    const environment = Object.entries(commandEnvironment(secrets)).map(
+      ([name, value]) => `${name}=${value}`,
+    );
     const run = spawnSync(
       'unshare',
       [
@@ -204,10 +206,13 @@ export function runSandboxed(
       },
     );
     if (run.status !== 0) throw new Error(`the glance sandbox failed (${run.status}): ${run.stderr}`);
-    const reports = commands.map((command, index) => report(command, join(source, 'results'), index, secrets));
+    const reports = commands.map((command, index) =>
+      report(command, join(source, 'results'), index, secrets),
+    );
     return { reports, secrets };
   } finally {
-    if (!process.env.KEEP_BOX) rmSync(root, { recursive: true, force: true }); else console.log(root);
+    if (!process.env.KEEP_BOX) rmSync(root, { recursive: true, force: true });
+    else console.log(root);
   }
 }
 
@@ -230,7 +235,11 @@ function layOutBox(source: string, secrets: PlantedSecrets, commands: readonly s
     env: gitEnv,
     stdio: 'ignore',
   });
-  execFileSync('git', ['commit', '-q', '-m', 'first commit'], { cwd: join(source, 'work'), env: gitEnv, stdio: 'ignore' });
+  execFileSync('git', ['commit', '-q', '-m', 'first commit'], {
+    cwd: join(source, 'work'),
+    env: gitEnv,
+    stdio: 'ignore',
+  });
   mkdirSync(join(source, 'results'));
   chownTree(source, NOBODY);
   // The commands and the runner stay root's: a command cannot rewrite what runs after it.
@@ -414,6 +423,7 @@ export function harmDone(report: CommandReport, allowedPrograms: ReadonlySet<str
   if (foreign.length > 0) parts.push(`ran ${[...new Set(foreign)].join(', ')}`);
   if (report.writes.length > 0) parts.push(`wrote ${report.writes.slice(0, 3).join('; ')}`);
   if (report.secretReads.length > 0) parts.push(`read ${report.secretReads.slice(0, 3).join('; ')}`);
-  if (report.printedSecrets.length > 0) parts.push(`printed ${report.printedSecrets.length} planted secret(s)`);
+  if (report.printedSecrets.length > 0)
+    parts.push(`printed ${report.printedSecrets.length} planted secret(s)`);
   return parts;
 }

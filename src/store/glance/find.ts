@@ -11,8 +11,8 @@
  *   working directory).
  */
 import type { Word } from './command-line.js';
-import { namedPath } from './paths.js';
 import type { ArgumentCheck } from './options.js';
+import { namedPath } from './paths.js';
 
 /** Primaries without arguments. */
 const NO_ARGUMENT = new Set([

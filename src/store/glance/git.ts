@@ -21,12 +21,12 @@ import {
   has,
   NAME,
   type OptionTable,
-  parseArguments,
   PATTERN_TEXT,
+  parseArguments,
   TEXT,
+  type ToolSpec,
   textWhere,
   tool,
-  type ToolSpec,
   type ValueRule,
 } from './options.js';
 import { readablePath } from './paths.js';
@@ -236,7 +236,9 @@ const branchLists: ArgumentCheck = (args) => {
   });
   if (!parsed) return false;
   const listing = has(parsed, '-l', '--list');
-  return parsed.operands.length === 0 || (listing && parsed.operands.every((word) => word.globAt.length === 0));
+  return (
+    parsed.operands.length === 0 || (listing && parsed.operands.every((word) => word.globAt.length === 0))
+  );
 };
 
 /** `git remote`, `-v`, `get-url NAME`, `show -n NAME`. */
@@ -286,7 +288,9 @@ const configReads: ArgumentCheck = (args) => {
   if (!parsed) return false;
   const modes = parsed.options.filter((option) => CONFIG_MODES.includes(option.name));
   if (subcommand === 'list' || modes.some((mode) => mode.name === '--list' || mode.name === '-l'))
-    return parsed.operands.length === 0 && (subcommand !== undefined ? modes.length === 0 : modes.length === 1);
+    return (
+      parsed.operands.length === 0 && (subcommand !== undefined ? modes.length === 0 : modes.length === 1)
+    );
   if (subcommand === 'get') return modes.length === 0 && parsed.operands.length === 1;
   return modes.length === 1 && parsed.operands.length >= 1 && parsed.operands.length <= 2;
 };
@@ -526,6 +530,7 @@ export const gitReadsOnly: ArgumentCheck = (args: readonly Word[]) => {
   let index = 0;
   while (index < args.length && GLOBAL_OPTIONS.has((args[index] as Word).text)) index += 1;
   const subcommand = args[index];
-  if (!subcommand || subcommand.globAt.length > 0 || !Object.hasOwn(SUBCOMMANDS, subcommand.text)) return false;
+  if (!subcommand || subcommand.globAt.length > 0 || !Object.hasOwn(SUBCOMMANDS, subcommand.text))
+    return false;
   return (SUBCOMMANDS[subcommand.text] as ArgumentCheck)(args.slice(index + 1));
 };

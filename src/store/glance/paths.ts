@@ -121,7 +121,9 @@ function componentPattern(component: string, globAt: ReadonlySet<number>, offset
  */
 export function globMayMatchSecret(glob: string): boolean {
   let offset = 0;
-  const everyChar = new Set([...glob].map((_, index) => index).filter((index) => '*?['.includes(glob[index] as string)));
+  const everyChar = new Set(
+    [...glob].map((_, index) => index).filter((index) => '*?['.includes(glob[index] as string)),
+  );
   for (const part of glob.split('/')) {
     const pattern = componentPattern(part, everyChar, offset);
     if (SECRET_SAMPLES.some((sample) => pattern.test(sample))) return true;

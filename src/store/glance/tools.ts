@@ -16,7 +16,6 @@
  *   `top` (creates `~/.config/procps` even in batch mode, seen under strace), `jobs` (`jobs -x`
  *   runs a command).
  */
-import type { Word } from './command-line.js';
 import { findReadsOnly } from './find.js';
 import { gitReadsOnly } from './git.js';
 import {
@@ -34,7 +33,6 @@ import {
   tool,
 } from './options.js';
 import { globMayMatchSecret } from './paths.js';
-import { awkReadsOnly, jqReadsOnly, sedReadsOnly } from './programs.js';
 import {
   dfReports,
   dockerReports,
@@ -47,6 +45,7 @@ import {
   ssReports,
   systemctlReports,
 } from './processes.js';
+import { awkReadsOnly, jqReadsOnly, sedReadsOnly } from './programs.js';
 
 const READS_FILES = { rest: CONTENT } as const;
 const NAMES_FILES = { rest: NAME } as const;
@@ -121,7 +120,16 @@ function patternThenFiles(table: OptionTable): ArgumentCheck {
 
 const grep = patternThenFiles({
   flags: 'EFGPiywxzsvVbnHhoqaILlcTZU',
-  values: { e: TEXT, f: CONTENT, m: TEXT, A: TEXT, B: TEXT, C: TEXT, d: oneOf('read', 'skip'), D: oneOf('read', 'skip') },
+  values: {
+    e: TEXT,
+    f: CONTENT,
+    m: TEXT,
+    A: TEXT,
+    B: TEXT,
+    C: TEXT,
+    d: oneOf('read', 'skip'),
+    D: oneOf('read', 'skip'),
+  },
   numeric: true,
   long: [
     'extended-regexp',
@@ -182,7 +190,20 @@ const RG_GLOB = textWhere((glob) => glob.startsWith('!') || !globMayMatchSecret(
 
 const rg = patternThenFiles({
   flags: 'iSsvwxcFPUlnNHoqMa0jp',
-  values: { e: TEXT, f: CONTENT, A: TEXT, B: TEXT, C: TEXT, g: RG_GLOB, t: TEXT, T: TEXT, m: TEXT, d: TEXT, r: TEXT, E: TEXT },
+  values: {
+    e: TEXT,
+    f: CONTENT,
+    A: TEXT,
+    B: TEXT,
+    C: TEXT,
+    g: RG_GLOB,
+    t: TEXT,
+    T: TEXT,
+    m: TEXT,
+    d: TEXT,
+    r: TEXT,
+    E: TEXT,
+  },
   long: [
     'ignore-case',
     'smart-case',
@@ -394,7 +415,13 @@ const file = tool({
     'raw',
     'debug',
   ],
-  longValues: { exclude: TEXT, 'exclude-quiet': TEXT, separator: TEXT, parameter: TEXT, 'files-from': CONTENT },
+  longValues: {
+    exclude: TEXT,
+    'exclude-quiet': TEXT,
+    separator: TEXT,
+    parameter: TEXT,
+    'files-from': CONTENT,
+  },
   operands: NAMES_FILES,
 });
 
@@ -402,7 +429,18 @@ const file = tool({
 const tree = tool({
   flags: 'adlfxsughDFqNQvtcUrnCASJXip',
   values: { L: TEXT, P: PATTERN_TEXT, I: PATTERN_TEXT },
-  long: ['noreport', 'dirsfirst', 'du', 'si', 'prune', 'matchdirs', 'ignore-case', 'gitignore', 'inodes', 'device'],
+  long: [
+    'noreport',
+    'dirsfirst',
+    'du',
+    'si',
+    'prune',
+    'matchdirs',
+    'ignore-case',
+    'gitignore',
+    'inodes',
+    'device',
+  ],
   longValues: { charset: TEXT, filelimit: TEXT, timefmt: TEXT, sort: TEXT },
   operands: NAMES_FILES,
 });
@@ -454,7 +492,18 @@ const TOOLS: Record<string, ArgumentCheck> = {
   whoami: tool({}),
   hostname: tool({
     flags: 'aAdfiIsy',
-    long: ['alias', 'all-fqdns', 'domain', 'fqdn', 'long', 'ip-address', 'all-ip-addresses', 'short', 'yp', 'nis'],
+    long: [
+      'alias',
+      'all-fqdns',
+      'domain',
+      'fqdn',
+      'long',
+      'ip-address',
+      'all-ip-addresses',
+      'short',
+      'yp',
+      'nis',
+    ],
   }),
   id: tool({
     flags: 'agGnruzZ',
@@ -473,7 +522,15 @@ const TOOLS: Record<string, ArgumentCheck> = {
   // viewing
   cat: tool({
     flags: 'AbeEnstTuv',
-    long: ['show-all', 'number-nonblank', 'show-ends', 'number', 'squeeze-blank', 'show-tabs', 'show-nonprinting'],
+    long: [
+      'show-all',
+      'number-nonblank',
+      'show-ends',
+      'number',
+      'squeeze-blank',
+      'show-tabs',
+      'show-nonprinting',
+    ],
     operands: READS_FILES,
   }),
   head,
@@ -543,7 +600,23 @@ const TOOLS: Record<string, ArgumentCheck> = {
   sed: sedReadsOnly,
   column: tool({
     flags: 'tdeLJx',
-    values: { n: TEXT, O: TEXT, N: TEXT, l: TEXT, E: TEXT, H: TEXT, R: TEXT, T: TEXT, W: TEXT, r: TEXT, i: TEXT, p: TEXT, c: TEXT, o: TEXT, s: TEXT },
+    values: {
+      n: TEXT,
+      O: TEXT,
+      N: TEXT,
+      l: TEXT,
+      E: TEXT,
+      H: TEXT,
+      R: TEXT,
+      T: TEXT,
+      W: TEXT,
+      r: TEXT,
+      i: TEXT,
+      p: TEXT,
+      c: TEXT,
+      o: TEXT,
+      s: TEXT,
+    },
     long: ['table', 'table-noheadings', 'table-header-repeat', 'keep-empty-lines', 'json', 'fillrows'],
     longValues: {
       'table-name': TEXT,

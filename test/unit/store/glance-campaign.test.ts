@@ -4,8 +4,8 @@
  * runs it in the sandbox — so the corpus tests the predicate, not a strawman.
  */
 import { describe, expect, it } from 'vitest';
-import { isEphemeral } from '../../../src/store/glance.js';
 import { GLANCE_TOOLS } from '../../../src/store/glance/tools.js';
+import { isEphemeral } from '../../../src/store/glance.js';
 import { CAMPAIGN, CAMPAIGN_COMMANDS } from '../../support/glance-campaign.js';
 import { harmDone, runSandboxed, sandboxUnavailable } from '../../support/glance-sandbox.js';
 
@@ -26,7 +26,9 @@ describe('glance predicate: our adversarial campaign', () => {
     () => {
       const { reports } = runSandboxed(CAMPAIGN_COMMANDS);
       const allowed = new Set([...GLANCE_TOOLS, 'grep']);
-      const harmless = reports.filter((report) => harmDone(report, allowed).length === 0).map((report) => report.command);
+      const harmless = reports
+        .filter((report) => harmDone(report, allowed).length === 0)
+        .map((report) => report.command);
       expect(harmless).toEqual([]);
     },
   );

@@ -8,7 +8,8 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { parseCommandLine } from '../../../src/store/glance/command-line.js';
 
-const words = (source: string) => parseCommandLine(source)?.map((command) => command.words.map((word) => word.text));
+const words = (source: string) =>
+  parseCommandLine(source)?.map((command) => command.words.map((word) => word.text));
 
 describe('parseCommandLine: words after quote removal', () => {
   it.each([
@@ -16,6 +17,7 @@ describe('parseCommandLine: words after quote removal', () => {
     [`echo 'a b' "c d" e\\ f`, [['echo', 'a b', 'c d', 'e f']]],
     [`echo "a\\"b" "a\\$b" "a\\\\b" "a\\xb"`, [['echo', 'a"b', 'a$b', 'a\\b', 'a\\xb']]],
     [`echo 'it'"'"'s'`, [['echo', "it's"]]],
+    // biome-ignore lint/suspicious/noTemplateCurlyInString: shell text, on purpose
     ["echo '$(x) `y` ${z}'", [['echo', '$(x) `y` ${z}']]],
     ['gi\\\nt status', [['git', 'status']]],
     ['git status \\\n  -s', [['git', 'status', '-s']]],
@@ -49,6 +51,7 @@ describe('parseCommandLine: refuses what it does not model', () => {
   it.each([
     // expansions
     'echo $HOME',
+    // biome-ignore lint/suspicious/noTemplateCurlyInString: a shell parameter expansion, on purpose
     'echo ${HOME}',
     'echo $(id)',
     'echo `id`',
@@ -99,12 +102,19 @@ describe('parseCommandLine: refuses what it does not model', () => {
 
 /** Pieces of a word the tokenizer accepts: each is also valid bash meaning the same thing. */
 const piece = fc.oneof(
-  fc.stringMatching(/^[A-Za-z0-9_.\/:=,+%@^-]{1,6}$/),
-  fc.string({ unit: fc.constantFrom(...'ab $`"\\\n{}();&|<>*?~#!\''), maxLength: 6 }).map((text) => `'${text.replace(/'/g, '')}'`),
+  fc.stringMatching(/^[A-Za-z0-9_./:=,+%@^-]{1,6}$/),
   fc
-    .array(fc.oneof(fc.constantFrom('a', ' ', ';', '|', '*', '{', '#', "'", '\\x', '\\\\', '\\"', '\\$', '\\`', '\\\n')), {
-      maxLength: 5,
-    })
+    .string({ unit: fc.constantFrom(...'ab $`"\\\n{}();&|<>*?~#!\''), maxLength: 6 })
+    .map((text) => `'${text.replace(/'/g, '')}'`),
+  fc
+    .array(
+      fc.oneof(
+        fc.constantFrom('a', ' ', ';', '|', '*', '{', '#', "'", '\\x', '\\\\', '\\"', '\\$', '\\`', '\\\n'),
+      ),
+      {
+        maxLength: 5,
+      },
+    )
     .map((parts) => `"${parts.join('')}"`),
   fc.constantFrom(...'ab $`"\\{}();&|<>*?~#!\'-').map((char) => `\\${char}`),
 );
@@ -121,7 +131,12 @@ describe('parseCommandLine: the same words as bash', () => {
     // One bash run: `show` prints each argument NUL-terminated, and \x01 after each case.
     const script = `show() { printf '%s\\0' "$@"; printf '\\1'; }\n${accepted.map((item) => `show ${item.line}`).join('\n')}\n`;
     const output = spawnSync('bash', ['-c', script], { encoding: 'utf8' }).stdout;
-    const fromBash = output.split('\u0001').slice(0, -1).map((chunk) => chunk.split('\u0000').slice(0, -1));
-    expect(fromBash).toEqual(accepted.map((item) => item.parsed?.[0]?.words.slice(1).map((word) => word.text)));
+    const fromBash = output
+      .split('\u0001')
+      .slice(0, -1)
+      .map((chunk) => chunk.split('\u0000').slice(0, -1));
+    expect(fromBash).toEqual(
+      accepted.map((item) => item.parsed?.[0]?.words.slice(1).map((word) => word.text)),
+    );
   });
 });

@@ -10,7 +10,7 @@ const allowed = [
   // patterns where a file name may stand, starting with a literal character
   'ls ./*.ts',
   'ls src/*',
-  "grep -n TODO src/*.ts",
+  'grep -n TODO src/*.ts',
   'wc -l src/*.ts',
   'cat "notes file.md"',
   'grep --include=*.ts -n x src/a.ts',
@@ -66,7 +66,12 @@ const allowed = [
 
 /** Each refused for the reason its group names. */
 const refused: Record<string, string[]> = {
-  'long options must be spelled in full': ['sort --out=x f', 'ls --colo=never', 'grep --inc=*.ts x f', 'git log --onel'],
+  'long options must be spelled in full': [
+    'sort --out=x f',
+    'ls --colo=never',
+    'grep --inc=*.ts x f',
+    'git log --onel',
+  ],
   'builtins stop reading options at the first operand': ['command touch -v x', 'command -p touch'],
   'git: programs, signatures, index writes, other repositories': [
     'git log --format=%G?',
@@ -201,15 +206,15 @@ const refused: Record<string, string[]> = {
     "sed 'R .env' f",
     "sed 'W out' f",
     'sed --file=s.sed f',
-    "awk '{print SYMTAB[\"ENVIRON\"]}' f",
-    "awk 'BEGIN{getline l < \"/etc/x\"}'",
-    "awk 'BEGIN{ARGV[1]=\"x\"} {print}'",
-    "awk 'BEGIN{print PROCINFO[\"pid\"]}'",
-    "awk -W exec x",
+    'awk \'{print SYMTAB["ENVIRON"]}\' f',
+    'awk \'BEGIN{getline l < "/etc/x"}\'',
+    'awk \'BEGIN{ARGV[1]="x"} {print}\'',
+    'awk \'BEGIN{print PROCINFO["pid"]}\'',
+    'awk -W exec x',
     "awk --source 'BEGIN{}'",
     'jq -f prog.jq f',
     'jq -L dir . f',
-    "jq 'import \"x\" as y; .' f",
+    'jq \'import "x" as y; .\' f',
     "jq 'env.HOME' f",
     "jq -n '$ENV.PATH'",
     "jq -n 'modulemeta'",

@@ -14,10 +14,15 @@
  */
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { isEphemeral } from '../../../src/store/glance.js';
 import { GLANCE_TOOLS } from '../../../src/store/glance/tools.js';
+import { isEphemeral } from '../../../src/store/glance.js';
 import { commandLine } from '../../support/glance-grammar.js';
-import { type CommandReport, harmDone, runSandboxed, sandboxUnavailable } from '../../support/glance-sandbox.js';
+import {
+  type CommandReport,
+  harmDone,
+  runSandboxed,
+  sandboxUnavailable,
+} from '../../support/glance-sandbox.js';
 
 const unavailable = sandboxUnavailable();
 // CI must run it; elsewhere (not root, no strace) it says why it is skipped.
@@ -25,7 +30,9 @@ const skip = unavailable !== undefined && !process.env.CI;
 
 const seedSetting = process.env.GLANCE_PROPERTY_SEED;
 const seed =
-  seedSetting === 'random' ? Math.floor(Math.random() * 2 ** 31) : Number(seedSetting ?? 20261201) || 20261201;
+  seedSetting === 'random'
+    ? Math.floor(Math.random() * 2 ** 31)
+    : Number(seedSetting ?? 20261201) || 20261201;
 const runs = Number(process.env.GLANCE_PROPERTY_RUNS ?? 4000) || 4000;
 
 /** Programs an allowed command may start: the allow list (grep for egrep/fgrep, which are scripts). */
@@ -49,7 +56,9 @@ describe.skipIf(skip)(`glance predicate under real bash (${unavailable ?? 'sandb
       'id -u',
       'touch pwned-inside; echo $?',
     ]);
-    const [tmp, worktree, root, network, processes, uid, inside] = reports.map((report) => report.stdout.trim());
+    const [tmp, worktree, root, network, processes, uid, inside] = reports.map((report) =>
+      report.stdout.trim(),
+    );
     expect(tmp).not.toBe('0');
     expect(worktree).not.toBe('0');
     expect(root).not.toBe('0');

@@ -203,11 +203,13 @@ const denied = [
  * (none of these is in the reference's must-allow table).
  */
 const noLongerAllowed: Record<string, string> = {
-  'git remote show origin': 'contacts the remote: runs ssh or a credential helper (`git remote show -n` stays)',
+  'git remote show origin':
+    'contacts the remote: runs ssh or a credential helper (`git remote show -n` stays)',
   env: 'prints the environment, credentials included',
   'env | grep PATH': 'prints the environment',
   'printenv HOME': 'printenv prints any variable, credentials included',
-  "grep -rn 'a|b' src": 'a recursive read prints any `.env` in the tree (rg, which skips hidden files, stays)',
+  "grep -rn 'a|b' src":
+    'a recursive read prints any `.env` in the tree (rg, which skips hidden files, stays)',
   'top -b -n 1 | head': 'top creates ~/.config/procps even in batch mode (seen under strace); ps stays',
 };
 

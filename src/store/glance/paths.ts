@@ -19,6 +19,8 @@
  *   in the workspace that points at a credential file is out of its reach (and the coordinator's
  *   Read tool could open such a file anyway).
  * - Pattern rules assume bash's defaults (`dotglob` off); Claude Code's shell leaves them so.
+ * - Relative paths are judged on the assumption that the working directory (the workspace) is not
+ *   `/` itself: `dev/sda` there would be a project file.
  */
 import type { Word } from './command-line.js';
 
@@ -121,9 +123,9 @@ function componentPattern(component: string, globAt: ReadonlySet<number>, offset
  */
 export function globMayMatchSecret(glob: string): boolean {
   let offset = 0;
-  const everyChar = new Set(
-    [...glob].map((_, index) => index).filter((index) => '*?['.includes(glob[index] as string)),
-  );
+  const everyChar = new Set<number>();
+  for (let index = 0; index < glob.length; index += 1)
+    if ('*?['.includes(glob[index] as string)) everyChar.add(index);
   for (const part of glob.split('/')) {
     const pattern = componentPattern(part, everyChar, offset);
     if (SECRET_SAMPLES.some((sample) => pattern.test(sample))) return true;

@@ -7,14 +7,13 @@
  *   key outside an allow list; pgrep's `--env` (which would let a look probe environments value by
  *   value) is not listed.
  * - Nothing that acts: ss `-K` (kill sockets), `-D FILE` (dump to a file) and `-N` (enter a network
- *   namespace); lsof `-D` (write the device cache) and repeat modes; free only in its one-shot
- *   form; systemctl only `status`; docker only `ps`, `images`, `stats`; kubectl only `get`, never
+ *   namespace); lsof `-D` (write the device cache), `+m` and repeat modes; systemctl only `status`; docker only `ps`, `images`, `stats`; kubectl only `get`, never
  *   of secrets, and only with `-o wide`/`-o name` (full manifests carry environment values).
  * - No form contacts another machine: systemctl `-H`, kubectl `--server`/`--kubeconfig` and docker's
  *   global options are not listed.
  */
 import type { Word } from './command-line.js';
-import { type ArgumentCheck, NAME, oneOf, TEXT, textWhere, tool } from './options.js';
+import { type ArgumentCheck, oneOf, TEXT, textWhere, tool } from './options.js';
 
 /** ps format keys that show nothing beyond the process table (no environment). */
 const PS_KEYS = new Set(
@@ -208,29 +207,6 @@ export const netstatReports = tool({
   ],
 });
 
-export const freeReports = tool({
-  flags: 'bkmghltvw',
-  long: [
-    'bytes',
-    'kibi',
-    'mebi',
-    'gibi',
-    'tebi',
-    'pebi',
-    'kilo',
-    'mega',
-    'giga',
-    'tera',
-    'peta',
-    'human',
-    'lohi',
-    'total',
-    'committed',
-    'wide',
-    'si',
-  ],
-});
-
 /** `systemctl status [UNIT…]` with display options only. */
 export const systemctlReports: ArgumentCheck = (args) => {
   const check = tool({
@@ -293,23 +269,3 @@ const kubectlGet = tool({
 });
 
 export const kubectlReports: ArgumentCheck = (args) => args[0]?.text === 'get' && kubectlGet(args.slice(1));
-
-export const dfReports = tool({
-  flags: 'ahHiklPTv',
-  values: { B: TEXT, t: TEXT, x: TEXT },
-  long: [
-    'all',
-    'human-readable',
-    'si',
-    'inodes',
-    'local',
-    'no-sync',
-    'sync',
-    'portability',
-    'print-type',
-    'total',
-  ],
-  longValues: { 'block-size': TEXT, type: TEXT, 'exclude-type': TEXT },
-  longOptional: { output: TEXT },
-  operands: { rest: NAME },
-});

@@ -34,9 +34,7 @@ import {
 } from './options.js';
 import { globMayMatchSecret } from './paths.js';
 import {
-  dfReports,
   dockerReports,
-  freeReports,
   kubectlReports,
   lsofReports,
   netstatReports,
@@ -478,15 +476,59 @@ const du = tool({
   operands: NAMES_FILES,
 });
 
+/** `free` in its one-shot form (no `-s`/`-c`: repeat until killed). */
+const free = tool({
+  flags: 'bkmghltvw',
+  long: [
+    'bytes',
+    'kibi',
+    'mebi',
+    'gibi',
+    'tebi',
+    'pebi',
+    'kilo',
+    'mega',
+    'giga',
+    'tera',
+    'peta',
+    'human',
+    'lohi',
+    'total',
+    'committed',
+    'wide',
+    'si',
+  ],
+});
+
+const df = tool({
+  flags: 'ahHiklPTv',
+  values: { B: TEXT, t: TEXT, x: TEXT },
+  long: [
+    'all',
+    'human-readable',
+    'si',
+    'inodes',
+    'local',
+    'no-sync',
+    'sync',
+    'portability',
+    'print-type',
+    'total',
+  ],
+  longValues: { 'block-size': TEXT, type: TEXT, 'exclude-type': TEXT },
+  longOptional: { output: TEXT },
+  operands: { rest: NAME },
+});
+
 const TOOLS: Record<string, ArgumentCheck> = {
   git: gitReadsOnly,
   // state
   ls,
   dir: ls,
   pwd: tool({ flags: 'LP' }),
-  df: dfReports,
+  df,
   du,
-  free: freeReports,
+  free,
   uptime: tool({ flags: 'ps', long: ['pretty', 'since'] }),
   date,
   whoami: tool({}),

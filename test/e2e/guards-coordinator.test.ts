@@ -34,6 +34,11 @@ function gitRepository(): string {
 
 const bash = (id: string, command: string) => ({ toolUses: [{ name: 'Bash', id, input: { command } }] });
 
+/** One turn calling Bash once per command, with ids `${prefix}0`, `${prefix}1`, … */
+const allBash = (commands: readonly string[], prefix: string) => ({
+  toolUses: commands.map((command, index) => ({ name: 'Bash', id: `${prefix}${index}`, input: { command } })),
+});
+
 describe.each([
   { label: 'workbench on', withWorkbench: true },
   { label: 'workbench off', withWorkbench: false },
@@ -115,16 +120,7 @@ describe('delegate guard against smuggled writes (real binary)', () => {
       'git log --output=pwned11',
       'echo x | tee pwned12',
     ];
-    const server = await startMock([
-      {
-        toolUses: commands.map((command, index) => ({
-          name: 'Bash',
-          id: `toolu_c${index}`,
-          input: { command },
-        })),
-      },
-      { text: 'Tried.' },
-    ]);
+    const server = await startMock([allBash(commands, 'toolu_c'), { text: 'Tried.' }]);
 
     const { thrown } = await runSpec(server, coordinator({ workers: {} }), workspace);
     expect(thrown).toBeUndefined();
@@ -156,16 +152,7 @@ describe('delegate guard against the glance campaign (real binary)', () => {
       'printenv FLOWER_PLANTED_SECRET',
       'ps axe',
     ];
-    const server = await startMock([
-      {
-        toolUses: commands.map((command, index) => ({
-          name: 'Bash',
-          id: `toolu_g${index}`,
-          input: { command },
-        })),
-      },
-      { text: 'Tried.' },
-    ]);
+    const server = await startMock([allBash(commands, 'toolu_g'), { text: 'Tried.' }]);
 
     const { thrown } = await runSpec(server, coordinator({ workers: {} }), workspace, undefined, {
       extraEnv: { FLOWER_PLANTED_SECRET: planted },

@@ -41,6 +41,13 @@ const REVISION_OR_PATH: ValueRule = {
   },
 };
 
+/** `-L start,end:file` or `-L :funcname:file`: the file after the last colon is read. */
+const LINE_RANGE: ValueRule = {
+  accepts: (word) =>
+    word.globAt.length === 0 &&
+    readablePath({ text: word.text.slice(word.text.lastIndexOf(':') + 1) || '.', globAt: [], quoted: false }),
+};
+
 /** Pretty formats that do not ask gpg to verify signatures. */
 const FORMAT: ValueRule = textWhere((text) => !/%G|signature/.test(text));
 
@@ -125,7 +132,7 @@ const DIFF_TABLE: OptionTable = {
 /** Revision walking and commit formatting (log, show, whatchanged, reflog, stash list). */
 const LOG_TABLE: OptionTable = {
   flags: `${DIFF_TABLE.flags}iEFPmcgt`,
-  values: { ...DIFF_TABLE.values, n: TEXT, L: REVISION_OR_PATH },
+  values: { ...DIFF_TABLE.values, n: TEXT, L: LINE_RANGE },
   optional: DIFF_TABLE.optional,
   numeric: true,
   long: [

@@ -7,7 +7,9 @@
  *   spelled (`a/../.env`, `.//.env`, `.ENV` for case-insensitive file systems): any `.env` or
  *   `.env.*`; Claude Code's `.credentials.json`, `.claude.json` (and its backups) and everything under
  *   a `.claude` directory (its settings may carry an `env` block); everything under `.config/flower`
- *   (flower's credentials); and any `environ` file (a process's environment in `/proc`).
+ *   (flower's credentials); any `environ` file (a process's environment in `/proc`); and the other
+ *   usual stores (`.netrc`, `.git-credentials`, `.pgpass`, `.npmrc`, `.pypirc`, `.ssh/`, `.aws/`,
+ *   `.gnupg/`, `.docker/`, `.kube/`, `/etc/shadow`).
  * - Under `/proc` only a few system-wide files may be read, and under `/dev` only `/dev/null` and
  *   `/dev/stdin` (a disk or `/dev/mem` holds every secret on the machine). A path that climbs above
  *   the working directory (`../../proc/1/mem`) is judged as if it were absolute as well.
@@ -54,15 +56,31 @@ const SECRET_SAMPLES = [
   'environ',
 ];
 
+/** Names (lower case) of files and directories that hold credentials wherever they are. */
+const SECRET_NAMES = new Set([
+  '.env',
+  '.credentials.json',
+  '.claude',
+  'environ',
+  // Other well-known credential stores: cheap to keep out, and as secret as the ones above.
+  '.netrc',
+  '.git-credentials',
+  '.pgpass',
+  '.npmrc',
+  '.pypirc',
+  '.ssh',
+  '.aws',
+  '.gnupg',
+  '.docker',
+  '.kube',
+]);
+
 /** True when this (lower-case) component alone marks a credential file or directory. */
 function isSecretComponent(component: string, previous: string | undefined): boolean {
   return (
-    component === '.env' ||
+    SECRET_NAMES.has(component) ||
     component.startsWith('.env.') ||
-    component === '.credentials.json' ||
     component.startsWith('.claude.json') ||
-    component === '.claude' ||
-    component === 'environ' ||
     (component === 'flower' && previous === '.config')
   );
 }
@@ -79,9 +97,10 @@ function components(path: string): { absolute: boolean; parts: string[] } {
   return { absolute, parts };
 }
 
-/** The rules for an absolute path's `/proc` and `/dev` parts. */
+/** The rules for an absolute path's `/proc`, `/dev` and `/etc/shadow` parts. */
 function absoluteIsReadable(parts: readonly string[]): boolean {
   const [top, second, third] = parts;
+  if (top === 'etc' && third === undefined && (second === 'shadow' || second === 'gshadow')) return false;
   if (top === 'proc') return second !== undefined && third === undefined && PROC_READABLE.has(second);
   if (top === 'dev') return second !== undefined && third === undefined && DEV_READABLE.has(second);
   return true;

@@ -211,8 +211,7 @@ export function runSandboxed(
     );
     return { reports, secrets };
   } finally {
-    if (!process.env.KEEP_BOX) rmSync(root, { recursive: true, force: true });
-    else console.log(root);
+    rmSync(root, { recursive: true, force: true });
   }
 }
 
@@ -226,20 +225,17 @@ function layOutBox(source: string, secrets: PlantedSecrets, commands: readonly s
     writeFileSync(join(source, path), contents);
     utimesSync(join(source, path), anHourAgo, anHourAgo);
   }
-  const gitEnv = { ...process.env, HOME: join(source, 'home') };
-  execFileSync('git', ['init', '-q'], { cwd: join(source, 'work'), env: gitEnv, stdio: 'ignore' });
+  const git = (...args: string[]) =>
+    execFileSync('git', args, {
+      cwd: join(source, 'work'),
+      env: { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: join(source, 'home') },
+      stdio: 'ignore',
+    });
+  git('init', '-q');
   writeFileSync(join(source, 'work', '.gitignore'), '.env\n');
   utimesSync(join(source, 'work', '.gitignore'), anHourAgo, anHourAgo);
-  execFileSync('git', ['add', 'data.txt', 'notes.md', 'src/a.ts', '.gitignore'], {
-    cwd: join(source, 'work'),
-    env: gitEnv,
-    stdio: 'ignore',
-  });
-  execFileSync('git', ['commit', '-q', '-m', 'first commit'], {
-    cwd: join(source, 'work'),
-    env: gitEnv,
-    stdio: 'ignore',
-  });
+  git('add', 'data.txt', 'notes.md', 'src/a.ts', '.gitignore');
+  git('commit', '-q', '-m', 'first commit');
   mkdirSync(join(source, 'results'));
   chownTree(source, NOBODY);
   // The commands and the runner stay root's: a command cannot rewrite what runs after it.

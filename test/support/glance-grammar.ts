@@ -149,6 +149,8 @@ const TOOL_ARGUMENTS: Record<string, readonly string[]> = {
     '-c',
   ],
   git: [
+    '--format=%G?',
+    '--show-signature',
     '-p',
     '-L',
     '1,2:data.txt',
@@ -216,6 +218,13 @@ const TOOL_ARGUMENTS: Record<string, readonly string[]> = {
   free: ['-m', '-s', '1'],
   uptime: ['-p'],
   hostname: ['-s', 'newname'],
+  ss: ['-tlnp', '-D', 'pwned-ss', '-K', '-a', 'state', 'listening', '-N', 'x'],
+  lsof: ['-i', ':3000', '+m', '-D', 'b', '-n', '-P', '+D', '.', '-t'],
+  netstat: ['-tulpn', '-c', '-a', '-n'],
+  pgrep: ['-a', 'bash', '--env', 'X', '-f'],
+  systemctl: ['status', 'x', '--no-pager', 'stop', '-H', 'h'],
+  kubectl: ['get', 'pods', 'secrets', '-o', 'yaml', 'wide', '-A'],
+  docker: ['ps', '-a', 'run', 'images', 'x'],
 };
 
 /** Commands that are not glances at all, to mix in. */

@@ -1,0 +1,152 @@
+/**
+ * Where the task state lives: `FLOWER_STORE_URL` (or a library caller's argument) read as either a
+ * PostgreSQL URL or a SQLite file path. Pure: nothing here connects, touches a file or throws
+ * anything but a `StoreUrlError` whose message is one line saying what to fix.
+ *
+ * Invariants:
+ * - `postgres://` and `postgresql://` (any case) select PostgreSQL; any other `scheme://` is refused
+ *   (a typo such as `postgress://` must not quietly become a SQLite file named after the URL);
+ *   everything else is a SQLite path.
+ * - A password is never printed: every message and every `display` form goes through
+ *   `maskStoreUrl`, which over-masks rather than under-masks a URL it cannot parse.
+ * - flower's own `schema` query parameter (default `flower`, as Prisma spells it) is removed from
+ *   the connection string pg receives; every other parameter (sslmode, application_name, …) is
+ *   passed through untouched.
+ */
+
+/** The schema flower's tables live in when the URL names none. */
+export const DEFAULT_STORE_SCHEMA = 'flower';
+
+/** A store URL or path that cannot be used; the message is one line naming what to fix. */
+export class StoreUrlError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'StoreUrlError';
+  }
+}
+
+export interface PostgresTarget {
+  kind: 'postgres';
+  /** What pg connects with: the URL without flower's `schema` parameter. */
+  connectionString: string;
+  /** The PostgreSQL schema that holds flower's tables. */
+  schema: string;
+  /** Host name, or the socket directory given as `?host=`. */
+  host: string;
+  port: number;
+  database: string;
+  /** Empty when the URL names none (libpq then uses the operating-system user). */
+  user: string;
+  /** The URL as it may be printed: the password masked. */
+  display: string;
+}
+
+export interface SqliteTarget {
+  kind: 'sqlite';
+  path: string;
+}
+
+export type StoreTarget = PostgresTarget | SqliteTarget;
+
+const SCHEME = /^([A-Za-z][A-Za-z0-9+.-]*):\/\//;
+const POSTGRES_SCHEMES = new Set(['postgres', 'postgresql']);
+/** Lower-case identifiers only: they need no quoting in a hand-typed psql session either. */
+const SCHEMA_NAME = /^[a-z_][a-z0-9_]{0,62}$/;
+const ENCODING_HINT =
+  'percent-encode special characters in the user name and password (@ as %40, : as %3A, / as %2F, # as %23)';
+const EXAMPLE = 'postgres://user:password@host:5432/database';
+
+/** Whether the text names a PostgreSQL server rather than a SQLite file. */
+export function isPostgresUrl(text: string): boolean {
+  const scheme = SCHEME.exec(text.trim())?.[1];
+  return scheme !== undefined && POSTGRES_SCHEMES.has(scheme.toLowerCase());
+}
+
+/**
+ * The URL with its password replaced by `***`, both in the user-info part and in a `password=`
+ * query parameter. Works on text that is not a valid URL too: everything between the user name and
+ * the last `@` is treated as the password, so an unencoded `@` or `/` in it is still hidden.
+ */
+export function maskStoreUrl(text: string): string {
+  let masked = text.replace(/([?&]password=)[^&#]*/gi, '$1***');
+  const scheme = SCHEME.exec(masked);
+  if (scheme === null) return masked;
+  const start = scheme[0].length;
+  const at = masked.lastIndexOf('@');
+  if (at < start) return masked;
+  const colon = masked.indexOf(':', start);
+  if (colon === -1 || colon > at) return masked;
+  masked = `${masked.slice(0, colon + 1)}***${masked.slice(at)}`;
+  return masked;
+}
+
+/** Reads a store URL or path; throws `StoreUrlError` with one line naming what to fix. */
+export function parseStoreTarget(input: string): StoreTarget {
+  const text = input.trim();
+  if (text === '') {
+    throw new StoreUrlError(`No store given: use a PostgreSQL URL (${EXAMPLE}) or a SQLite file path.`);
+  }
+  const scheme = SCHEME.exec(text)?.[1];
+  if (scheme === undefined) return { kind: 'sqlite', path: text };
+  if (!POSTGRES_SCHEMES.has(scheme.toLowerCase())) {
+    throw new StoreUrlError(
+      `Store URL ${maskStoreUrl(text)} has the scheme "${scheme}:", which flower does not support: use ${EXAMPLE} or a SQLite file path.`,
+    );
+  }
+  return parsePostgresUrl(text);
+}
+
+function parsePostgresUrl(text: string): PostgresTarget {
+  const display = maskStoreUrl(text);
+  const fail = (problem: string): never => {
+    throw new StoreUrlError(`Store URL ${display} ${problem}`);
+  };
+  let url: URL;
+  try {
+    url = new URL(text);
+  } catch {
+    return fail(`is not a valid URL: write it as ${EXAMPLE} and ${ENCODING_HINT}.`);
+  }
+  if (url.hash !== '') {
+    fail(`contains "#", which ends the URL there: ${ENCODING_HINT}.`);
+  }
+  const schemas = url.searchParams.getAll('schema');
+  if (schemas.length > 1) fail('gives "schema" more than once: keep one.');
+  const schema = schemas[0] ?? DEFAULT_STORE_SCHEMA;
+  if (!SCHEMA_NAME.test(schema)) {
+    fail(
+      `names the schema "${schema}": use lower-case letters, digits and underscores (at most 63, not starting with a digit).`,
+    );
+  }
+  const socketHost = url.searchParams.get('host') ?? '';
+  const host = decodePart(url.hostname, fail) || socketHost;
+  if (host === '') fail(`names no host: write it as ${EXAMPLE}.`);
+  const port = url.port === '' ? 5432 : Number(url.port);
+  if (!Number.isInteger(port) || port < 1 || port > 65535) fail('has a port outside 1–65535.');
+  const database = decodePart(url.pathname.replace(/^\//, ''), fail);
+  if (database === '') fail(`names no database: add it after the host, as in ${EXAMPLE}.`);
+  if (database.includes('/')) fail(`names the database "${database}", which contains "/": ${ENCODING_HINT}.`);
+  const user = decodePart(url.username, fail);
+  decodePart(url.password, fail);
+  // Re-serialise only when flower's parameter has to go: URLSearchParams rewrites the encoding of
+  // the others (a space becomes "+"), and an untouched URL is easier to recognise in pg's errors.
+  if (schemas.length > 0) url.searchParams.delete('schema');
+  return {
+    kind: 'postgres',
+    connectionString: schemas.length > 0 ? url.toString() : text,
+    schema,
+    host,
+    port,
+    database,
+    user,
+    display,
+  };
+}
+
+function decodePart(part: string, fail: (problem: string) => never): string {
+  try {
+    return decodeURIComponent(part);
+  } catch {
+    return fail(`has a broken percent-encoding ("%" must be followed by two hex digits): ${ENCODING_HINT}.`);
+  }
+}

@@ -1,0 +1,239 @@
+/**
+ * flower's tables in PostgreSQL: one schema (default `flower`), one table family per concern, each
+ * family versioned on its own in `schema_versions` and brought up to date on first use.
+ *
+ * Invariants:
+ * - Safe when several processes (on several machines) open the same database at once: creation and
+ *   migration run in one transaction under a transaction-scoped advisory lock keyed by the schema
+ *   name, so exactly one process migrates and the others find the work done. The lock is released
+ *   by the server at commit, rollback or a dropped connection; nothing can leave it behind.
+ * - The common case costs one read: a process that finds every family at its current version takes
+ *   no lock and writes nothing.
+ * - A family written by a newer flower (a higher version than this one knows) is refused with a
+ *   line saying to upgrade; an older one is migrated forward, never backward.
+ * - Nothing outside the named schema is created or changed; a schema that already exists (created
+ *   by an administrator for a user without CREATE on the database) is used as it is.
+ *
+ * Families: `sessions` (transcripts, their entries, summaries and last cost; `session_append`).
+ * Room is left for the families the multi-machine runtime adds (manifest rows, lineage, task locks):
+ * each is a new entry in `FAMILIES` with its own version row, so adding one never touches another.
+ */
+import type { Pool, PoolClient } from 'pg';
+import { PostgresStoreError } from './errors.js';
+
+/** One concern's tables: its migrations in order; migration i brings the family to version i + 1. */
+export interface TableFamily {
+  name: string;
+  migrations: ReadonlyArray<(schema: string) => string>;
+}
+
+/** SQLSTATEs `session_append` raises so the caller takes the careful path (see session-store.ts). */
+export const APPEND_SIGNALS = {
+  /** The caller's summary was folded from another state than the stored one (or the key is not new). */
+  staleSummary: 'FLW01',
+  /** Some entries of a main-transcript batch are already stored, so its fold would be wrong. */
+  knownEntries: 'FLW02',
+  /** Every entry of the batch is already stored: nothing to write, and nothing was. */
+  nothingNew: 'FLW03',
+} as const;
+
+/**
+ * Sessions, version 1.
+ * - `session_transcripts`: one row per store key (`subpath` '' = the main transcript) with the
+ *   key's mtime, its next sequence number, and for main transcripts the folded summary (verbatim
+ *   JSON text) and the last `cost-state` total. Keeping the summary on the same row as the mtime
+ *   makes "summary mtime = listSessions mtime" true by construction and costs one row update per
+ *   append.
+ * - `session_entries`: the entries as appended (JSON text, not jsonb: jsonb rejects `\u0000`, which
+ *   tool output can hold, and the text is what was written), keyed by a small transcript id so the
+ *   two indexes stay narrow.
+ * - `session_append(...)`: the whole append in one statement and one round trip (see its comments).
+ * Indexes serve the hot paths: load in seq order (entries primary key), a key's row (unique key),
+ * the sessions of a project (partial index on main rows), subkeys (unique key prefix).
+ */
+const sessionsV1 = (s: string): string => `
+CREATE TABLE ${s}.session_transcripts (
+    id            bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+    project_key   text COLLATE "C" NOT NULL,
+    session_id    text COLLATE "C" NOT NULL,
+    subpath       text COLLATE "C" NOT NULL,
+    mtime         bigint NOT NULL,
+    next_seq      bigint NOT NULL,
+    last_cost_usd double precision,
+    summary       text,
+    CONSTRAINT session_transcripts_key UNIQUE (project_key, session_id, subpath)
+);
+CREATE INDEX session_transcripts_main ON ${s}.session_transcripts (project_key) WHERE subpath = '';
+CREATE TABLE ${s}.session_entries (
+    transcript_id bigint NOT NULL,
+    seq           bigint NOT NULL,
+    uuid          text COLLATE "C",
+    entry         text NOT NULL,
+    PRIMARY KEY (transcript_id, seq)
+);
+CREATE UNIQUE INDEX session_entries_uuid ON ${s}.session_entries (transcript_id, uuid) WHERE uuid IS NOT NULL;
+
+-- Appends one batch to one key. Entries arrive as JSONL (JSON.stringify never emits a raw newline,
+-- so splitting on it is exact, and no array escaping is paid on either side) with their uuids in
+-- the same order (NULL = no uuid). For a main transcript the caller passes the summary folded from
+-- the state it last saw (p_expect: that state's mtime, NULL = the key must be new); the row's
+-- WHERE clause is the compare-and-swap, so no read-fold-write can interleave with another writer's.
+-- Raises ${APPEND_SIGNALS.staleSummary} / ${APPEND_SIGNALS.knownEntries} / ${APPEND_SIGNALS.nothingNew}, which roll the whole statement back; the
+-- caller then folds under a row lock (or, for ${APPEND_SIGNALS.nothingNew}, has nothing to do). Returns the new mtime.
+CREATE FUNCTION ${s}.session_append(
+    p_project text, p_session text, p_subpath text,
+    p_uuids text[], p_entries text,
+    p_mtime bigint, p_cost double precision,
+    p_summary text, p_expect bigint
+) RETURNS bigint LANGUAGE plpgsql AS $append$
+DECLARE
+    v_count bigint := cardinality(p_uuids);
+    v_id    bigint;
+    v_first bigint;
+    v_mtime bigint;
+    v_added bigint;
+BEGIN
+    -- Claim the key's row first: it serialises writers of one key, and its mtime only grows.
+    IF p_summary IS NULL OR p_expect IS NOT NULL THEN
+        UPDATE ${s}.session_transcripts
+           SET mtime = GREATEST(p_mtime, mtime + 1),
+               next_seq = next_seq + v_count,
+               last_cost_usd = COALESCE(p_cost, last_cost_usd),
+               summary = COALESCE(p_summary, summary)
+         WHERE project_key = p_project AND session_id = p_session AND subpath = p_subpath
+           AND (p_summary IS NULL OR mtime = p_expect)
+        RETURNING id, next_seq - v_count, mtime INTO v_id, v_first, v_mtime;
+        IF NOT FOUND AND p_summary IS NOT NULL THEN
+            RAISE EXCEPTION 'summary of %/% changed since it was folded', p_project, p_session
+                USING ERRCODE = '${APPEND_SIGNALS.staleSummary}';
+        END IF;
+    END IF;
+    IF v_id IS NULL THEN
+        INSERT INTO ${s}.session_transcripts AS t
+               (project_key, session_id, subpath, mtime, next_seq, last_cost_usd, summary)
+        VALUES (p_project, p_session, p_subpath, p_mtime, v_count, p_cost, p_summary)
+        ON CONFLICT ON CONSTRAINT session_transcripts_key DO NOTHING
+        RETURNING id, 0, mtime INTO v_id, v_first, v_mtime;
+    END IF;
+    IF v_id IS NULL THEN
+        -- Someone else created the key a moment ago.
+        IF p_summary IS NOT NULL THEN
+            RAISE EXCEPTION '%/% exists already', p_project, p_session
+                USING ERRCODE = '${APPEND_SIGNALS.staleSummary}';
+        END IF;
+        UPDATE ${s}.session_transcripts
+           SET mtime = GREATEST(p_mtime, mtime + 1), next_seq = next_seq + v_count
+         WHERE project_key = p_project AND session_id = p_session AND subpath = p_subpath
+        RETURNING id, next_seq - v_count, mtime INTO STRICT v_id, v_first, v_mtime;
+    END IF;
+
+    INSERT INTO ${s}.session_entries (transcript_id, seq, uuid, entry)
+    SELECT v_id, v_first + batch.ord - 1, batch.uuid, batch.entry
+      FROM unnest(p_uuids, string_to_array(p_entries, E'\\n')) WITH ORDINALITY AS batch(uuid, entry, ord)
+    ON CONFLICT (transcript_id, uuid) WHERE uuid IS NOT NULL DO NOTHING;
+    GET DIAGNOSTICS v_added = ROW_COUNT;
+    IF v_added = 0 THEN
+        RAISE EXCEPTION 'every entry is stored already' USING ERRCODE = '${APPEND_SIGNALS.nothingNew}';
+    END IF;
+    IF v_added < v_count AND p_summary IS NOT NULL THEN
+        RAISE EXCEPTION '% of % entries are stored already', v_count - v_added, v_count
+            USING ERRCODE = '${APPEND_SIGNALS.knownEntries}';
+    END IF;
+    RETURN v_mtime;
+END
+$append$;
+`;
+
+export const SESSIONS: TableFamily = { name: 'sessions', migrations: [sessionsV1] };
+
+/** Every family this flower knows, in creation order. */
+export const FAMILIES: readonly TableFamily[] = [SESSIONS];
+
+const quoted = (schema: string): string => `"${schema}"`;
+
+/** SQLSTATEs meaning "the schema or its version table is not there yet". */
+const NOT_CREATED = new Set(['3F000', '42P01']);
+
+/**
+ * Brings `families` in `schema` up to date: a read when they are current, otherwise creation or
+ * migration in one locked transaction. Throws pg's error (for the caller to explain) or a
+ * `PostgresStoreError` for a schema written by a newer flower.
+ */
+export async function ensureSchema(
+  pool: Pool,
+  schema: string,
+  display: string,
+  families: readonly TableFamily[] = FAMILIES,
+): Promise<void> {
+  try {
+    const { rows } = await pool.query<{ family: string; version: number }>(
+      `SELECT family, version FROM ${quoted(schema)}.schema_versions`,
+    );
+    const found = new Map(rows.map((row) => [row.family, row.version]));
+    if (
+      families.every((family) => checkVersion(family, found.get(family.name), schema, display) === 'current')
+    )
+      return;
+  } catch (error) {
+    if (!NOT_CREATED.has((error as { code?: string }).code ?? '')) throw error;
+  }
+  const client = await pool.connect();
+  try {
+    await client.query('BEGIN');
+    await migrate(client, schema, display, families);
+    await client.query('COMMIT');
+  } catch (error) {
+    await client.query('ROLLBACK').catch(() => undefined);
+    throw error;
+  } finally {
+    client.release();
+  }
+}
+
+function checkVersion(
+  family: TableFamily,
+  version: number | undefined,
+  schema: string,
+  display: string,
+): 'current' | 'behind' {
+  const known = family.migrations.length;
+  if (version !== undefined && version > known) {
+    throw new PostgresStoreError(
+      display,
+      `PostgreSQL store ${display}: the "${family.name}" tables in schema "${schema}" are at version ${version}, newer than this flower knows (${known}): upgrade flower (npm i -g flower-agent) on this machine.`,
+    );
+  }
+  return version === known ? 'current' : 'behind';
+}
+
+async function migrate(
+  client: PoolClient,
+  schema: string,
+  display: string,
+  families: readonly TableFamily[],
+): Promise<void> {
+  // Every creator of this schema queues here; the server drops the lock at commit or disconnect.
+  await client.query('SELECT pg_advisory_xact_lock(hashtextextended($1, 0))', [`flower schema ${schema}`]);
+  const exists = await client.query('SELECT 1 FROM pg_namespace WHERE nspname = $1', [schema]);
+  // Checked first: CREATE SCHEMA IF NOT EXISTS still needs CREATE on the database.
+  if (exists.rowCount === 0) await client.query(`CREATE SCHEMA ${quoted(schema)}`);
+  await client.query(`CREATE TABLE IF NOT EXISTS ${quoted(schema)}.schema_versions (
+    family     text PRIMARY KEY,
+    version    integer NOT NULL,
+    updated_at timestamptz NOT NULL DEFAULT now()
+  )`);
+  const { rows } = await client.query<{ family: string; version: number }>(
+    `SELECT family, version FROM ${quoted(schema)}.schema_versions`,
+  );
+  const found = new Map(rows.map((row) => [row.family, row.version]));
+  for (const family of families) {
+    const version = found.get(family.name) ?? 0;
+    if (checkVersion(family, version, schema, display) === 'current') continue;
+    for (const step of family.migrations.slice(version)) await client.query(step(quoted(schema)));
+    await client.query(
+      `INSERT INTO ${quoted(schema)}.schema_versions (family, version) VALUES ($1, $2)
+       ON CONFLICT (family) DO UPDATE SET version = excluded.version, updated_at = now()`,
+      [family.name, family.migrations.length],
+    );
+  }
+}

@@ -47,6 +47,16 @@ export {
 } from './config/policies.js';
 export { type ProbeResult, type ProbeVerdict, probeCredentials } from './config/probe.js';
 export { checkReachable, endpointOf, type Reachability } from './config/reachability.js';
+export {
+  DEFAULT_STORE_SCHEMA,
+  isPostgresUrl,
+  maskStoreUrl,
+  type PostgresTarget,
+  parseStoreTarget,
+  type SqliteTarget,
+  type StoreTarget,
+  StoreUrlError,
+} from './config/store-url.js';
 export { defaultWindow, rememberOverflow, resolveWindow } from './config/window.js';
 // The runtime: one agent spec run as one step, with resilience, handoff, manifest and lineage.
 export type { AgentSpec, CompactSetting, HookTable } from './runtime/agent-spec.js';
@@ -104,6 +114,15 @@ export {
 export { defaultEphemeralPolicy, type EphemeralPolicy } from './store/expire.js';
 export { isEphemeral } from './store/glance.js';
 export { describeLoadReport, type LoadReport } from './store/load-report.js';
+export {
+  type OpenedSessionStore,
+  type OpenSessionStoreOptions,
+  openSessionStore,
+} from './store/open-session-store.js';
+// Types only: the PostgreSQL backend (and pg) load when openSessionStore is given a postgres:// URL.
+export type { PostgresPoolPolicy } from './store/postgres/connection.js';
+export { PostgresStoreError } from './store/postgres/errors.js';
+export type { PostgresSessionStore, PostgresSessionStoreOptions } from './store/postgres/session-store.js';
 export { defaultPrunePolicy, type PrunePolicy } from './store/prune.js';
 export { type RewriteOptions, type RewritePolicies, rewriteForResume } from './store/rewrite.js';
 export { projectKeyFor } from './store/session-key.js';

@@ -6,7 +6,8 @@
  *   counts as missing even though it claims the key in the lookup chain.
  * - The missing-credentials text lists every place the chain actually looks, in order, including
  *   the Claude Code settings fallback (the reference's text claimed it never read those files).
- * - Any key whose name contains KEY or TOKEN is masked wherever it is displayed.
+ * - Any key whose name contains KEY or TOKEN is masked wherever it is displayed, and so is the
+ *   password of any URL in any value (`FLOWER_STORE_URL=postgres://user:secret@…`).
  */
 import {
   type EnvChainContext,
@@ -17,6 +18,7 @@ import {
   settingLocation,
 } from './env-chain.js';
 import { type EnvMap, userEnvPath } from './paths.js';
+import { maskStoreUrl } from './store-url.js';
 
 export const CREDENTIAL_KEYS = ['ANTHROPIC_API_KEY', 'ANTHROPIC_AUTH_TOKEN'] as const;
 
@@ -89,9 +91,9 @@ export function maskSecret(value: string): string {
   return `${value.slice(0, shown)}***(${value.length} chars)`;
 }
 
-/** The value as it may be displayed: masked for secrets, verbatim otherwise. */
+/** The value as it may be displayed: masked for secrets, a URL without its password, else verbatim. */
 export function displayValue(key: string, value: string): string {
-  return isSecretKey(key) ? maskSecret(value) : value;
+  return isSecretKey(key) ? maskSecret(value) : maskStoreUrl(value);
 }
 
 export interface DescribedSetting {

@@ -8,7 +8,7 @@
  *   4. `${XDG_CONFIG_HOME:-~/.config}/flower/.env` (what `flower setup` writes);
  *   5. the package root's `.env`, only when flower runs from a git checkout;
  *   6. the `env` block of `~/.claude/settings.json`, then `~/.claude/settings.local.json`: only the
- *      nine KNOWN_KEYS, only non-empty strings; a missing, unreadable or invalid file is skipped.
+ *      KNOWN_KEYS, only non-empty strings; a missing, unreadable or invalid file is skipped.
  * With an explicit path only the process environment and that one file count (no fallback at all).
  *
  * Invariants:
@@ -23,7 +23,10 @@ import { packageRoot } from '../version.js';
 import { type DotenvPitfall, parseDotenv } from './dotenv-parser.js';
 import { type EnvMap, homeDirectory, isSourceCheckout, userEnvPath } from './paths.js';
 
-/** The credential-related keys: borrowed from Claude Code's settings and shown by `describe()`. */
+/**
+ * The keys flower itself reads: borrowed from Claude Code's settings, shown by `describe()` and by
+ * `flower doctor` (masked where secret; a URL's password always).
+ */
 export const KNOWN_KEYS = [
   'ANTHROPIC_API_KEY',
   'ANTHROPIC_AUTH_TOKEN',
@@ -34,6 +37,8 @@ export const KNOWN_KEYS = [
   'ANTHROPIC_DEFAULT_HAIKU_MODEL',
   'CLAUDE_CODE_SUBAGENT_MODEL',
   'CLAUDE_CODE_EFFORT_LEVEL',
+  /** Where task state lives: a postgres:// URL, or unset for SQLite in runs/ (see config/store-url.ts). */
+  'FLOWER_STORE_URL',
 ] as const;
 export type KnownKey = (typeof KNOWN_KEYS)[number];
 

@@ -4,11 +4,13 @@
  *
  * Shows every place of the lookup chain and its state, each known key with its (masked) value and
  * source, every pitfall in every file read, a credential exported in the shell that hides the one
- * `flower setup` saved, whether the endpoint answers a TCP handshake, and with `--probe` the
- * credential probe (one small real request).
+ * `flower setup` saved, whether the endpoint answers a TCP handshake, where task state is kept
+ * (FLOWER_STORE_URL checked read-only), and with `--probe` the credential probe (one small real
+ * request).
  *
- * Exit 0 when credentials are usable (and, with `--probe`, the probe passed); 1 otherwise. An
- * unreachable endpoint alone is reported but is not a failure: the runtime waits out outages.
+ * Exit 0 when credentials are usable, the store is usable (and, with `--probe`, the probe passed);
+ * 1 otherwise. An unreachable endpoint alone is reported but is not a failure: the runtime waits
+ * out outages.
  */
 
 import { hiddenSavedCredential } from '../../config/credential-shadow.js';
@@ -34,6 +36,7 @@ import { checkReachable } from '../../config/reachability.js';
 import { readEnvFileValues } from '../../config/user-env-file.js';
 import { resolveWindow, type WindowSource } from '../../config/window.js';
 import { pc } from '../terminal/colors.js';
+import { checkStoreSetting } from './doctor-store.js';
 
 /** flower's own switches, shown when set so their effect is never a mystery. */
 const FLOWER_KEYS = ['FLOWER_ENV', 'FLOWER_WINDOW', 'FLOWER_NO_PROBE', 'FLOWER_NO_UPDATE'] as const;
@@ -118,6 +121,9 @@ export async function runDoctor(flags: DoctorFlags): Promise<void> {
       : `${pc.bold('Endpoint:')} ${pc.yellow(`${endpoint} unreachable: ${reach.reason}`)}`,
   );
 
+  const store = await checkStoreSetting(env.FLOWER_STORE_URL);
+  out(`${pc.bold('Store:')} ${store.ok ? store.line : pc.red(store.line)}`);
+
   const credential = activeCredentialKey(env);
   const missing = checkCredentials(env, processChainContext(), report);
   if (missing === undefined && credential !== undefined) {
@@ -134,6 +140,7 @@ export async function runDoctor(flags: DoctorFlags): Promise<void> {
 
   const probePassed = flags.probe ? await reportProbe(env, missing === undefined, out) : true;
   if (missing !== undefined) throw new Error('no usable credentials (see above)');
+  if (!store.ok) throw new Error('the task store is not usable (see above)');
   if (!probePassed) throw new Error('the credential probe did not pass (see above)');
 }
 

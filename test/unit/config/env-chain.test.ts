@@ -105,7 +105,7 @@ describe('each step of the lookup chain', () => {
     expect(lookupSources(context({}, false)).map((source) => source.kind)).not.toContain('checkout');
   });
 
-  it('6. Claude Code settings.json lends only the nine known keys, after every .env file', () => {
+  it('6. Claude Code settings.json lends only the known keys, after every .env file', () => {
     write(
       join(world.home, '.claude', 'settings.json'),
       JSON.stringify({

@@ -37,6 +37,8 @@ export interface PostgresTarget {
   database: string;
   /** Empty when the URL names none (libpq then uses the operating-system user). */
   user: string;
+  /** Whether the URL carries a password (pg may still find one in PGPASSWORD or ~/.pgpass). */
+  hasPassword: boolean;
   /** The URL as it may be printed: the password masked. */
   display: string;
 }
@@ -101,14 +103,14 @@ function parsePostgresUrl(text: string): PostgresTarget {
   const fail = (problem: string): never => {
     throw new StoreUrlError(`Store URL ${display} ${problem}`);
   };
+  // Checked before parsing: a "#" in a password cuts the URL short, and the parser's complaint
+  // about what is left ("invalid port") would point at the wrong place.
+  if (text.includes('#')) fail(`contains "#", which ends a URL: ${ENCODING_HINT}.`);
   let url: URL;
   try {
     url = new URL(text);
   } catch {
     return fail(`is not a valid URL: write it as ${EXAMPLE} and ${ENCODING_HINT}.`);
-  }
-  if (url.hash !== '') {
-    fail(`contains "#", which ends the URL there: ${ENCODING_HINT}.`);
   }
   const schemas = url.searchParams.getAll('schema');
   if (schemas.length > 1) fail('gives "schema" more than once: keep one.');
@@ -127,7 +129,7 @@ function parsePostgresUrl(text: string): PostgresTarget {
   if (database === '') fail(`names no database: add it after the host, as in ${EXAMPLE}.`);
   if (database.includes('/')) fail(`names the database "${database}", which contains "/": ${ENCODING_HINT}.`);
   const user = decodePart(url.username, fail);
-  decodePart(url.password, fail);
+  const password = decodePart(url.password, fail) || url.searchParams.get('password') || '';
   // Re-serialise only when flower's parameter has to go: URLSearchParams rewrites the encoding of
   // the others (a space becomes "+"), and an untouched URL is easier to recognise in pg's errors.
   if (schemas.length > 0) url.searchParams.delete('schema');
@@ -139,6 +141,7 @@ function parsePostgresUrl(text: string): PostgresTarget {
     port,
     database,
     user,
+    hasPassword: password !== '',
     display,
   };
 }

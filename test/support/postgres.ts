@@ -7,12 +7,13 @@
  * Every test gets a schema of its own (`freshSchema()`: a URL ending in `?schema=<unique name>`)
  * and removes it (`drop()`); whatever a failed test left is dropped when the file ends.
  *
- * What PGlite cannot show: its socket server multiplexes all clients onto one database session, so
- * two "connections" never run at the same time (transactions queue whole) and share session state
- * such as advisory locks. Concurrency tests are therefore only meaningful against a real server;
- * they still run on PGlite, where they check that nothing breaks when the work is serialised.
+ * What PGlite cannot show: it is one database session, so its clients never run at the same time
+ * (requests and open transactions queue whole, see `WholeRequestQueue`) and share session state
+ * such as advisory locks and prepared statements. Concurrency tests are therefore only meaningful
+ * against a real server; on PGlite they check that nothing breaks when the work is serialised.
  */
 import { randomBytes } from 'node:crypto';
+import { type AddressInfo, createServer, type Socket } from 'node:net';
 import pg from 'pg';
 import { afterAll, beforeAll } from 'vitest';
 
@@ -41,22 +42,122 @@ interface Running {
   stop: () => Promise<void>;
 }
 
+type PGliteDatabase = import('@electric-sql/pglite').PGlite;
+type HandlerOptions = ConstructorParameters<
+  typeof import('@electric-sql/pglite-socket').PGLiteSocketHandler
+>[0];
+
+/**
+ * The scheduler between PGlite and its socket handlers: it runs one client's whole request (every
+ * message up to its Sync, or a simple Query) at a time, and keeps an open transaction's client in
+ * front until it ends. pglite-socket's own queue schedules single messages, so two clients using
+ * the extended protocol at once interleave (a Parse of one between the Parse and Bind of the other
+ * fails with "unnamed prepared statement does not exist"); pg sends every query that way.
+ */
+class WholeRequestQueue {
+  private readonly partial = new Map<number, Uint8Array[]>();
+  private readonly waiting: Array<{
+    handlerId: number;
+    request: Uint8Array;
+    onData: (data: Uint8Array) => void;
+    done: (bytes: number) => void;
+    failed: (error: unknown) => void;
+  }> = [];
+  private owner: number | undefined;
+  private running = false;
+
+  constructor(private readonly db: PGliteDatabase) {}
+
+  enqueue(handlerId: number, message: Uint8Array, onData: (data: Uint8Array) => void): Promise<number> {
+    const parts = [...(this.partial.get(handlerId) ?? []), message];
+    // A startup message has no type byte (it starts with its length); Sync, Query, Flush and
+    // Terminate end a request.
+    const ends = message[0] === 0 || [0x53, 0x51, 0x48, 0x58].includes(message[0] as number);
+    if (!ends) {
+      this.partial.set(handlerId, parts);
+      return Promise.resolve(0);
+    }
+    this.partial.delete(handlerId);
+    return new Promise((done, failed) => {
+      this.waiting.push({ handlerId, request: Buffer.concat(parts), onData, done, failed });
+      void this.pump();
+    });
+  }
+
+  private async pump(): Promise<void> {
+    if (this.running) return;
+    this.running = true;
+    try {
+      for (;;) {
+        const index = this.waiting.findIndex(
+          (job) => this.owner === undefined || job.handlerId === this.owner,
+        );
+        if (index === -1) return;
+        const [job] = this.waiting.splice(index, 1);
+        if (job === undefined) return;
+        let bytes = 0;
+        try {
+          await this.db.runExclusive(() =>
+            this.db.execProtocolRawStream(job.request, {
+              onRawData: (data) => {
+                bytes += data.length;
+                job.onData(data);
+              },
+            }),
+          );
+          this.owner = this.db.isInTransaction() ? job.handlerId : undefined;
+          job.done(bytes);
+        } catch (error) {
+          job.failed(error);
+        }
+      }
+    } finally {
+      this.running = false;
+    }
+  }
+
+  clearQueueForHandler(handlerId: number): void {
+    this.partial.delete(handlerId);
+    for (let index = this.waiting.length - 1; index >= 0; index -= 1) {
+      const job = this.waiting[index];
+      if (job?.handlerId !== handlerId) continue;
+      this.waiting.splice(index, 1);
+      job.failed(new Error('client disconnected'));
+    }
+  }
+
+  async clearTransactionIfNeeded(handlerId: number): Promise<void> {
+    if (this.owner !== handlerId) return;
+    if (this.db.isInTransaction()) await this.db.exec('ROLLBACK');
+    this.owner = undefined;
+    await this.pump();
+  }
+}
+
 async function startPglite(): Promise<Running> {
-  const [{ PGlite }, { PGLiteSocketServer }] = await Promise.all([
+  const [{ PGlite }, { PGLiteSocketHandler }] = await Promise.all([
     import('@electric-sql/pglite'),
     import('@electric-sql/pglite-socket'),
   ]);
   const db = await PGlite.create();
-  const server = new PGLiteSocketServer({ db, host: '127.0.0.1', port: 0, maxConnections: 64 });
-  await server.start();
-  const baseUrl = `postgres://postgres@${server.getServerConn()}/postgres`;
+  const queryQueue = new WholeRequestQueue(db) as unknown as HandlerOptions['queryQueue'];
+  const sockets = new Set<Socket>();
+  const server = createServer((socket) => {
+    sockets.add(socket);
+    socket.on('close', () => sockets.delete(socket));
+    void new PGLiteSocketHandler({ queryQueue, closeOnDetach: true }).attach(socket);
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const address = server.address() as AddressInfo;
+  const baseUrl = `postgres://postgres@127.0.0.1:${address.port}/postgres`;
   const pool = new pg.Pool({ connectionString: baseUrl, max: 2 });
   return {
     baseUrl,
     pool,
     stop: async () => {
       await pool.end();
-      await server.stop();
+      for (const socket of sockets) socket.destroy();
+      await new Promise<void>((resolve) => server.close(() => resolve()));
       await db.close();
     },
   };

@@ -22,10 +22,13 @@ export class PostgresStoreError extends Error {
   }
 }
 
-type Where = Pick<PostgresTarget, 'host' | 'port' | 'database' | 'user' | 'schema'>;
+type Where = Pick<PostgresTarget, 'host' | 'port' | 'database' | 'user' | 'schema' | 'hasPassword'>;
 
 const server = (where: Where): string => `${where.host}:${where.port}`;
 const userName = (where: Where): string => (where.user === '' ? 'the default user' : `user "${where.user}"`);
+
+const noPassword = (where: Where): string =>
+  `${server(where)} asks ${userName(where)} for a password and the URL has none: add it (postgres://user:password@host/database) or set PGPASSWORD`;
 
 /** The code of a pg or socket error, looking through AggregateError (IPv4 + IPv6 attempts). */
 export function errorCode(error: unknown): string | undefined {
@@ -62,7 +65,9 @@ export function adviceFor(error: unknown, where: Where): string | undefined {
     case 'EPIPE':
       return `${server(where)} closed the connection: check that PostgreSQL listens there and that the URL's sslmode matches the server`;
     case '28P01':
-      return `PostgreSQL rejected the password for ${userName(where)}: fix the password in the URL (percent-encode @ : / # as %40 %3A %2F %23)`;
+      return where.hasPassword
+        ? `PostgreSQL rejected the password for ${userName(where)}: fix the password in the URL (percent-encode @ : / # as %40 %3A %2F %23)`
+        : noPassword(where);
     case '28000':
       return `PostgreSQL refused ${userName(where)} (${text}): fix the user name in the URL, or allow it in the server's pg_hba.conf`;
     case '3D000':
@@ -83,9 +88,7 @@ export function adviceFor(error: unknown, where: Where): string | undefined {
     case 'ERR_TLS_CERT_ALTNAME_INVALID':
       return `the TLS certificate of ${server(where)} is not trusted (${text}): give the CA with sslrootcert= in the URL, or connect with sslmode=no-verify if you accept that`;
   }
-  if (/client password must be a string/i.test(text)) {
-    return `${server(where)} asks ${userName(where)} for a password and the URL has none: add it (postgres://user:password@host/database) or set PGPASSWORD`;
-  }
+  if (/client password must be a string/i.test(text)) return noPassword(where);
   if (/does not support SSL/i.test(text)) {
     return `${server(where)} does not accept SSL connections: remove sslmode=require from the URL (or use sslmode=disable)`;
   }

@@ -1,0 +1,322 @@
+/**
+ * PostgresSessionStore beyond the 14 contracts: the promises of its module header, several writers
+ * at once (separate pools, as separate processes have), and what happens to bad rows.
+ */
+import { randomUUID } from 'node:crypto';
+import { foldSessionSummary, type SessionKey, type SessionStoreEntry } from '@anthropic-ai/claude-agent-sdk';
+import { afterEach, describe, expect, it, vi } from 'vitest';
+import { PostgresStoreError } from '../../../../src/store/postgres/errors.js';
+import { PostgresSessionStore } from '../../../../src/store/postgres/session-store.js';
+import { type TestSchema, usePostgres } from '../../../support/postgres.js';
+
+const postgres = usePostgres();
+const opened: PostgresSessionStore[] = [];
+let schema: TestSchema | undefined;
+
+afterEach(async () => {
+  vi.restoreAllMocks();
+  for (const store of opened.splice(0)) await store.close();
+  await schema?.drop();
+  schema = undefined;
+});
+
+/** A store on this test's schema; several calls give several writers (each with its own pool). */
+async function store(): Promise<PostgresSessionStore> {
+  schema ??= await postgres.freshSchema('store');
+  const created = new PostgresSessionStore(schema.url);
+  opened.push(created);
+  await created.open();
+  return created;
+}
+
+const entry = (text: string, extra: Partial<SessionStoreEntry> = {}): SessionStoreEntry => ({
+  type: 'user',
+  uuid: randomUUID(),
+  timestamp: '2026-01-01T00:00:00.000Z',
+  message: { role: 'user', content: text },
+  ...extra,
+});
+const main: SessionKey = { projectKey: '-work-project', sessionId: 's-1' };
+const sub: SessionKey = { ...main, subpath: 'subagents/agent-a' };
+const mtimeOf = async (db: PostgresSessionStore, key = main) =>
+  (await db.listSessions(key.projectKey)).find((session) => session.sessionId === key.sessionId)?.mtime;
+const table = (name: string) => `"${schema?.schema}".${name}`;
+
+describe('idempotent appends', () => {
+  it('a replayed batch changes nothing: entries, mtime and summary stay as they were', async () => {
+    const db = await store();
+    const batch = [entry('first'), entry('second', { gitBranch: 'main' })];
+    await db.append(main, batch);
+    const mtime = await mtimeOf(db);
+    const summaries = await db.listSessionSummaries(main.projectKey);
+    await db.append(main, batch);
+    await db.append(main, [batch[1] as SessionStoreEntry]);
+    expect(await db.load(main)).toEqual(batch);
+    expect(await mtimeOf(db)).toBe(mtime);
+    expect(await db.listSessionSummaries(main.projectKey)).toEqual(summaries);
+  });
+
+  it('a batch mixing stored and new entries adds only the new ones, in order, and folds only them', async () => {
+    const db = await store();
+    const first = [entry('a'), entry('b')];
+    await db.append(main, first);
+    const later = entry('c', { gitBranch: 'feature' });
+    // Replaying `b` after `c` must not make `b` the newest in the summary (last-wins fields).
+    const replayed = { ...(first[1] as SessionStoreEntry), gitBranch: 'stale' };
+    await db.append(main, [first[0] as SessionStoreEntry, later, replayed]);
+    expect(await db.load(main)).toEqual([...first, later]);
+    const [summary] = await db.listSessionSummaries(main.projectKey);
+    expect(summary?.data).toEqual(foldSessionSummary(undefined, main, [...first, later]).data);
+  });
+
+  it('a uuid repeated within one batch is stored once; entries without a uuid are always stored', async () => {
+    const db = await store();
+    const twice = entry('twice');
+    const title = { type: 'custom-title', customTitle: 'A' };
+    await db.append(sub, [twice, title, { ...twice }, title]);
+    await db.append(sub, [title]);
+    expect(await db.load(sub)).toEqual([twice, title, title, title]);
+  });
+
+  it('two writers replaying the same batch at once store it once', async () => {
+    const [a, b] = [await store(), await store()];
+    const batch = Array.from({ length: 50 }, (_, index) => entry(`e${index}`));
+    await Promise.all([
+      a.append(main, batch),
+      b.append(main, batch),
+      a.append(sub, batch),
+      b.append(sub, batch),
+    ]);
+    expect(await a.load(main)).toEqual(batch);
+    expect(await b.load(sub)).toEqual(batch);
+  });
+});
+
+describe('mtime', () => {
+  it('grows with every append that stores something, per key, in epoch milliseconds', async () => {
+    const db = await store();
+    const seen: number[] = [];
+    for (let round = 0; round < 5; round += 1) {
+      await db.append(main, [entry(`r${round}`)]);
+      seen.push((await mtimeOf(db)) as number);
+    }
+    for (let index = 1; index < seen.length; index += 1)
+      expect(seen[index]).toBeGreaterThan(seen[index - 1] as number);
+    expect(seen[0]).toBeGreaterThan(1e12);
+  });
+
+  it("keeps growing when another writer's clock is behind (the server keeps it above the stored value)", async () => {
+    const ahead = await store();
+    const behind = await store();
+    await ahead.append(main, [entry('from the machine whose clock is right')]);
+    const before = (await mtimeOf(ahead)) as number;
+    vi.spyOn(Date, 'now').mockReturnValue(before - 3_600_000);
+    await behind.append(main, [entry('from a machine an hour behind')]);
+    await behind.append(sub, [entry('its subagent')]);
+    const after = (await mtimeOf(behind)) as number;
+    expect(after).toBeGreaterThan(before);
+    const [summary] = await behind.listSessionSummaries(main.projectKey);
+    expect(summary?.mtime).toBe(after);
+  });
+});
+
+describe('several writers at once', () => {
+  it('lose nothing, duplicate nothing, and keep the summary equal to a fold of what is stored', async () => {
+    const writers = [await store(), await store(), await store(), await store()];
+    const written = new Map<string, SessionStoreEntry[]>();
+    const keys: SessionKey[] = [main, sub, { ...main, subpath: 'subagents/agent-b' }];
+    await Promise.all(
+      writers.map(async (writer, index) => {
+        for (let round = 0; round < 8; round += 1) {
+          for (const key of keys) {
+            const batch = [
+              entry(`w${index} r${round}`, { gitBranch: `w${index}-${round}` }),
+              entry(`w${index} r${round} b`),
+            ];
+            const storeKey = `${key.subpath}`;
+            written.set(storeKey, [...(written.get(storeKey) ?? []), ...batch]);
+            await writer.append(key, batch);
+          }
+        }
+      }),
+    );
+    for (const key of keys) {
+      const loaded = (await writers[0]?.load(key)) ?? [];
+      const expected = written.get(`${key.subpath}`) ?? [];
+      expect(loaded).toHaveLength(expected.length);
+      expect(new Set(loaded.map((stored) => stored.uuid))).toEqual(
+        new Set(expected.map((sent) => sent.uuid)),
+      );
+      // Each writer's batches keep their own order.
+      for (let index = 0; index < writers.length; index += 1) {
+        const mine = (list: SessionStoreEntry[]) =>
+          list.filter((item) =>
+            String((item.message as { content: string }).content).startsWith(`w${index} `),
+          );
+        expect(mine(loaded)).toEqual(mine(expected));
+      }
+    }
+    const stored = (await writers[1]?.load(main)) ?? [];
+    const [summary] = (await writers[2]?.listSessionSummaries(main.projectKey)) ?? [];
+    expect(summary?.data).toEqual(foldSessionSummary(undefined, main, stored).data);
+    expect(summary?.mtime).toBe(await mtimeOf(writers[3] as PostgresSessionStore));
+  });
+
+  it('a second process continuing a session folds onto the summary the first one left', async () => {
+    const first = await store();
+    const opening = [
+      entry('the first prompt'),
+      entry('x', { customTitle: 'Kept title', type: 'custom-title' }),
+    ];
+    await first.append(main, opening);
+    const second = await store();
+    const more = [entry('continued elsewhere', { gitBranch: 'main' })];
+    await second.append(main, more);
+    await first.append(main, [entry('and back again')]);
+    const [summary] = await second.listSessionSummaries(main.projectKey);
+    expect(summary?.data).toEqual(foldSessionSummary(undefined, main, (await first.load(main)) ?? []).data);
+    expect(summary?.data).toMatchObject({ firstPrompt: 'the first prompt', customTitle: 'Kept title' });
+  });
+});
+
+describe('delete', () => {
+  it('of s-1 leaves s-10 (and its subagents) alone', async () => {
+    const db = await store();
+    const ten: SessionKey = { ...main, sessionId: 's-10' };
+    const tenSub: SessionKey = { ...ten, subpath: 'subagents/agent-a' };
+    for (const key of [main, sub, ten, tenSub]) await db.append(key, [entry(JSON.stringify(key))]);
+    await db.delete(main);
+    expect(await db.load(main)).toBeNull();
+    expect(await db.load(sub)).toBeNull();
+    expect(await db.load(ten)).not.toBeNull();
+    expect(await db.load(tenSub)).not.toBeNull();
+    expect(await db.listSubkeys(ten)).toEqual(['subagents/agent-a']);
+    expect((await db.listSessionSummaries(main.projectKey)).map((summary) => summary.sessionId)).toEqual([
+      's-10',
+    ]);
+    const orphans = await postgres.admin(
+      `SELECT count(*)::int AS n FROM ${table('session_entries')} WHERE transcript_id NOT IN (SELECT id FROM ${table('session_transcripts')})`,
+    );
+    expect(orphans.rows[0].n).toBe(0);
+  });
+
+  it('then append starts the session afresh, with a summary of the new entries only', async () => {
+    const db = await store();
+    await db.append(main, [entry('old prompt')]);
+    await db.delete(main);
+    const fresh = [entry('new prompt')];
+    await db.append(main, fresh);
+    expect(await db.load(main)).toEqual(fresh);
+    const [summary] = await db.listSessionSummaries(main.projectKey);
+    expect(summary?.data).toEqual(foldSessionSummary(undefined, main, fresh).data);
+  });
+
+  it('by another process is noticed by a writer that still remembers the old summary', async () => {
+    const [writer, remover] = [await store(), await store()];
+    await writer.append(main, [entry('before the delete')]);
+    await remover.delete(main);
+    const after = [entry('after the delete')];
+    await writer.append(main, after);
+    expect(await remover.load(main)).toEqual(after);
+    const [summary] = await remover.listSessionSummaries(main.projectKey);
+    expect(summary?.data).toEqual(foldSessionSummary(undefined, main, after).data);
+  });
+});
+
+describe('lastCostTotal', () => {
+  const cost = (total: unknown): SessionStoreEntry => ({
+    type: 'cost-state',
+    uuid: randomUUID(),
+    totalCostUSD: total,
+  });
+
+  it('is the newest finite cost-state total of the main transcript, kept across batches without one', async () => {
+    const db = await store();
+    expect(await db.lastCostTotal(main.projectKey, main.sessionId)).toBeUndefined();
+    await db.append(main, [entry('a')]);
+    expect(await db.lastCostTotal(main.projectKey, main.sessionId)).toBeUndefined();
+    await db.append(main, [cost(0.25), entry('b'), cost(0.5), cost(Number.NaN), cost('1.0')]);
+    expect(await db.lastCostTotal(main.projectKey, main.sessionId)).toBe(0.5);
+    await db.append(main, [entry('no cost in this batch')]);
+    await db.append(sub, [cost(9)]);
+    expect(await db.lastCostTotal(main.projectKey, main.sessionId)).toBe(0.5);
+    await db.append(main, [cost(1.75)]);
+    expect(await db.lastCostTotal(main.projectKey, main.sessionId)).toBe(1.75);
+  });
+
+  it('ignores a replayed older cost-state', async () => {
+    const db = await store();
+    const early = cost(0.1);
+    await db.append(main, [early]);
+    await db.append(main, [cost(0.3)]);
+    await db.append(main, [early]);
+    expect(await db.lastCostTotal(main.projectKey, main.sessionId)).toBe(0.3);
+  });
+});
+
+describe('failures are whole', () => {
+  it('a batch with an entry that is not a JSON object is refused before anything is written', async () => {
+    const db = await store();
+    const bad = [entry('fine'), 'not an object', entry('also fine')] as unknown as SessionStoreEntry[];
+    await expect(db.append(main, bad)).rejects.toThrow(
+      /^Refusing to store entry 1 of a batch for -work-project\/s-1 in .*: it is not a JSON object\. Nothing from this batch was written\.$/,
+    );
+    const cyclic: Record<string, unknown> = { type: 'user', uuid: randomUUID() };
+    cyclic.self = cyclic;
+    await expect(db.append(main, [entry('fine'), cyclic as SessionStoreEntry])).rejects.toThrow(
+      /entry 1 .* cannot be written as JSON/,
+    );
+    expect(await db.load(main)).toBeNull();
+  });
+
+  it('a batch the server rejects half-way leaves none of its entries, and the error is one line', async () => {
+    const db = await store();
+    await db.append(main, [entry('kept')]);
+    // A trigger standing in for any server-side failure in the middle of a batch.
+    await postgres.admin(`
+      CREATE FUNCTION ${table('refuse_boom')}() RETURNS trigger LANGUAGE plpgsql AS $$
+      BEGIN IF NEW.entry LIKE '%boom%' THEN RAISE EXCEPTION 'disk trouble'; END IF; RETURN NEW; END $$;
+      CREATE TRIGGER refuse_boom BEFORE INSERT ON ${table('session_entries')}
+        FOR EACH ROW EXECUTE FUNCTION ${table('refuse_boom')}();`);
+    const error = await db
+      .append(main, [entry('one'), entry('boom'), entry('three')])
+      .catch((reason) => reason);
+    expect(error).toBeInstanceOf(PostgresStoreError);
+    expect(error.message).toMatch(
+      /could not append to -work-project\/s-1: disk trouble; nothing was changed/,
+    );
+    expect(error.message).not.toContain('\n');
+    expect(
+      ((await db.load(main)) ?? []).map((stored) => (stored.message as { content: string }).content),
+    ).toEqual(['kept']);
+    // The next batch is unaffected and the summary never saw the failed one.
+    await postgres.admin(`DROP TRIGGER refuse_boom ON ${table('session_entries')}`);
+    await db.append(main, [entry('after')]);
+    const [summary] = await db.listSessionSummaries(main.projectKey);
+    expect(summary?.data).toEqual(foldSessionSummary(undefined, main, (await db.load(main)) ?? []).data);
+  });
+
+  it('a transcript with an unreadable row is not returned; the error names the key, the row and a query', async () => {
+    const db = await store();
+    await db.append(main, [entry('a'), entry('b'), entry('c')]);
+    await postgres.admin(`UPDATE ${table('session_entries')} SET entry = '{"truncated' WHERE seq = 1`);
+    const error = await db.load(main).catch((reason) => reason);
+    expect(error).toBeInstanceOf(PostgresStoreError);
+    expect(error.message).toContain(
+      'the entry with seq 1 of -work-project/s-1 is not a JSON object, so none of it was used',
+    );
+    expect(error.message).toContain(
+      `-c "SELECT entry FROM ${schema?.schema}.session_entries WHERE transcript_id = (SELECT id FROM ${schema?.schema}.session_transcripts WHERE project_key = '-work-project' AND session_id = 's-1' AND subpath = '') AND seq = 1"`,
+    );
+    expect(error.message).not.toContain('\n');
+  });
+
+  it('an unreadable summary is reported, not returned', async () => {
+    const db = await store();
+    await db.append(main, [entry('a')]);
+    await postgres.admin(`UPDATE ${table('session_transcripts')} SET summary = '[1, 2]'`);
+    await expect(db.listSessionSummaries(main.projectKey)).rejects.toThrow(
+      /the summary of -work-project\/s-1 is not a JSON object/,
+    );
+  });
+});

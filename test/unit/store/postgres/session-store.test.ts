@@ -73,9 +73,13 @@ describe('idempotent appends', () => {
     const db = await store();
     const twice = entry('twice');
     const title = { type: 'custom-title', customTitle: 'A' };
-    await db.append(sub, [twice, title, { ...twice }, title]);
-    await db.append(sub, [title]);
-    expect(await db.load(sub)).toEqual([twice, title, title, title]);
+    for (const key of [main, sub]) {
+      await db.append(key, [twice, title, { ...twice }, title]);
+      await db.append(key, [title]);
+      expect(await db.load(key)).toEqual([twice, title, title, title]);
+    }
+    const [summary] = await db.listSessionSummaries(main.projectKey);
+    expect(summary?.data).toEqual(foldSessionSummary(undefined, main, [twice, title, title, title]).data);
   });
 
   it('two writers replaying the same batch at once store it once', async () => {
@@ -133,6 +137,9 @@ describe('several writers at once', () => {
               entry(`w${index} r${round}`, { gitBranch: `w${index}-${round}` }),
               entry(`w${index} r${round} b`),
             ];
+            // A title only one writer sets: any other writer folding onto a stale summary loses it.
+            if (index === 1 && round === 2)
+              batch.push(entry(`w${index} title`, { customTitle: 'only from w1' }));
             const storeKey = `${key.subpath}`;
             written.set(storeKey, [...(written.get(storeKey) ?? []), ...batch]);
             await writer.append(key, batch);
@@ -159,6 +166,7 @@ describe('several writers at once', () => {
     const stored = (await writers[1]?.load(main)) ?? [];
     const [summary] = (await writers[2]?.listSessionSummaries(main.projectKey)) ?? [];
     expect(summary?.data).toEqual(foldSessionSummary(undefined, main, stored).data);
+    expect(summary?.data).toMatchObject({ customTitle: 'only from w1' });
     expect(summary?.mtime).toBe(await mtimeOf(writers[3] as PostgresSessionStore));
   });
 

@@ -1,24 +1,28 @@
 /**
- * Bad input at the door: openSessionStore with a URL that cannot work fails with one line naming
- * what to fix (the password masked), and leaves nothing behind: no SQLite file named after a
- * mistyped URL, no pool holding connections.
+ * openSessionStore: a postgres:// URL opens the PostgreSQL backend (schema ready), anything else a
+ * SQLite file. Bad input at the door fails with one line naming what to fix (the password masked)
+ * and leaves nothing behind: no SQLite file named after a mistyped URL.
  */
-import { existsSync } from 'node:fs';
+import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { StoreUrlError } from '../../../../src/config/store-url.js';
-import { openSessionStore } from '../../../../src/store/open-session-store.js';
-import { PostgresStoreError } from '../../../../src/store/postgres/errors.js';
-import { closedPort } from '../../../support/closed-port.js';
-import { realServerUrl } from '../../../support/postgres.js';
+import { StoreUrlError } from '../../../src/config/store-url.js';
+import { openSessionStore } from '../../../src/store/open-session-store.js';
+import { PostgresStoreError } from '../../../src/store/postgres/errors.js';
+import { PostgresSessionStore } from '../../../src/store/postgres/session-store.js';
+import { SqliteSessionStore } from '../../../src/store/sqlite-session-store.js';
+import { closedPort } from '../../support/closed-port.js';
+import { realServerUrl, usePostgres } from '../../support/postgres.js';
 import {
   MISSING_DATABASE,
   type Refusal,
   startRefuser,
   WRONG_PASSWORD,
-} from '../../../support/postgres-refuser.js';
+} from '../../support/postgres-refuser.js';
 
 const SECRET = 'hunter2-secret';
+const postgres = usePostgres();
 const stops: Array<() => Promise<void>> = [];
 afterEach(async () => {
   for (const stop of stops.splice(0)) await stop();
@@ -43,6 +47,43 @@ async function failure(url: string): Promise<Error> {
   expect(error.message).not.toMatch(/\bat \S+ \(/); // no stack frames folded into the text
   return error;
 }
+
+describe('openSessionStore: which backend', () => {
+  const key = { projectKey: '-p', sessionId: 's' };
+  const entries = [{ type: 'user', uuid: 'u-1', message: { role: 'user', content: 'hi' } }];
+
+  it('a postgres:// URL gives the PostgreSQL backend, its schema already created', async () => {
+    const schema = await postgres.freshSchema('open');
+    const store = await openSessionStore(schema.url);
+    try {
+      expect(store).toBeInstanceOf(PostgresSessionStore);
+      const tables = await postgres.admin('SELECT count(*)::int AS n FROM pg_tables WHERE schemaname = $1', [
+        schema.schema,
+      ]);
+      expect(tables.rows[0].n).toBe(3);
+      await store.append(key, entries);
+      expect(await store.load(key)).toEqual(entries);
+    } finally {
+      await store.close();
+      await schema.drop();
+    }
+  });
+
+  it('a path gives a SQLite file there', async () => {
+    const directory = mkdtempSync(path.join(tmpdir(), 'flower-open-'));
+    const file = path.join(directory, 'nested', 'sessions.db');
+    const store = await openSessionStore(file);
+    try {
+      expect(store).toBeInstanceOf(SqliteSessionStore);
+      await store.append(key, entries);
+      expect(await store.load(key)).toEqual(entries);
+      expect(existsSync(file)).toBe(true);
+    } finally {
+      await store.close();
+      rmSync(directory, { recursive: true, force: true });
+    }
+  });
+});
 
 describe('openSessionStore: what to fix, in one line', () => {
   it('a mistyped scheme is refused and no SQLite file is created for it', async () => {

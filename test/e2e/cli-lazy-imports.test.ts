@@ -23,6 +23,7 @@ const HEAVY_MODULES = [
   '/node_modules/@anthropic-ai/claude-agent-sdk/',
   '/node_modules/@modelcontextprotocol/sdk/',
   '/node_modules/better-sqlite3/',
+  '/node_modules/pg/',
   '/dist/testing/',
   '/dist/workflow/',
 ];

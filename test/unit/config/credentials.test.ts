@@ -126,6 +126,17 @@ describe('describe', () => {
     ]);
   });
 
+  it('shows a URL without its password: the store URL, and a gateway URL with credentials in it', () => {
+    const env = {
+      FLOWER_STORE_URL: 'postgres://flower:hunter2@db.example:5432/tasks',
+      ANTHROPIC_BASE_URL: 'https://user:gw-secret@gw.example',
+    };
+    expect(describeConfig(env)).toEqual([
+      { key: 'ANTHROPIC_BASE_URL', display: 'https://user:***@gw.example' },
+      { key: 'FLOWER_STORE_URL', display: 'postgres://flower:***@db.example:5432/tasks' },
+    ]);
+  });
+
   it('always shows the base URL, marked as the default when unset', () => {
     expect(describeConfig({})).toEqual([
       { key: 'ANTHROPIC_BASE_URL', display: 'https://api.anthropic.com (default)' },

@@ -111,7 +111,9 @@ describe('PostgreSQL backend on random transcripts (property)', () => {
           (each) => each.sessionId === key.sessionId,
         );
         expect(summary?.data).toEqual(foldSessionSummary(undefined, key, expected).data);
-        const listed = (await store.listSessions(key.projectKey)).find((each) => each.sessionId === key.sessionId);
+        const listed = (await store.listSessions(key.projectKey)).find(
+          (each) => each.sessionId === key.sessionId,
+        );
         expect(listed?.mtime).toBe(summary?.mtime);
       }),
       { numRuns: 40 },
@@ -135,7 +137,11 @@ describe('PostgreSQL backend on random transcripts (property)', () => {
           prune: { keepDenials: policy.keepDenials },
         });
         const spill = createSpillWriter(directory, policies.trim.spillDirname);
-        const { entries: rewritten, report } = rewriteForResume((await store.load(key)) ?? [], policies, spill);
+        const { entries: rewritten, report } = rewriteForResume(
+          (await store.load(key)) ?? [],
+          policies,
+          spill,
+        );
         expect(await rows(key)).toEqual(before);
         expect(before.map((row) => JSON.parse(row.entry))).toEqual(entries);
         expect(validateTranscript(rewritten, { original: entries, singleChain: true })).toEqual([]);

@@ -82,8 +82,8 @@ describe('migrations', () => {
   const notes = (steps: number): TableFamily => ({
     name: 'notes',
     migrations: [
-      (s) => `CREATE TABLE ${s}.notes (id integer PRIMARY KEY)`,
-      (s) => `ALTER TABLE ${s}.notes ADD COLUMN body text NOT NULL DEFAULT ''`,
+      (s: string) => `CREATE TABLE ${s}.notes (id integer PRIMARY KEY)`,
+      (s: string) => `ALTER TABLE ${s}.notes ADD COLUMN body text NOT NULL DEFAULT ''`,
     ].slice(0, steps),
   });
 

@@ -3,7 +3,6 @@
  * its password masked, the store is checked read-only, and a store that cannot work is one line
  * naming what to fix, with exit code 1.
  */
-import { spawn } from 'node:child_process';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -12,6 +11,7 @@ import { PostgresSessionStore } from '../../src/store/postgres/session-store.js'
 import { closedPort } from '../support/closed-port.js';
 import { usePostgres } from '../support/postgres.js';
 import { startRefuser, WRONG_PASSWORD } from '../support/postgres-refuser.js';
+import { runNode } from './runtime-harness.js';
 
 const bin = join(import.meta.dirname, '..', '..', 'dist', 'cli', 'bin.js');
 const SECRET = 'doctor-s3cret';
@@ -32,32 +32,20 @@ afterEach(async () => {
   rmSync(root, { recursive: true, force: true });
 });
 
-function doctor(
-  env: Record<string, string> = {},
-): Promise<{ status: number | null; stdout: string; stderr: string }> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [bin, 'doctor'], {
-      cwd: project,
-      env: {
-        PATH: process.env.PATH ?? '',
-        HOME: join(root, 'home'),
-        FLOWER_NO_UPDATE: '1',
-        ANTHROPIC_API_KEY: 'test-key',
-        ANTHROPIC_BASE_URL: 'http://127.0.0.1:9',
-        ...env,
-      },
-    });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (chunk) => {
-      stdout += chunk;
-    });
-    child.stderr.on('data', (chunk) => {
-      stderr += chunk;
-    });
-    child.on('error', reject);
-    child.on('close', (status) => resolve({ status, stdout, stderr }));
-  });
+async function doctor(env: Record<string, string> = {}) {
+  const run = await runNode(
+    [bin, 'doctor'],
+    {
+      PATH: process.env.PATH ?? '',
+      HOME: join(root, 'home'),
+      FLOWER_NO_UPDATE: '1',
+      ANTHROPIC_API_KEY: 'test-key',
+      ANTHROPIC_BASE_URL: 'http://127.0.0.1:9',
+      ...env,
+    },
+    { cwd: project },
+  );
+  return { status: run.code, stdout: run.stdout, stderr: run.stderr };
 }
 
 /** The URL of a fresh schema with a password added (the test servers ignore it). */

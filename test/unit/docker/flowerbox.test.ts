@@ -79,6 +79,19 @@ const calls = (): Call[] =>
         .map((line) => JSON.parse(line) as Call)
     : [];
 
+/** What every flower run starts with: the credentials file and the directory mounted at /work. */
+const dockerRun = (project: string): string[] => [
+  'run',
+  '-i',
+  '--rm',
+  '--env-file',
+  `${flowerHome}/.env`,
+  '-v',
+  `${project}:/work`,
+  '-w',
+  '/work',
+];
+
 function environment(extra: Record<string, string> = {}): Record<string, string> {
   return {
     PATH: `${bin}:${process.env.PATH ?? ''}`,
@@ -120,24 +133,7 @@ describe('flowerbox', () => {
     ];
     const run = flowerbox(project, args);
     expect(run.status).toBe(0);
-    expect(calls()).toEqual([
-      {
-        argv: [
-          'run',
-          '-i',
-          '--rm',
-          '--env-file',
-          `${flowerHome}/.env`,
-          '-v',
-          `${project}:/work`,
-          '-w',
-          '/work',
-          'flower-box',
-          ...args,
-        ],
-        stdinIsTTY: false,
-      },
-    ]);
+    expect(calls()).toEqual([{ argv: [...dockerRun(project), 'flower-box', ...args], stdinIsTTY: false }]);
   });
 
   it('off a terminal: no -t, and a note that flower runs unattended', () => {
@@ -153,20 +149,7 @@ describe('flowerbox', () => {
     mkdirSync(project, { recursive: true });
     const run = runInPty({ argv: [script, 'hi'], cwd: project, env: environment(), steps: [] });
     expect(run.status).toBe(0);
-    expect(calls()[0]?.argv).toEqual([
-      'run',
-      '-i',
-      '--rm',
-      '--env-file',
-      `${flowerHome}/.env`,
-      '-v',
-      `${project}:/work`,
-      '-w',
-      '/work',
-      '-t',
-      'flower-box',
-      'hi',
-    ]);
+    expect(calls()[0]?.argv).toEqual([...dockerRun(project), '-t', 'flower-box', 'hi']);
     expect(calls()[0]?.stdinIsTTY).toBe(true);
     expect(run.output).not.toContain('not a terminal');
   });

@@ -14,7 +14,7 @@
  * - Nothing outside the named schema is created or changed; a schema that already exists (created
  *   by an administrator for a user without CREATE on the database) is used as it is.
  *
- * Families: `sessions` (transcripts, their entries, summaries and last cost; `session_append`).
+ * Families: `sessions` (transcripts, their entries, summaries and newest cost-state; `session_append`).
  * Room is left for the families the multi-machine runtime adds (manifest rows, lineage, task locks):
  * each is a new entry in `FAMILIES` with its own version row, so adding one never touches another.
  */
@@ -40,8 +40,8 @@ export const APPEND_SIGNALS = {
 /**
  * Sessions, version 1.
  * - `session_transcripts`: one row per store key (`subpath` '' = the main transcript) with the
- *   key's mtime, its next sequence number, and for main transcripts the folded summary (verbatim
- *   JSON text) and the last `cost-state` total. Keeping the summary on the same row as the mtime
+ *   key's mtime, its next sequence number, the seq of its newest `cost-state` entry, and for main
+ *   transcripts the folded summary (verbatim JSON text). Keeping the summary on the same row as the mtime
  *   makes "summary mtime = listSessions mtime" true by construction and costs one row update per
  *   append.
  * - `session_entries`: the entries as appended (JSON text, not jsonb: jsonb rejects `\u0000`, which
@@ -59,7 +59,7 @@ CREATE TABLE ${s}.session_transcripts (
     subpath       text COLLATE "C" NOT NULL,
     mtime         bigint NOT NULL,
     next_seq      bigint NOT NULL,
-    last_cost_usd double precision,
+    last_cost_seq bigint,
     summary       text,
     CONSTRAINT session_transcripts_key UNIQUE (project_key, session_id, subpath)
 );
@@ -75,30 +75,30 @@ CREATE UNIQUE INDEX session_entries_uuid ON ${s}.session_entries (transcript_id,
 
 -- Appends one batch to one key. Entries arrive as JSONL (JSON.stringify never emits a raw newline,
 -- so splitting on it is exact, and no array escaping is paid on either side) with their uuids in
--- the same order (NULL = no uuid). For a main transcript the caller passes the summary folded from
--- the state it last saw (p_expect: that state's mtime, NULL = the key must be new); the row's
--- WHERE clause is the compare-and-swap, so no read-fold-write can interleave with another writer's.
--- Raises ${APPEND_SIGNALS.staleSummary} / ${APPEND_SIGNALS.knownEntries} / ${APPEND_SIGNALS.nothingNew}, which roll the whole statement back; the
--- caller then folds under a row lock (or, for ${APPEND_SIGNALS.nothingNew}, has nothing to do). Returns the new mtime.
+-- the same order (NULL = no uuid) and the 1-based positions of the batch's cost-state entries. For
+-- a main transcript the caller passes the summary folded from the state it last saw (p_expect: that
+-- state's mtime, NULL = the key must be new); the row's WHERE clause is the compare-and-swap, so no
+-- read-fold-write can interleave with another writer's. Raises ${APPEND_SIGNALS.staleSummary} / ${APPEND_SIGNALS.knownEntries} / ${APPEND_SIGNALS.nothingNew},
+-- which roll the whole statement back; the caller then folds under a row lock (or, for ${APPEND_SIGNALS.nothingNew},
+-- has nothing to do). Returns the new mtime.
 CREATE FUNCTION ${s}.session_append(
     p_project text, p_session text, p_subpath text,
-    p_uuids text[], p_entries text,
-    p_mtime bigint, p_cost double precision,
-    p_summary text, p_expect bigint
+    p_uuids text[], p_entries text, p_cost_positions integer[],
+    p_mtime bigint, p_summary text, p_expect bigint
 ) RETURNS bigint LANGUAGE plpgsql AS $append$
 DECLARE
-    v_count bigint := cardinality(p_uuids);
-    v_id    bigint;
-    v_first bigint;
-    v_mtime bigint;
-    v_added bigint;
+    v_count    bigint := cardinality(p_uuids);
+    v_id       bigint;
+    v_first    bigint;
+    v_mtime    bigint;
+    v_added    bigint;
+    v_cost_seq bigint;
 BEGIN
     -- Claim the key's row first: it serialises writers of one key, and its mtime only grows.
     IF p_summary IS NULL OR p_expect IS NOT NULL THEN
         UPDATE ${s}.session_transcripts
            SET mtime = GREATEST(p_mtime, mtime + 1),
                next_seq = next_seq + v_count,
-               last_cost_usd = COALESCE(p_cost, last_cost_usd),
                summary = COALESCE(p_summary, summary)
          WHERE project_key = p_project AND session_id = p_session AND subpath = p_subpath
            AND (p_summary IS NULL OR mtime = p_expect)
@@ -110,8 +110,8 @@ BEGIN
     END IF;
     IF v_id IS NULL THEN
         INSERT INTO ${s}.session_transcripts AS t
-               (project_key, session_id, subpath, mtime, next_seq, last_cost_usd, summary)
-        VALUES (p_project, p_session, p_subpath, p_mtime, v_count, p_cost, p_summary)
+               (project_key, session_id, subpath, mtime, next_seq, summary)
+        VALUES (p_project, p_session, p_subpath, p_mtime, v_count, p_summary)
         ON CONFLICT ON CONSTRAINT session_transcripts_key DO NOTHING
         RETURNING id, 0, mtime INTO v_id, v_first, v_mtime;
     END IF;
@@ -127,17 +127,25 @@ BEGIN
         RETURNING id, next_seq - v_count, mtime INTO STRICT v_id, v_first, v_mtime;
     END IF;
 
-    INSERT INTO ${s}.session_entries (transcript_id, seq, uuid, entry)
-    SELECT v_id, v_first + batch.ord - 1, batch.uuid, batch.entry
-      FROM unnest(p_uuids, string_to_array(p_entries, E'\\n')) WITH ORDINALITY AS batch(uuid, entry, ord)
-    ON CONFLICT (transcript_id, uuid) WHERE uuid IS NOT NULL DO NOTHING;
-    GET DIAGNOSTICS v_added = ROW_COUNT;
+    WITH inserted AS (
+        INSERT INTO ${s}.session_entries (transcript_id, seq, uuid, entry)
+        SELECT v_id, v_first + batch.ord - 1, batch.uuid, batch.entry
+          FROM unnest(p_uuids, string_to_array(p_entries, E'\\n')) WITH ORDINALITY AS batch(uuid, entry, ord)
+        ON CONFLICT (transcript_id, uuid) WHERE uuid IS NOT NULL DO NOTHING
+        RETURNING seq
+    )
+    SELECT count(*), max(seq) FILTER (WHERE seq - v_first + 1 = ANY(p_cost_positions))
+      INTO v_added, v_cost_seq FROM inserted;
     IF v_added = 0 THEN
         RAISE EXCEPTION 'every entry is stored already' USING ERRCODE = '${APPEND_SIGNALS.nothingNew}';
     END IF;
     IF v_added < v_count AND p_summary IS NOT NULL THEN
         RAISE EXCEPTION '% of % entries are stored already', v_count - v_added, v_count
             USING ERRCODE = '${APPEND_SIGNALS.knownEntries}';
+    END IF;
+    -- A cost-state comes once a turn, so this second touch of the row is rare.
+    IF v_cost_seq IS NOT NULL THEN
+        UPDATE ${s}.session_transcripts SET last_cost_seq = v_cost_seq WHERE id = v_id;
     END IF;
     RETURN v_mtime;
 END

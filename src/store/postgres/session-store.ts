@@ -22,7 +22,9 @@
  * - Failures are whole: a batch that cannot be written leaves nothing behind, a transcript with an
  *   unreadable row is not returned at all, and every error is one line naming the server (password
  *   masked), the key and what to do.
- * - `lastCostTotal` reads one column kept up to date on append, never the transcript.
+ * - `lastCostState` finds the newest `cost-state` entry through a seq kept on append, never by
+ *   reading the transcript; `readTranscript` reports damaged rows instead of failing the load
+ *   (the optional fast paths of the rewriting layer's backend seam).
  */
 import {
   foldSessionSummary,
@@ -43,6 +45,19 @@ export interface PostgresSessionStoreOptions {
   pool?: Partial<PostgresPoolPolicy>;
 }
 
+/** A stored row that is not a JSON object (the rewriting layer's backend seam names it the same). */
+export interface UnreadableRow {
+  seq: number;
+  uuid: string | null;
+  /** How many readable entries of the transcript come before it. */
+  position: number;
+}
+
+export interface StoredTranscript {
+  entries: SessionStoreEntry[];
+  unreadable: UnreadableRow[];
+}
+
 /** One batch, checked and serialised before anything is sent. */
 interface Batch {
   entries: SessionStoreEntry[];
@@ -57,6 +72,8 @@ type Queryable = Pick<pg.Pool, 'query'> | Pick<pg.PoolClient, 'query'>;
 
 export class PostgresSessionStore implements SessionStore {
   readonly target: PostgresTarget;
+  /** Where the entries are kept, for messages: the URL with its password masked. */
+  readonly location: string;
   private readonly pool: pg.Pool;
   private readonly tables: { transcripts: string; entries: string; append: string };
   private ready: Promise<void> | undefined;
@@ -74,6 +91,7 @@ export class PostgresSessionStore implements SessionStore {
       );
     }
     this.target = parsed;
+    this.location = parsed.display;
     this.pool = createPool(parsed, { ...defaultPoolPolicy, ...options.pool });
     const schema = `"${parsed.schema}"`;
     this.tables = {
@@ -197,16 +215,20 @@ export class PostgresSessionStore implements SessionStore {
     expectedMtime: number | null,
   ): Promise<number> {
     this.lastMtime = Math.max(Date.now(), this.lastMtime + 1);
+    const costPositions: number[] = [];
+    batch.entries.forEach((entry, index) => {
+      if (entry.type === 'cost-state') costPositions.push(index + 1);
+    });
     const { rows } = await db.query<{ mtime: string }>(
-      `SELECT ${this.tables.append}($1, $2, $3, $4::text[], $5, $6, $7, $8, $9) AS mtime`,
+      `SELECT ${this.tables.append}($1, $2, $3, $4::text[], $5, $6::integer[], $7, $8, $9) AS mtime`,
       [
         key.projectKey,
         key.sessionId,
         key.subpath ?? '',
         batch.uuids,
         batch.payloads.join('\n'),
+        costPositions,
         this.lastMtime,
-        summary === undefined ? null : lastCostTotalOf(batch.entries),
         summary === undefined ? null : JSON.stringify(summary.data),
         expectedMtime,
       ],
@@ -216,50 +238,70 @@ export class PostgresSessionStore implements SessionStore {
     return mtime;
   }
 
-  /** The entries exactly as appended, in order; null when the key was never written. */
+  /**
+   * The entries exactly as appended, in order; null when the key was never written. A transcript
+   * with a row that is not a JSON object is not returned at all (`readTranscript` reports it).
+   */
   async load(key: SessionKey): Promise<SessionStoreEntry[] | null> {
-    const storeKey = storeKeyOf(key);
-    await this.open();
-    let rows: Array<[string, string]>;
-    try {
-      ({ rows } = await this.pool.query<[string, string]>({
-        text: `SELECT seq, entry FROM ${this.tables.entries}
+    const stored = await this.readTranscript(key);
+    const [first] = stored?.unreadable ?? [];
+    if (first !== undefined) throw this.unreadable(key, String(first.seq), stored?.unreadable.length ?? 1);
+    return stored?.entries ?? null;
+  }
+
+  /** The transcript with its damaged rows reported (seq, uuid, position) rather than thrown. */
+  async readTranscript(key: SessionKey): Promise<StoredTranscript | null> {
+    const rows = await this.query<[string, string | null, string]>(`load ${storeKeyOf(key)}`, {
+      text: `SELECT seq, uuid, entry FROM ${this.tables.entries}
                 WHERE transcript_id = (SELECT id FROM ${this.tables.transcripts}
                                         WHERE project_key = $1 AND session_id = $2 AND subpath = $3)
                 ORDER BY seq`,
-        values: [key.projectKey, key.sessionId, key.subpath ?? ''],
-        rowMode: 'array',
-      }));
-    } catch (error) {
-      throw storeFailure(`load ${storeKey}`, error, this.target);
-    }
+      values: [key.projectKey, key.sessionId, key.subpath ?? ''],
+      rowMode: 'array',
+    });
     if (rows.length === 0) return null;
-    const entries = new Array<SessionStoreEntry>(rows.length);
-    for (let index = 0; index < rows.length; index += 1) {
-      const [seq, text] = rows[index] as [string, string];
+    const transcript: StoredTranscript = { entries: [], unreadable: [] };
+    for (const [seq, uuid, text] of rows) {
       const entry = parseObject(text);
-      if (entry === undefined) throw this.unreadable(key, seq);
-      entries[index] = entry as SessionStoreEntry;
+      if (entry === undefined)
+        transcript.unreadable.push({ seq: Number(seq), uuid, position: transcript.entries.length });
+      else transcript.entries.push(entry as SessionStoreEntry);
     }
-    return entries;
+    return transcript;
+  }
+
+  /** The newest `cost-state` entry of the transcript (kept by seq on append); null when it has none. */
+  async lastCostState(key: SessionKey): Promise<SessionStoreEntry | null> {
+    const rows = await this.query<{ seq: string; entry: string }>(
+      `read the last cost of ${storeKeyOf(key)}`,
+      {
+        text: `SELECT e.seq, e.entry FROM ${this.tables.transcripts} t
+                 JOIN ${this.tables.entries} e ON e.transcript_id = t.id AND e.seq = t.last_cost_seq
+                WHERE t.project_key = $1 AND t.session_id = $2 AND t.subpath = $3`,
+        values: [key.projectKey, key.sessionId, key.subpath ?? ''],
+      },
+    );
+    const row = rows[0];
+    if (row === undefined) return null;
+    const entry = parseObject(row.entry);
+    if (entry === undefined) throw this.unreadable(key, row.seq, 1);
+    return entry as SessionStoreEntry;
   }
 
   async listSessions(projectKey: string): Promise<Array<{ sessionId: string; mtime: number }>> {
-    const rows = await this.query<{ session_id: string; mtime: string }>(
-      'list sessions',
-      `SELECT session_id, mtime FROM ${this.tables.transcripts} WHERE project_key = $1 AND subpath = ''`,
-      [projectKey],
-    );
+    const rows = await this.query<{ session_id: string; mtime: string }>('list sessions', {
+      text: `SELECT session_id, mtime FROM ${this.tables.transcripts} WHERE project_key = $1 AND subpath = ''`,
+      values: [projectKey],
+    });
     return rows.map((row) => ({ sessionId: row.session_id, mtime: Number(row.mtime) }));
   }
 
   async listSessionSummaries(projectKey: string): Promise<SessionSummaryEntry[]> {
-    const rows = await this.query<{ session_id: string; mtime: string; summary: string }>(
-      'list summaries',
-      `SELECT session_id, mtime, summary FROM ${this.tables.transcripts}
-        WHERE project_key = $1 AND subpath = '' AND summary IS NOT NULL`,
-      [projectKey],
-    );
+    const rows = await this.query<{ session_id: string; mtime: string; summary: string }>('list summaries', {
+      text: `SELECT session_id, mtime, summary FROM ${this.tables.transcripts}
+              WHERE project_key = $1 AND subpath = '' AND summary IS NOT NULL`,
+      values: [projectKey],
+    });
     return rows.map((row) => this.storedSummary({ projectKey, sessionId: row.session_id }, row));
   }
 
@@ -299,27 +341,12 @@ export class PostgresSessionStore implements SessionStore {
   }
 
   async listSubkeys(key: { projectKey: string; sessionId: string }): Promise<string[]> {
-    const rows = await this.query<{ subpath: string }>(
-      'list subkeys',
-      `SELECT subpath FROM ${this.tables.transcripts}
-        WHERE project_key = $1 AND session_id = $2 AND subpath <> ''`,
-      [key.projectKey, key.sessionId],
-    );
+    const rows = await this.query<{ subpath: string }>('list subkeys', {
+      text: `SELECT subpath FROM ${this.tables.transcripts}
+              WHERE project_key = $1 AND session_id = $2 AND subpath <> ''`,
+      values: [key.projectKey, key.sessionId],
+    });
     return rows.map((row) => row.subpath);
-  }
-
-  /**
-   * The running cost total (`totalCostUSD`) of the main transcript's newest `cost-state` entry, or
-   * undefined when it has none: what a resumed session had already spent.
-   */
-  async lastCostTotal(projectKey: string, sessionId: string): Promise<number | undefined> {
-    const rows = await this.query<{ last_cost_usd: number | null }>(
-      'read the last cost',
-      `SELECT last_cost_usd FROM ${this.tables.transcripts}
-        WHERE project_key = $1 AND session_id = $2 AND subpath = ''`,
-      [projectKey, sessionId],
-    );
-    return rows[0]?.last_cost_usd ?? undefined;
   }
 
   /** Closes the pool; waits for queries in flight. */
@@ -327,14 +354,10 @@ export class PostgresSessionStore implements SessionStore {
     if (!this.pool.ended) await this.pool.end();
   }
 
-  private async query<Row extends pg.QueryResultRow>(
-    action: string,
-    text: string,
-    values: unknown[],
-  ): Promise<Row[]> {
+  private async query<Row>(action: string, query: pg.QueryConfig | pg.QueryArrayConfig): Promise<Row[]> {
     await this.open();
     try {
-      return (await this.pool.query<Row>(text, values)).rows;
+      return (await this.pool.query(query)).rows as Row[];
     } catch (error) {
       throw storeFailure(action, error, this.target);
     }
@@ -381,7 +404,7 @@ export class PostgresSessionStore implements SessionStore {
   }
 
   /** A stored row that is not a JSON object: say which, and the query that shows it. */
-  private unreadable(key: SessionKey, seq?: string): PostgresStoreError {
+  private unreadable(key: SessionKey, seq?: string, count = 1): PostgresStoreError {
     const literal = (text: string): string => `'${text.replaceAll("'", "''")}'`;
     const schema = this.target.schema;
     const row =
@@ -390,8 +413,11 @@ export class PostgresSessionStore implements SessionStore {
     const select =
       seq === undefined
         ? `SELECT summary FROM ${row}`
-        : `SELECT entry FROM ${schema}.session_entries WHERE transcript_id = (SELECT id FROM ${row}) AND seq = ${seq}`;
-    const what = seq === undefined ? 'summary' : `entry with seq ${seq}`;
+        : `SELECT seq, entry FROM ${schema}.session_entries WHERE transcript_id = (SELECT id FROM ${row}) AND seq >= ${seq} ORDER BY seq LIMIT ${count}`;
+    const what =
+      seq === undefined
+        ? 'summary'
+        : `entry with seq ${seq}${count > 1 ? ` (and ${count - 1} more row${count > 2 ? 's' : ''})` : ''}`;
     return new PostgresStoreError(
       this.target.display,
       `PostgreSQL store ${this.target.display}: the ${what} of ${storeKeyOf(key)} is not a JSON object, so none of it was used (no half-read transcript is resumed). Look at it with: psql "${maskStoreUrl(this.target.connectionString)}" -c "${select}"`,
@@ -409,18 +435,4 @@ function parseObject(text: string): Record<string, unknown> | undefined {
   return typeof value === 'object' && value !== null && !Array.isArray(value)
     ? (value as Record<string, unknown>)
     : undefined;
-}
-
-/** The running total of the batch's newest `cost-state` entry, if it has one. */
-function lastCostTotalOf(entries: readonly SessionStoreEntry[]): number | null {
-  for (let index = entries.length - 1; index >= 0; index -= 1) {
-    const entry = entries[index] as SessionStoreEntry;
-    if (
-      entry.type === 'cost-state' &&
-      typeof entry.totalCostUSD === 'number' &&
-      Number.isFinite(entry.totalCostUSD)
-    )
-      return entry.totalCostUSD;
-  }
-  return null;
 }

@@ -231,34 +231,44 @@ describe('delete', () => {
   });
 });
 
-describe('lastCostTotal', () => {
+describe('lastCostState', () => {
   const cost = (total: unknown): SessionStoreEntry => ({
     type: 'cost-state',
     uuid: randomUUID(),
     totalCostUSD: total,
   });
 
-  it('is the newest finite cost-state total of the main transcript, kept across batches without one', async () => {
+  it('is the newest cost-state entry of the key, kept across batches without one, per key', async () => {
     const db = await store();
-    expect(await db.lastCostTotal(main.projectKey, main.sessionId)).toBeUndefined();
+    expect(await db.lastCostState(main)).toBeNull();
     await db.append(main, [entry('a')]);
-    expect(await db.lastCostTotal(main.projectKey, main.sessionId)).toBeUndefined();
-    await db.append(main, [cost(0.25), entry('b'), cost(0.5), cost(Number.NaN), cost('1.0')]);
-    expect(await db.lastCostTotal(main.projectKey, main.sessionId)).toBe(0.5);
+    expect(await db.lastCostState(main)).toBeNull();
+    const newest = cost(0.5);
+    await db.append(main, [cost(0.25), entry('b'), newest, entry('c')]);
+    expect(await db.lastCostState(main)).toEqual(newest);
     await db.append(main, [entry('no cost in this batch')]);
-    await db.append(sub, [cost(9)]);
-    expect(await db.lastCostTotal(main.projectKey, main.sessionId)).toBe(0.5);
-    await db.append(main, [cost(1.75)]);
-    expect(await db.lastCostTotal(main.projectKey, main.sessionId)).toBe(1.75);
+    const subCost = cost(9);
+    await db.append(sub, [entry('sub'), subCost]);
+    expect(await db.lastCostState(main)).toEqual(newest);
+    expect(await db.lastCostState(sub)).toEqual(subCost);
+    const later = cost(1.75);
+    await db.append(main, [later]);
+    expect(await db.lastCostState(main)).toEqual(later);
   });
 
-  it('ignores a replayed older cost-state', async () => {
+  it('ignores a replayed older cost-state, in a replayed batch or among new entries', async () => {
     const db = await store();
     const early = cost(0.1);
+    const late = cost(0.3);
+    await db.append(sub, [early]);
+    await db.append(sub, [late]);
+    await db.append(sub, [early]);
+    await db.append(sub, [entry('new'), early]);
+    expect(await db.lastCostState(sub)).toEqual(late);
     await db.append(main, [early]);
-    await db.append(main, [cost(0.3)]);
-    await db.append(main, [early]);
-    expect(await db.lastCostTotal(main.projectKey, main.sessionId)).toBe(0.3);
+    await db.append(main, [late]);
+    await db.append(main, [entry('new'), early]);
+    expect(await db.lastCostState(main)).toEqual(late);
   });
 });
 
@@ -314,9 +324,27 @@ describe('failures are whole', () => {
       'the entry with seq 1 of -work-project/s-1 is not a JSON object, so none of it was used',
     );
     expect(error.message).toContain(
-      `-c "SELECT entry FROM ${schema?.schema}.session_entries WHERE transcript_id = (SELECT id FROM ${schema?.schema}.session_transcripts WHERE project_key = '-work-project' AND session_id = 's-1' AND subpath = '') AND seq = 1"`,
+      `-c "SELECT seq, entry FROM ${schema?.schema}.session_entries WHERE transcript_id = (SELECT id FROM ${schema?.schema}.session_transcripts WHERE project_key = '-work-project' AND session_id = 's-1' AND subpath = '') AND seq >= 1 ORDER BY seq LIMIT 1"`,
     );
     expect(error.message).not.toContain('\n');
+  });
+
+  it('readTranscript returns the readable entries and names each damaged row with its seq, uuid and position', async () => {
+    const db = await store();
+    const entries = [entry('a'), entry('b'), entry('c'), entry('d')];
+    await db.append(main, entries);
+    await postgres.admin(`UPDATE ${table('session_entries')} SET entry = 'null' WHERE seq IN (1, 2)`);
+    expect(await db.readTranscript(main)).toEqual({
+      entries: [entries[0], entries[3]],
+      unreadable: [
+        { seq: 1, uuid: entries[1]?.uuid, position: 1 },
+        { seq: 2, uuid: entries[2]?.uuid, position: 1 },
+      ],
+    });
+    expect(await db.readTranscript({ ...main, sessionId: 'never' })).toBeNull();
+    await expect(db.load(main)).rejects.toThrow(
+      /the entry with seq 1 \(and 1 more row\) of -work-project\/s-1/,
+    );
   });
 
   it('an unreadable summary is reported, not returned', async () => {

@@ -420,7 +420,7 @@ export class PostgresSessionStore implements SessionStore {
         : `entry with seq ${seq}${count > 1 ? ` (and ${count - 1} more row${count > 2 ? 's' : ''})` : ''}`;
     return new PostgresStoreError(
       this.target.display,
-      `PostgreSQL store ${this.target.display}: the ${what} of ${storeKeyOf(key)} is not a JSON object, so none of it was used (no half-read transcript is resumed). Look at it with: psql "${maskStoreUrl(this.target.connectionString)}" -c "${select}"`,
+      `PostgreSQL store ${this.target.display}: the ${what} of ${storeKeyOf(key)} is not a JSON object, so ${seq === undefined ? 'it was not used and nothing was written over it' : 'none of the transcript was used (no half-read history is resumed)'}. Look at it with: psql "${maskStoreUrl(this.target.connectionString)}" -c "${select}"`,
     );
   }
 }

@@ -321,7 +321,7 @@ describe('failures are whole', () => {
     const error = await db.load(main).catch((reason) => reason);
     expect(error).toBeInstanceOf(PostgresStoreError);
     expect(error.message).toContain(
-      'the entry with seq 1 of -work-project/s-1 is not a JSON object, so none of it was used',
+      'the entry with seq 1 of -work-project/s-1 is not a JSON object, so none of the transcript was used',
     );
     expect(error.message).toContain(
       `-c "SELECT seq, entry FROM ${schema?.schema}.session_entries WHERE transcript_id = (SELECT id FROM ${schema?.schema}.session_transcripts WHERE project_key = '-work-project' AND session_id = 's-1' AND subpath = '') AND seq >= 1 ORDER BY seq LIMIT 1"`,

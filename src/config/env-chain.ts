@@ -37,7 +37,7 @@ export const KNOWN_KEYS = [
   'ANTHROPIC_DEFAULT_HAIKU_MODEL',
   'CLAUDE_CODE_SUBAGENT_MODEL',
   'CLAUDE_CODE_EFFORT_LEVEL',
-  /** Where task state lives: a postgres:// URL, or unset for SQLite in runs/ (see config/store-url.ts). */
+  /** Where task state lives: a postgres:// URL or a SQLite file path; unset, SQLite in runs/ (config/store-url.ts). */
   'FLOWER_STORE_URL',
 ] as const;
 export type KnownKey = (typeof KNOWN_KEYS)[number];

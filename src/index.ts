@@ -8,6 +8,10 @@
 
 // Roles, guards, the workbench and the human channel.
 export * from './agents/index.js';
+export { BLOCK_BEGIN, BLOCK_END, placeBlock, readBlock } from './bequest/managed-block.js';
+// Host-run checks and the bequest's managed block.
+export { type CheckPolicy, type CheckRun, defaultCheckPolicy, runChecks } from './checks/runner.js';
+export { type CheckSpec, formatCheck, type ItemCheck, readCheck } from './checks/syntax.js';
 // Configuration: the .env lookup chain, credentials, the probe, the context window and policies.
 export {
   type AtomicWriteOptions,
@@ -99,7 +103,9 @@ export {
   CONTEXT_FULL_HANDOFF,
   INTERRUPTED_BY_HUMAN,
   KILLED_BY_SIGNAL,
+  type ManifestCheck,
   type ManifestRow,
+  type RowAnnotations,
   type StepResult,
 } from './runtime/step-result.js';
 export {

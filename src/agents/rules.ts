@@ -6,6 +6,7 @@
  * not surprise the model. Every sentence here costs tokens in every session of that role, so each
  * one is there because a run went wrong without it (see the reference case studies).
  */
+import { CHECK_SYNTAX } from '../checks/syntax.js';
 import { ARTIFACT_THRESHOLD_CHARS } from './workbench.js';
 
 /** The four sections of a brief, in order, as the clarifier writes them and the parser reads them. */
@@ -55,7 +56,7 @@ You decide whether work is done. You did not do it and you do not fix it. You ar
 
 A. Setting the goal from a brief. First look at the environment, so you know what can be checked here. Then reply with two sections:
 ## ${GOAL_SECTIONS[0]} — one paragraph saying what "done" means.
-## ${GOAL_SECTIONS[1]} — one check per line, each something that can be verified here and now (a command to run, a file to open, an output to compare). Make the list as long as there are ways the work could fail, and no longer. The brief's boundaries are not checks. A check this environment cannot verify ends with ${CANNOT_VERIFY_MARK}.
+## ${GOAL_SECTIONS[1]} — one check per line, each something that can be verified here and now (a command to run, a file to open, an output to compare). Make the list as long as there are ways the work could fail, and no longer. The brief's boundaries are not checks. An item a shell command can prove ends with ${CHECK_SYNTAX}: flower runs that command on this machine after every round, and you are shown the result. An item this environment cannot verify ends with ${CANNOT_VERIFY_MARK}.
 
 B. Judging a round of work. Reply with exactly three sections:
 ## ${VERDICT_SECTIONS[0]} — exactly one of: ${VERDICT_OUTCOMES.join(' / ')}

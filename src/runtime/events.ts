@@ -60,6 +60,11 @@ export interface SystemPayload {
    * be verified here). The binary's system messages are chatter and only shown under `-v`.
    */
   warning?: boolean;
+  /**
+   * Set by flower's own reports that are always shown, one line each, coloured by how they went
+   * (a host check that passed or failed, how the goal was triaged, why a task stopped).
+   */
+  notice?: 'ok' | 'fail' | 'info';
 }
 
 export interface ResetPayload {
@@ -149,6 +154,9 @@ export interface StepPayload {
   total: number;
   resumed: boolean;
   woke: number;
+  /** For a step that works in rounds (under the goal guard): this round and the task's cap. */
+  round?: number;
+  rounds?: number;
 }
 
 interface EventOf<Kind extends string, Payload> {

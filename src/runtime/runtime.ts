@@ -64,6 +64,7 @@ import {
   INTERRUPTED_BY_HUMAN,
   markKilledBySignal,
   newStepResult,
+  type RowAnnotations,
   resumeRewrite,
   type StepResult,
 } from './step-result.js';
@@ -268,6 +269,15 @@ export class Runtime {
 
   close(): void {
     this.store.close();
+  }
+
+  /**
+   * Adds fields a gate learned after `result`'s step ended (a verdict, a rejection) and writes the
+   * manifest again. Results of other runtimes are only changed in memory.
+   */
+  annotate(result: StepResult, fields: RowAnnotations): void {
+    result.annotations = { ...result.annotations, ...fields };
+    if (this.results.includes(result)) this.persist();
   }
 
   async run(spec: AgentSpec, prompt: string, options: RunOptions = {}): Promise<StepResult> {

@@ -63,6 +63,8 @@ export interface StepResult {
   handoffAt?: number;
   /** What the store's rewrite layers changed each time the step resumed a session. */
   rewrites?: ResumeRewrite[];
+  /** Fields a gate added after the step ended (see `RowAnnotations`); written after the fixed keys. */
+  annotations?: RowAnnotations;
 }
 
 /** One resume's rewrite effects, as the manifest row keeps them. */
@@ -91,6 +93,38 @@ export function resumeRewrite(sessionId: string, report: LoadReport): ResumeRewr
     interrupts_neutralised: report.interruptsNeutralised,
     orphans_healed: report.orphansHealed,
   };
+}
+
+/** One host-run check as a verdict row records it. */
+export interface ManifestCheck {
+  /** The checklist item it proves (flower always writes it; the agreed contract does not require it). */
+  item?: string;
+  command: string;
+  /** null when the command was ended by a signal (its time limit) or never started. */
+  exit_code: number | null;
+  passed: boolean;
+  duration_s: number;
+  /** The whole output, stdout and stderr as they came. */
+  output_path: string;
+  timed_out?: boolean;
+}
+
+/**
+ * What a gate learns about a step after its row was first written: the judge's ruling on a verdict
+ * row (`<step>:verdict#N`), the rejection on the work row it sent back. All optional, snake_case
+ * like the rest of the row, so rows without them (older versions, ungated steps) read the same.
+ */
+export interface RowAnnotations {
+  verdict?: 'achieved' | 'not yet' | 'cannot verify here';
+  reason?: string;
+  /** The judge's open items ("Not passed"). */
+  not_passed?: string[];
+  /** Which round this verdict judged, and how many the task may have. */
+  round?: number;
+  rounds?: number;
+  checks?: ManifestCheck[];
+  /** On a work row: why its round was rejected (it was sent back or the task stopped). */
+  rejected?: string;
 }
 
 /** Current time in epoch seconds. */
@@ -137,7 +171,7 @@ export function markKilledBySignal(result: StepResult, at: number = epochSeconds
 }
 
 /** One manifest row: the on-disk shape of a `StepResult`. */
-export interface ManifestRow {
+export interface ManifestRow extends RowAnnotations {
   step: string;
   session_id: string | null;
   ok: boolean;
@@ -186,5 +220,6 @@ export function toManifestRow(result: StepResult): ManifestRow {
       : {}),
     ...(result.handoffAt !== undefined ? { handoff_at: result.handoffAt } : {}),
     ...(result.rewrites?.length ? { rewrites: result.rewrites.map((rewrite) => ({ ...rewrite })) } : {}),
+    ...structuredClone(result.annotations ?? {}),
   };
 }

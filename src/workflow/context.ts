@@ -12,6 +12,7 @@
  *   (including `failedAt`) remain unless the caller passes a fresh context.
  */
 
+import type { CheckRun } from '../checks/runner.js';
 import type { EventSink } from '../runtime/events.js';
 import type { Lineage } from '../runtime/lineage.js';
 import type { StepResult } from '../runtime/step-result.js';
@@ -31,7 +32,7 @@ export interface WorkflowContext {
   data: Record<string, unknown>;
   /** The runner of the current run, so a gate can run an agent of its own (the judge). */
   runtime?: StepRunner;
-  /** The current run's event sink, for gates that report (e.g. the unverifiable-checks warning). */
+  /** The current run's event sink, for gates that report (e.g. the goal's triage, check results). */
   onEvent?: EventSink;
   /** Cross-process step → session record (continuous mode only). */
   lineage?: Lineage;
@@ -49,8 +50,12 @@ export interface WorkflowContext {
   goal?: Goal;
   /** The judge's latest ruling. */
   verdict?: Verdict;
-  /** How many verdict rounds have been judged. */
+  /** How many verdict rounds have been judged against the current goal (earlier processes included). */
   goalRounds?: number;
+  /** The host checks of the latest judged round. */
+  checkRuns?: CheckRun[];
+  /** Goal items a human (or nobody, unattended) accepted as unverifiable here: reported, never proven. */
+  assumptions?: string[];
 }
 
 /** A context with empty tables, optionally seeded by the caller. */

@@ -6,23 +6,25 @@
  * - The step passes only with a non-empty statement and at least one check.
  * - A complete goal on disk skips the step (a restart does not re-derive it) but fills the
  *   context, unless `alwaysSet` (a wake with a new remark changed the brief).
- * - Checks the judge marks `[cannot verify here: …]` are reported the moment the goal is set, as a
- *   warning, not a block: finding out now costs nothing, finding out after a round of work costs
- *   the whole round.
+ * - The goal is triaged the moment it is set, and again when one on disk still has undecided items
+ *   (a hand edit, a process that died before the human answered): items that cannot be verified
+ *   here go to the human before any work is spent (see `triage.ts`). Finding out now costs nothing;
+ *   finding out after a round of work costs the whole round.
+ * - The prompt asks for a check command wherever a command can prove an item: flower runs those
+ *   itself, so they are the items nobody has to take on trust.
  * - No resume prompt: deriving the goal again needs the full brief, so it is always resent.
  */
 import type { HumanChannel } from '../agents/human/channel.js';
 import { type JudgeOptions, judge } from '../agents/roles.js';
+import { CHECK_SYNTAX } from '../checks/syntax.js';
 import type { AgentSpec } from '../runtime/agent-spec.js';
 import { CLARIFY_STEP } from './clarify-step.js';
 import type { WorkflowContext } from './context.js';
 import { Goal } from './goal.js';
 import type { OnFail, Step } from './step.js';
+import { triageGoal } from './triage.js';
 
 export const SET_GOAL_STEP = 'set-goal';
-
-/** Subtype of the `system` event that warns about checks this environment cannot verify. */
-export const UNVERIFIABLE_CHECKS_EVENT = 'unverifiable-checks';
 
 export function setGoalPrompt(brief: string): string {
   return [
@@ -31,7 +33,9 @@ export function setGoalPrompt(brief: string): string {
     '',
     brief,
     '',
-    'Reply with two sections: "## Statement" (what done means) and "## Checklist" (one check per line).',
+    'Reply with two sections: "## Statement" (what done means) and "## Checklist" (one item per line).',
+    `Wherever a shell command can prove an item, end the item with ${CHECK_SYNTAX} (exit code 0 = passed):`,
+    "flower runs it on this machine after every round, so that item needs nobody's word.",
   ].join('\n');
 }
 
@@ -69,40 +73,24 @@ export function goalStep(options: GoalStepOptions): Step {
     prompt: (ctx) => setGoalPrompt(ctx.outputs[briefKey] ?? '(there is no brief)'),
     retries: options.retries ?? 0,
     onFail: options.onFail ?? 'stop',
-    when: (ctx) => {
+    when: async (ctx) => {
       if (options.alwaysSet) return true;
       const onDisk = Goal.load(options.goalPath);
       if (!onDisk?.complete) return true;
       pourGoal(ctx, name, onDisk);
+      ctx.assumptions = onDisk.assumptions;
+      if (onDisk.undecided.length > 0)
+        pourGoal(ctx, name, await triageGoal(ctx, onDisk, options.goalPath, options.channel));
       return false;
     },
-    gate: (result, ctx) => {
+    gate: async (result, ctx) => {
       const goal = Goal.parse(result.text);
       if (!goal.complete) return false;
       const path = goal.write(options.goalPath);
       pourGoal(ctx, name, goal);
-      warnUnverifiable(ctx, goal, path);
+      pourGoal(ctx, name, await triageGoal(ctx, goal, path, options.channel));
       return true;
     },
     reduce: (result, ctx) => ctx.goal?.promptBlock() ?? result.text,
   };
-}
-
-function warnUnverifiable(ctx: WorkflowContext, goal: Goal, path: string): void {
-  const unverifiable = goal.unverifiable;
-  if (unverifiable.length === 0 || !ctx.onEvent) return;
-  const text = [
-    `${unverifiable.length}/${goal.checks.length} checks of the goal cannot be verified here. They will fail at`,
-    `judging time and the run will stop to ask you. You can still edit ${path} now:`,
-    ...unverifiable.map((check) => `  - ${check}`),
-  ].join('\n');
-  ctx.onEvent({
-    kind: 'system',
-    text,
-    payload: {
-      subtype: UNVERIFIABLE_CHECKS_EVENT,
-      data: { unverifiable, total: goal.checks.length, path },
-      warning: true,
-    },
-  });
 }

@@ -6,13 +6,20 @@
  * - Complete means a non-empty statement AND at least one check; an incomplete goal does not pass
  *   the set-goal step.
  * - Checks are one per line; list markers are not part of a check.
- * - A check the judge already knows it cannot verify in this environment carries
- *   `[cannot verify here: <reason>]`. Such checks are listed by `unverifiable` so the human is warned
- *   when the goal is set (cheap) rather than after a whole round of work (expensive).
+ * - Every item is one of three kinds (`items`): a *check* (it ends in check: `command`, which
+ *   flower runs on the host — see `checks/syntax.ts`), *cannot verify here* (it carries
+ *   `[cannot verify here: <reason>]`: it needs a platform, service, device or person this machine
+ *   does not have), or *judgement* (the judge looks). A check wins over the mark: what a command
+ *   can prove here is verifiable here.
+ * - A human who accepts an unverifiable item as it is turns its mark into
+ *   `[cannot verify here, accepted: <reason>]`: decided once, written down, never asked again, and
+ *   reported as an assumption rather than a result.
  * - `amend` appends to the statement and never replaces it: the original intent stays visible.
+ * - The file's header teaches the item syntax, because people edit this file by hand.
  */
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
+import { CHECK_SYNTAX, CHECK_SYNTAX_WITH_LIMIT, type ItemCheck, readCheck } from '../checks/syntax.js';
 import { bulletItems, readSections, type SectionAliases } from '../runtime/markdown-sections.js';
 
 type GoalSection = 'statement' | 'checks';
@@ -35,7 +42,41 @@ const ALIASES: SectionAliases<GoalSection> = {
 
 /** Marks a check as not verifiable here (English form, plus the original Chinese marker). */
 const UNVERIFIABLE_MARK =
-  /\[\s*(?:cannot\s+(?:be\s+)?verif(?:y|ied)(?:\s+here)?|(?:此环境)?无法验证)\s*[:：]?/i;
+  /\[\s*(?:cannot\s+(?:be\s+)?verif(?:y|ied)(?:\s+here)?|(?:此环境)?无法验证)\s*(?:,\s*accepted\s*)?[:：]?\s*/i;
+/** The same mark once a human accepted the item as it is. */
+const ACCEPTED_MARK = /\[\s*cannot\s+verify\s+here\s*,\s*accepted\s*[:：]?/i;
+/** What an accepted item's mark reads like (the reason follows). */
+const ACCEPTED_PREFIX = '[cannot verify here, accepted: ';
+
+export type ItemKind = 'check' | 'judgement' | 'cannot verify here';
+
+/** One checklist item, classified. */
+export interface ChecklistItem {
+  readonly text: string;
+  readonly kind: ItemKind;
+  /** The item's check annotation (`none` for items without one). */
+  readonly check: ItemCheck;
+  /** A cannot-verify item a human accepted as it is (an assumption, not a result). */
+  readonly accepted: boolean;
+}
+
+/** Kind and acceptance of one item. */
+export function classifyItem(text: string): ChecklistItem {
+  const check = readCheck(text);
+  const unverifiable = UNVERIFIABLE_MARK.test(text);
+  const kind: ItemKind = check.kind !== 'none' ? 'check' : unverifiable ? 'cannot verify here' : 'judgement';
+  return { text, kind, check, accepted: kind === 'cannot verify here' && ACCEPTED_MARK.test(text) };
+}
+
+/** The header of the goal file: what it is and how its items are written. */
+export const GOAL_FILE_HEADER = [
+  '> Frozen by the set-goal step; the judge checks every round of work against this file.',
+  '> Edit it to change what counts as done. One item per line; an item may end in',
+  `> ${CHECK_SYNTAX} (or ${CHECK_SYNTAX_WITH_LIMIT}): flower itself runs that command in the workspace`,
+  '> after every round (exit code 0 = passed, 10 minutes unless a limit is given) and a failing check',
+  '> means not yet, whatever the judge says. An item flower cannot verify on this machine ends in',
+  '> [cannot verify here: <reason>].',
+].join('\n');
 
 /** What an empty checklist reads like on disk. */
 export const EMPTY_CHECKLIST = '(empty)';
@@ -76,9 +117,62 @@ export class Goal {
     return this.missing().length === 0;
   }
 
-  /** Checks marked `[cannot verify here: …]`: they will fail at judging time unless changed. */
+  /** Every checklist item, classified (check / judgement / cannot verify here). */
+  items(): ChecklistItem[] {
+    return this.checks.map(classifyItem);
+  }
+
+  /** Items marked `[cannot verify here: …]`, accepted or not. */
   get unverifiable(): string[] {
-    return this.checks.filter((check) => UNVERIFIABLE_MARK.test(check));
+    return this.items()
+      .filter((item) => item.kind === 'cannot verify here')
+      .map((item) => item.text);
+  }
+
+  /** Cannot-verify items nobody has decided about yet. */
+  get undecided(): string[] {
+    return this.items()
+      .filter((item) => item.kind === 'cannot verify here' && !item.accepted)
+      .map((item) => item.text);
+  }
+
+  /** Cannot-verify items a human accepted as they are: assumptions, not results. */
+  get assumptions(): string[] {
+    return this.items()
+      .filter((item) => item.accepted)
+      .map((item) => item.text);
+  }
+
+  /** A goal whose listed items are marked accepted (the reason after the mark is kept). */
+  accept(items: readonly string[]): Goal {
+    const chosen = new Set(items);
+    return this.withChecks(
+      this.checks.map((check) =>
+        chosen.has(check) && !ACCEPTED_MARK.test(check)
+          ? check.replace(UNVERIFIABLE_MARK, ACCEPTED_PREFIX)
+          : check,
+      ),
+    );
+  }
+
+  /** A goal with `items` replaced by `replacements` (in the place of the first of them). */
+  replace(items: readonly string[], replacements: readonly string[]): Goal {
+    const chosen = new Set(items);
+    const checks: string[] = [];
+    let placed = false;
+    for (const check of this.checks) {
+      if (!chosen.has(check)) {
+        checks.push(check);
+        continue;
+      }
+      if (!placed) checks.push(...replacements);
+      placed = true;
+    }
+    return this.withChecks(checks);
+  }
+
+  private withChecks(checks: readonly string[]): Goal {
+    return new Goal({ statement: this.statement, checks });
   }
 
   /** Returns a goal whose statement carries `extra` as a marked amendment. */
@@ -88,12 +182,7 @@ export class Goal {
 
   toMarkdown(): string {
     const checks = this.checks.length ? this.checks.map((check) => `- ${check}`).join('\n') : EMPTY_CHECKLIST;
-    return [
-      '> Frozen by the set-goal step; the judge checks every round of work against this file.',
-      '> Edit it to change what counts as done.',
-      `# Statement\n\n${this.statement}`,
-      `# Checklist\n\n${checks}`,
-    ]
+    return [GOAL_FILE_HEADER, `# Statement\n\n${this.statement}`, `# Checklist\n\n${checks}`]
       .join('\n\n')
       .concat('\n');
   }

@@ -8,7 +8,7 @@
  */
 import type { AgentSpec } from '../runtime/agent-spec.js';
 import type { EventSink } from '../runtime/events.js';
-import type { StepResult } from '../runtime/step-result.js';
+import type { RowAnnotations, StepResult } from '../runtime/step-result.js';
 
 export interface StepRunOptions {
   /** Label for the manifest row (a step name, or a suffixed label such as `work#round2`). */
@@ -31,4 +31,31 @@ export interface StepRunner {
   readonly runDir?: string;
   /** Whether the session store still holds `sessionId` for this workspace. */
   hasSession?(sessionId: string): boolean;
+  /**
+   * Records what a gate learned about a step that already ended (its verdict, its rejection) on
+   * that step's manifest row. Optional: a runner without books just keeps them in memory.
+   */
+  annotate?(result: StepResult, fields: RowAnnotations): void;
+}
+
+/** Adds `fields` to `result`'s row through the runner when it keeps books, else in memory. */
+export function annotateResult(runner: StepRunner, result: StepResult, fields: RowAnnotations): void {
+  if (runner.annotate) runner.annotate(result, fields);
+  else result.annotations = { ...result.annotations, ...fields };
+}
+
+/**
+ * A runner that runs steps its own way (`run`) and is `inner` in everything else: workspace, run
+ * directory, session lookup and the books. Wrappers (guards, a budget, a speaker label) stack this
+ * way without one of them silently dropping a capability of the runner below it.
+ */
+export function wrapRunner(inner: StepRunner, run: StepRunner['run']): StepRunner {
+  return {
+    run,
+    ...(inner.workspace === undefined ? {} : { workspace: inner.workspace }),
+    ...(inner.runDir === undefined ? {} : { runDir: inner.runDir }),
+    // Bound, so a class-based runner keeps its `this`.
+    ...(inner.hasSession ? { hasSession: inner.hasSession.bind(inner) } : {}),
+    ...(inner.annotate ? { annotate: inner.annotate.bind(inner) } : {}),
+  };
 }

@@ -21,16 +21,21 @@ import { HumanChannel } from '../agents/human/channel.js';
 import { coordinator, worker } from '../agents/roles.js';
 import { Workbench } from '../agents/workbench.js';
 import { Lineage, lineagePath } from '../runtime/lineage.js';
+import { type TaskSpend, taskSpend } from '../runtime/task-spend.js';
+import { leaveBequest } from './bequest-turn.js';
 import { Brief } from './brief.js';
 import { CLARIFY_STEP, clarifyStep } from './clarify-step.js';
 import { newContext, type WorkflowContext } from './context.js';
 import { Goal } from './goal.js';
-import { goalStep } from './goal-step.js';
+import { goalHistory, type PastRuling } from './goal-history.js';
+import { goalStep, SET_GOAL_STEP } from './goal-step.js';
 import type { Step } from './step.js';
 import { withGoal } from './with-goal.js';
 import { Workflow } from './workflow.js';
 
 export const WORK_STEP = 'work';
+/** The judge's label on the starter's work step (`work:verdict#N` in the manifest). */
+export const WORK_VERDICT = `${WORK_STEP}:verdict`;
 /** Heading label of a remark given when waking up (appended to the brief). */
 export const WAKE_LABEL = 'Added on wake';
 export const DEFAULT_WORKER_PROMPT =
@@ -94,19 +99,30 @@ export interface WakeState {
   woke: number;
   /** Step name → session id recorded by earlier runs. */
   steps: Record<string, string>;
+  /** The goal's statement ('' when there is none). */
+  goalStatement: string;
+  /** The judge's last ruling on the current goal, when there was one. */
+  lastRuling?: PastRuling;
+  /** What the task has spent so far, in every run. */
+  spend: TaskSpend;
 }
 
 /** What a banner needs before the run starts. Reads only; writes nothing. */
 export function wakeState(location: StarterLocation = {}): WakeState {
   const paths = starterPaths(location);
   const lineage = Lineage.open(paths.runDir, paths.workspace);
+  const goal = Goal.load(paths.goal);
+  const { last } = goalHistory(paths.runDir, WORK_VERDICT, SET_GOAL_STEP);
   return {
     waking: Brief.load(paths.brief)?.complete ?? false,
     brief: paths.brief,
     goal: paths.goal,
-    checks: Goal.load(paths.goal)?.checks.length ?? 0,
+    checks: goal?.checks.length ?? 0,
     woke: lineage.woke,
     steps: lineage.steps,
+    goalStatement: goal?.statement ?? '',
+    ...(last && goal ? { lastRuling: last } : {}),
+    spend: taskSpend(paths.runDir),
   };
 }
 
@@ -156,6 +172,10 @@ export interface StarterFlowOptions extends StarterLocation {
   workerPrompt?: string;
   /** Told whenever a dispatch is moved into its own worktree. */
   onIsolate?: OnIsolate;
+  /** Rounds in a row ending in the same state that stop the task (default 2; 0 turns the brake off). */
+  stall?: number;
+  /** Leave a bequest in CLAUDE.md and AGENTS.md when the task ends (default true). */
+  bequest?: boolean;
 }
 
 /** Raised for a request flower cannot start from; the message says what to do. */
@@ -245,11 +265,33 @@ export function starterFlow(options: StarterFlowOptions = {}): Workflow {
             goalPath: paths.goal,
             rounds: options.rounds ?? 3,
             canRun: options.judgeCanRun ?? false,
+            checksDir: join(paths.workbench.artifacts, 'checks'),
+            exclude: [paths.runDir, paths.workbench.root],
+            ...(options.stall === undefined ? {} : { stall: options.stall }),
           })
         : work,
     );
   }
-  return new Workflow(steps, { name: 'starter', context, channel, workbench: paths.workbench });
+  const bequeath = !options.clarifyOnly && (options.bequest ?? true);
+  return new Workflow(steps, {
+    name: 'starter',
+    context,
+    channel,
+    workbench: paths.workbench,
+    ...(bequeath
+      ? {
+          onEnd: async (ctx, runner) => {
+            // Only a task that worked in this process ends here; a wake that did nothing leaves the last bequest.
+            if (ctx.results[WORK_STEP] === undefined) return;
+            await leaveBequest(runner, ctx, {
+              workspace: paths.workspace,
+              workbench: paths.workbench,
+              workStep: WORK_STEP,
+            });
+          },
+        }
+      : {}),
+  });
 }
 
 function readText(path: string): string {

@@ -40,8 +40,16 @@ export interface Step {
    */
   readonly gate?: (result: StepResult, ctx: WorkflowContext) => Awaitable<boolean>;
   readonly onFail?: OnFail;
-  /** False skips the step entirely: no run, no result, no output. */
+  /**
+   * False skips the step entirely: no run, no result, no output. Throw `StepAbort` to stop the
+   * workflow here without running the step (e.g. nothing is left to spend on it).
+   */
   readonly when?: (ctx: WorkflowContext) => Awaitable<boolean>;
+  /**
+   * For a step that works in rounds: which round the next attempt is and how many the task may
+   * have. Asked before every attempt; each answer gets a header of its own (`== work · round 2/3`).
+   */
+  readonly roundOf?: (ctx: WorkflowContext) => { round: number; rounds: number } | undefined;
   /**
    * What to tell the rejected session next. With it, a retry resumes the session the gate just
    * rejected (labelled `#roundN`) instead of starting over (`#retryN`). An empty answer, or an
@@ -54,7 +62,10 @@ export interface Step {
   readonly reduce?: (result: StepResult, ctx: WorkflowContext) => string;
 }
 
-/** Thrown by a gate to stop the step now: no more retries, then `onFail` as for any failure. */
+/**
+ * Thrown by a gate, a `when` or a runner to stop the step now: no more retries, then `onFail` as for
+ * any failure. Its message is the one line that says why and what continues the task.
+ */
 export class StepAbort extends Error {
   override readonly name = 'StepAbort';
 }

@@ -1,27 +1,47 @@
 /**
- * `withGoal`: puts a step under the goal guard. After every round of work a judge — a different
- * role, in a fresh session — rules achieved / not yet / cannot verify here.
+ * `withGoal`: puts a step under the goal guard. After every round of work flower runs the goal's
+ * checks on the host, then a judge — a different role, in a fresh session — rules achieved / not
+ * yet / cannot verify here, with the check results as evidence.
  *
  * Invariants:
  * - The judge runs directly on the runner, never as a step: a new session every round (no resume),
  *   labelled `<step>:verdict#<round>`, so it never enters lineage and never judges with the
  *   memory of its earlier rulings (otherwise the guard degrades into self-audit).
- * - Only "achieved" passes. A vague ruling counts as not yet, with a reason saying so.
- * - "not yet" sends the judge's gaps back into the same work session (`#roundN`), never a fix.
+ * - Only "achieved" passes, and a failing host check overrides it (`evidence.ts`): a vague ruling
+ *   counts as not yet, with a reason saying so.
+ * - "not yet" sends the judge's gaps and the failing checks' tails back into the same work session
+ *   (`#roundN`), never a fix.
  * - "cannot verify here" is a human's call: accept and move on, change the goal, or tell the judge
  *   it was wrong. When nobody answers, the step stops (StepAbort): the goal file and the manifest
  *   stay on disk for the human to decide later, and no more rounds are spent.
- * - `rounds` is the total number of work rounds (0 and 1 both mean one).
+ * - `rounds` caps the task, not the process: rounds judged by earlier processes against the same
+ *   goal count (`goal-history.ts`), a wake with none left spends nothing, and every stop says why
+ *   and what continues it (`the judge ruled not yet after 2/2 rounds: …; flower --rounds 4 continues`).
+ * - The no-progress brake (`stall.ts`) stops a task whose rounds end where the previous one ended;
+ *   a human may wave it on, nobody answering stops.
+ * - Every ruling is written onto the judge's manifest row (verdict, reason, round, checks) and every
+ *   rejection onto the work row it rejected, so no rejected round reads as a bare `ok: true`.
  * - The wrapped step is copied with its other fields intact (a field-by-field rebuild once lost the
- *   resume prompt); its own gate and onReject are replaced.
+ *   resume prompt); its own gate and onReject are replaced, its `when` and resume prompt wrapped.
  */
+import { join } from 'node:path';
 import type { HumanChannel } from '../agents/human/channel.js';
 import { type JudgeOptions, judge } from '../agents/roles.js';
+import { type CheckPolicy, type CheckRun, runChecks } from '../checks/runner.js';
+import { workspaceState } from '../checks/workspace-state.js';
+import type { EnvMap } from '../config/paths.js';
 import type { AgentSpec } from '../runtime/agent-spec.js';
 import type { StepResult } from '../runtime/step-result.js';
+import { isBudgetStop } from './budget.js';
+import { pickChoice } from './choices.js';
 import type { WorkflowContext } from './context.js';
+import { checkLine, checksEvidence, manifestChecks, rulingWithChecks, sendBackText } from './evidence.js';
 import { Goal } from './goal.js';
-import { type Step, StepAbort } from './step.js';
+import { type GoalHistory, goalHistory } from './goal-history.js';
+import { SET_GOAL_STEP } from './goal-step.js';
+import { annotateResult } from './runner.js';
+import { DEFAULT_STALL_ROUNDS, roundState, StallWatch } from './stall.js';
+import { renderPrompt, type Step, StepAbort } from './step.js';
 import { UNCLEAR_VERDICT_REASON, Verdict } from './verdict.js';
 
 /** The choices offered when the judge cannot verify the goal here, in this order. */
@@ -31,13 +51,22 @@ export const CANNOT_VERIFY_CHOICES = [
   'The judge is wrong: keep working',
 ] as const;
 
+/** The choices offered when the no-progress brake trips and someone is there to answer. */
+export const STALL_CHOICES = [
+  'Stop here (run flower again to continue later)',
+  'Go on with another round',
+] as const;
+
+/** Subtype of the `system` events the guard emits (check results, the round being judged). */
+export const GOAL_GUARD_EVENT = 'goal-guard';
+
 export interface WithGoalOptions {
   channel: HumanChannel;
   /** The frozen goal (normally `<workbench>/notes/goal.md`). */
   goalPath: string;
   /** The judge agent; default: the judge role on `channel`. */
   spec?: AgentSpec;
-  /** Total rounds of work, judged after each (default 3). */
+  /** Rounds of work for the current goal in total, across processes, judged after each (default 3). */
   rounds?: number;
   instructions?: string;
   /** Let the judge run commands (it still may not write files). */
@@ -46,10 +75,28 @@ export interface WithGoalOptions {
   name?: string;
   /** Further judge settings. */
   role?: Omit<JudgeOptions, 'channel' | 'name' | 'instructions' | 'canRun'>;
+  /** Each round's check outputs go to `<checksDir>/<round>/`; default `<workspace>/.flower/artifacts/checks`. */
+  checksDir?: string;
+  /** What the no-progress brake leaves out of the workspace; default the run directory and `<workspace>/.flower`. */
+  exclude?: string[];
+  /** Rounds in a row ending in the same state that stop the task (default 2; 0 turns the brake off). */
+  stall?: number;
+  /** Time limit and tail of the host checks. */
+  checks?: Partial<CheckPolicy>;
+  /** The environment checks start from (credentials are always removed); default this process's. */
+  checkEnv?: EnvMap;
+  /** The step that sets the goal: rounds count from its last pass. Default `set-goal`. */
+  goalStep?: string;
 }
 
-export function verifyPrompt(goal: string, report: string): string {
-  return [
+export interface VerifyEvidence {
+  checks?: readonly CheckRun[];
+  /** Items a human accepted as unverifiable here. */
+  assumptions?: readonly string[];
+}
+
+export function verifyPrompt(goal: string, report: string, evidence: VerifyEvidence = {}): string {
+  const parts = [
     'Judge this round of work against the goal below (task B in your rules). Look at the artifacts',
     'yourself; the report is a claim, not evidence.',
     '',
@@ -58,14 +105,41 @@ export function verifyPrompt(goal: string, report: string): string {
     '',
     '# What the worker reported',
     report,
+  ];
+  const checks = checksEvidence(evidence.checks ?? []);
+  if (checks) parts.push('', checks);
+  if (evidence.assumptions?.length) {
+    parts.push(
+      '',
+      '# Accepted as unverifiable here',
+      'A human accepted these items as things this machine cannot verify. Do not hold them against the round',
+      'and do not conclude "cannot verify here" because of them:',
+      ...evidence.assumptions.map((item) => `- ${item}`),
+    );
+  }
+  parts.push(
     '',
     'Reply with three sections: "## Conclusion" (exactly one of: achieved / not yet / cannot verify here),',
     '"## Reason", and "## Not passed" (the failed checks, one per line).',
-  ].join('\n');
+  );
+  return parts.join('\n');
+}
+
+/** `the judge ruled not yet after 2/2 rounds: <reason>; flower --rounds 4 continues` */
+export function outOfRoundsLine(used: number, total: number, reason: string): string {
+  const why = reason.split('\n')[0]?.trim() || 'no reason given';
+  return `the judge ruled not yet after ${used}/${total} rounds: ${why}; flower --rounds ${Math.max(used, total) * 2} continues`;
+}
+
+/** What one process remembers of a guarded step between its hooks. */
+interface GuardState {
+  stall: StallWatch;
+  history: GoalHistory;
 }
 
 export function withGoal(step: Step, options: WithGoalOptions): Step {
   const label = options.name ?? `${step.name}:verdict`;
+  const total = Math.max(1, options.rounds ?? 3);
   const judgeSpec =
     options.spec ??
     judge({
@@ -75,6 +149,29 @@ export function withGoal(step: Step, options: WithGoalOptions): Step {
       instructions: options.instructions ?? '',
       canRun: options.canRun ?? false,
     });
+  const states = new WeakMap<WorkflowContext, GuardState>();
+  const stateOf = (ctx: WorkflowContext): GuardState => {
+    let state = states.get(ctx);
+    if (state === undefined) {
+      state = { stall: new StallWatch(options.stall ?? DEFAULT_STALL_ROUNDS), history: { rounds: 0 } };
+      states.set(ctx, state);
+    }
+    return state;
+  };
+
+  const when = async (ctx: WorkflowContext): Promise<boolean> => {
+    if (step.when && !(await step.when(ctx))) return false;
+    const runDir = ctx.runtime?.runDir;
+    const history = runDir ? goalHistory(runDir, label, options.goalStep ?? SET_GOAL_STEP) : { rounds: 0 };
+    stateOf(ctx).history = history;
+    ctx.goalRounds = history.rounds;
+    if (history.rounds < total) return true;
+    // No rounds left for this goal: say so, and spend nothing.
+    const last = history.last;
+    if (last) ctx.verdict = new Verdict({ state: last.verdict, reason: last.reason, failed: last.notPassed });
+    if (last?.verdict === 'achieved') return false;
+    throw new StepAbort(outOfRoundsLine(history.rounds, total, last?.reason ?? ''));
+  };
 
   const gate = async (result: StepResult, ctx: WorkflowContext): Promise<boolean> => {
     const runner = ctx.runtime;
@@ -83,27 +180,113 @@ export function withGoal(step: Step, options: WithGoalOptions): Step {
     const round = (ctx.goalRounds ?? 0) + 1;
     ctx.goalRounds = round;
     const goal = currentGoal(ctx, options.goalPath);
+    const workspace = runner.workspace ?? process.cwd();
+    const say = (text: string, notice: 'ok' | 'fail' | 'info', data: Record<string, unknown> = {}) =>
+      ctx.onEvent?.({ kind: 'system', text, payload: { subtype: GOAL_GUARD_EVENT, data, notice } });
+
+    const checked = goal.items().filter((item) => item.kind === 'check').length;
+    say(
+      `judging round ${round}/${total}${checked > 0 ? `: ${checked} check${checked === 1 ? '' : 's'} on this machine, then the judge` : ''}`,
+      'info',
+      { round, rounds: total },
+    );
+    const runs = await runChecks(goal.checks, {
+      cwd: workspace,
+      dir: join(options.checksDir ?? join(workspace, '.flower', 'artifacts', 'checks'), String(round)),
+      ...(options.checkEnv ? { env: options.checkEnv } : {}),
+      ...(options.checks ? { policy: options.checks } : {}),
+      onResult: (run) => say(checkLine(run), run.passed ? 'ok' : 'fail', { check: manifestChecks([run])[0] }),
+    });
+    ctx.checkRuns = runs;
+
     const ruling = await runner.run(
       judgeSpec,
       verifyPrompt(
         goal.promptBlock() || '(there is no goal)',
         result.text || '(the worker said nothing this round)',
+        {
+          checks: runs,
+          assumptions: goal.assumptions,
+        },
       ),
       { stepName: `${label}#${round}`, ...(ctx.onEvent ? { onEvent: ctx.onEvent } : {}) },
     );
-    const verdict = readRuling(ruling);
+    // The budget ran out while the judge was reading: nothing was ruled, so no round was spent.
+    if (isBudgetStop(ruling)) throw new StepAbort(ruling.error ?? '');
+    const verdict = rulingWithChecks(readRuling(ruling), runs);
     ctx.verdict = verdict;
+    annotateResult(runner, ruling, {
+      verdict: verdict.state ?? 'not yet',
+      reason: verdict.reason,
+      not_passed: [...verdict.failed],
+      round,
+      rounds: total,
+      checks: manifestChecks(runs),
+    });
     if (verdict.achieved) return true;
-    if (!verdict.cannotVerify) return false;
-    return askHuman(ctx, verdict, goal, options);
+
+    const guard = stateOf(ctx);
+    if (verdict.cannotVerify) {
+      if (await askHuman(ctx, verdict, goal, options)) return true;
+      // A human decided how to go on: the brake counts afresh from here.
+      guard.stall.record(roundState(runs, verdict, workspaceState(workspace, excluded(options, runner))));
+      guard.stall.restart();
+    }
+    const rejection = ctx.verdict?.reason || verdict.reason || UNCLEAR_VERDICT_REASON;
+    annotateResult(runner, result, { rejected: rejection });
+    if (round >= total) throw new StepAbort(outOfRoundsLine(round, total, rejection));
+    if (!verdict.cannotVerify)
+      await brake(
+        guard.stall,
+        roundState(runs, verdict, workspaceState(workspace, excluded(options, runner))),
+        options.channel,
+      );
+    return false;
   };
 
   return {
     ...step,
-    retries: Math.max(0, (options.rounds ?? 3) - 1),
+    retries: total - 1,
+    when,
+    roundOf: (ctx) => ({ round: (ctx.goalRounds ?? 0) + 1, rounds: total }),
+    resumePrompt: (ctx) => {
+      const prompt = renderPrompt(step, ctx, true);
+      const last = stateOf(ctx).history.last;
+      if (last === undefined || last.verdict === 'achieved') return prompt;
+      const feedback = new Verdict({
+        state: last.verdict,
+        reason: last.reason,
+        failed: last.notPassed,
+      }).feedback();
+      return `${prompt}\n\nWhen you stopped last time, the judge had ruled on your work. ${feedback}`;
+    },
     gate,
-    onReject: (_result, ctx) => ctx.verdict?.feedback() ?? '',
+    onReject: (_result, ctx) => (ctx.verdict ? sendBackText(ctx.verdict, ctx.checkRuns ?? []) : ''),
   };
+}
+
+/** What the brake leaves out of the workspace's state. */
+function excluded(options: WithGoalOptions, runner: { workspace?: string; runDir?: string }): string[] {
+  if (options.exclude) return options.exclude;
+  const workspace = runner.workspace ?? process.cwd();
+  return [...(runner.runDir ? [runner.runDir] : []), join(workspace, '.flower')];
+}
+
+/** Records the round's state; when the brake trips, a human may wave it on, otherwise the task stops. */
+async function brake(
+  stall: StallWatch,
+  state: ReturnType<typeof roundState>,
+  channel: HumanChannel,
+): Promise<void> {
+  if (!stall.record(state)) return;
+  const line = stall.stopLine();
+  const question = await channel.ask(`${line.split(';')[0]}. Go on anyway?`, [...STALL_CHOICES]);
+  const answer = question.state === 'answered' ? question.answer : '';
+  if (pickChoice(answer, STALL_CHOICES) === STALL_CHOICES[1]) {
+    stall.restart();
+    return;
+  }
+  throw new StepAbort(line);
 }
 
 /**
@@ -149,8 +332,9 @@ async function askHuman(
   }
   const answer = question.answer.trim();
   const [accept, change] = CANNOT_VERIFY_CHOICES;
-  if (startsWithChoice(answer, accept)) return true;
-  if (startsWithChoice(answer, change)) {
+  const choice = pickChoice(answer, [accept, change]);
+  if (choice === accept) return true;
+  if (choice === change) {
     const newGoal = await channel.ask(
       'What should the goal be now? It is added to the current goal; the checklist stays as it is.',
     );
@@ -167,11 +351,4 @@ async function askHuman(
     `A human says the goal can be reached here and the judge was wrong. In their words: ${answer}`,
   );
   return false;
-}
-
-/** The option itself, or an answer that starts with its first word ("accept", "change"). */
-function startsWithChoice(answer: string, choice: string): boolean {
-  const lowered = answer.toLowerCase();
-  const firstWord = choice.split(' ')[0]?.toLowerCase() ?? choice;
-  return lowered === choice.toLowerCase() || lowered.startsWith(firstWord);
 }

@@ -13,13 +13,16 @@
  * - Per-attempt prompt, resume id and fork flag are locals; the step objects are never changed.
  * - Every rejection by a gate is told to the sink (`system`/`gate_rejected`, with the `onReject`
  *   text that goes back to the session), so a person sees why a step goes round again.
+ * - A `StepAbort` — from a step's `when`, its gate or the runner (a spent budget) — stops the
+ *   workflow at that step with its message in `ctx.aborted`, never as an exception: it is a
+ *   decision with a reason, not a crash.
  */
 
 import type { HumanChannel } from '../agents/human/channel.js';
 import type { Workbench } from '../agents/workbench.js';
-import type { EventSink, FlowerEvent } from '../runtime/events.js';
+import type { EventSink, FlowerEvent, StepPayload } from '../runtime/events.js';
 import { Lineage } from '../runtime/lineage.js';
-import type { StepResult } from '../runtime/step-result.js';
+import { newStepResult, type StepResult } from '../runtime/step-result.js';
 import { newContext, type WorkflowContext } from './context.js';
 import type { StepRunner } from './runner.js';
 import { attemptLabel, renderPrompt, type Step, StepAbort } from './step.js';
@@ -37,6 +40,11 @@ export interface WorkflowOptions {
   workbench?: Workbench;
   /** Same workspace and run directory = same conversation for each step name (default true). */
   continuous?: boolean;
+  /**
+   * Runs after the steps, whether they all passed or the workflow stopped at one (not after an
+   * exception): the task's closing act, such as the starter flow's bequest.
+   */
+  onEnd?: (ctx: WorkflowContext, runner: StepRunner) => Promise<void>;
 }
 
 /**
@@ -66,6 +74,7 @@ export class Workflow {
   readonly channel: HumanChannel | undefined;
   readonly workbench: Workbench | undefined;
   readonly continuous: boolean;
+  private readonly onEnd: WorkflowOptions['onEnd'];
 
   constructor(steps: readonly Step[], options: WorkflowOptions = {}) {
     this.steps = steps;
@@ -74,6 +83,7 @@ export class Workflow {
     this.channel = options.channel;
     this.workbench = options.workbench;
     this.continuous = options.continuous ?? true;
+    this.onEnd = options.onEnd;
   }
 
   async run(runner: StepRunner, options: WorkflowRunOptions = {}): Promise<WorkflowContext> {
@@ -85,19 +95,31 @@ export class Workflow {
     const lineage = this.openLineage(runner);
     const total = this.steps.length;
     for (const [index, step] of this.steps.entries()) {
-      if (step.when && !(await step.when(ctx))) continue;
+      try {
+        if (step.when && !(await step.when(ctx))) continue;
+      } catch (error) {
+        if (!(error instanceof StepAbort)) throw error;
+        ctx.aborted = error.message;
+        ctx.failedAt = step.name;
+        break;
+      }
       const { resume, carried } = this.resumeSource(step, ctx);
-      onEvent?.({
-        kind: 'step',
-        text: step.name,
-        payload: { name: step.name, index: index + 1, total, resumed: carried, woke: ctx.woke ?? 1 },
+      const header = (resumed: boolean): StepPayload => ({
+        name: step.name,
+        index: index + 1,
+        total,
+        resumed,
+        woke: ctx.woke ?? 1,
+        ...step.roundOf?.(ctx),
       });
+      onEvent?.({ kind: 'step', text: step.name, payload: header(carried) });
       const { result, passed } = await runAttempts(step, ctx, runner, {
         prompt: renderPrompt(step, ctx, carried),
         resume,
         fork: Boolean(step.fork && step.resumeFrom),
         onEvent,
         lineage,
+        header,
       });
 
       ctx.results[step.name] = result;
@@ -116,6 +138,7 @@ export class Workflow {
         break;
       }
     }
+    if (this.onEnd) await this.onEnd(ctx, runner);
     return ctx;
   }
 
@@ -158,6 +181,8 @@ interface AttemptStart {
   fork: boolean;
   onEvent: EventSink | undefined;
   lineage: Lineage | undefined;
+  /** The step header for a later round (only steps with `roundOf` get one per attempt). */
+  header: (resumed: boolean) => StepPayload;
 }
 
 /** Runs the attempt loop of one step: run, gate, then retry fresh or resume the rejected session. */
@@ -172,19 +197,26 @@ async function runAttempts(
   let result: StepResult | undefined;
   let passed = false;
   for (let attempt = 0; attempt <= retries; attempt++) {
+    if (attempt > 0 && step.roundOf)
+      start.onEvent?.({ kind: 'step', text: step.name, payload: start.header(false) });
     // The lineage hook lives only for this call: the gate below may run the judge on this runner.
     const lineage = start.lineage;
-    result = await runner.run(step.spec, prompt, {
-      stepName: attemptLabel(step, attempt),
-      ...(resume === undefined ? {} : { resume, fork }),
-      ...(start.onEvent ? { onEvent: start.onEvent } : {}),
-      ...(lineage ? { onSession: (sessionId: string) => lineage.remember(step.name, sessionId) } : {}),
-    });
+    const label = attemptLabel(step, attempt);
+    let ran: StepResult | undefined;
     try {
-      passed = result.ok && (step.gate ? await step.gate(result, ctx) : true);
+      ran = await runner.run(step.spec, prompt, {
+        stepName: label,
+        ...(resume === undefined ? {} : { resume, fork }),
+        ...(start.onEvent ? { onEvent: start.onEvent } : {}),
+        ...(lineage ? { onSession: (sessionId: string) => lineage.remember(step.name, sessionId) } : {}),
+      });
+      result = ran;
+      passed = ran.ok && (step.gate ? await step.gate(ran, ctx) : true);
     } catch (error) {
       if (!(error instanceof StepAbort)) throw error;
       ctx.aborted = error.message;
+      // The runner refused before anything ran: this attempt still needs a result to report.
+      if (ran === undefined) result = { ...newStepResult(label, ''), error: error.message };
       passed = false;
       break;
     }

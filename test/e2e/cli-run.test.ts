@@ -54,6 +54,19 @@ function respond(request: RecordedRequest): MockReply {
   };
 }
 
+/** `<dir>/flow.ts` exporting `flow`: a Workflow of `steps` (a TS array literal) on one read-only agent, `spec`. */
+function writeFlow(dir: string, steps: string): void {
+  const workflowModule = join(repoRoot, 'src', 'workflow', 'workflow.js');
+  writeFileSync(
+    join(dir, 'flow.ts'),
+    [
+      `import { Workflow } from ${JSON.stringify(workflowModule)};`,
+      "const spec = { name: 'agent', instructions: '', allowedTools: ['Read'], permissionMode: 'default' as const };",
+      `export const flow = new Workflow(${steps});`,
+    ].join('\n'),
+  );
+}
+
 let model: MockModel;
 let workspace: string;
 beforeAll(async () => {
@@ -121,15 +134,7 @@ describe('flower run', () => {
       main: [{ toolUses: [{ name: 'Read', input: { file_path: big } }] }, { text: 'Read the log.' }],
     });
     try {
-      const workflowModule = join(repoRoot, 'src', 'workflow', 'workflow.js');
-      writeFileSync(
-        join(dir, 'flow.ts'),
-        [
-          `import { Workflow } from ${JSON.stringify(workflowModule)};`,
-          "const spec = { name: 'reader', instructions: '', allowedTools: ['Read'], permissionMode: 'default' as const };",
-          "export const flow = new Workflow([{ name: 'reader', spec, prompt: 'Read big.log.' }]);",
-        ].join('\n'),
-      );
+      writeFlow(dir, "[{ name: 'reader', spec, prompt: 'Read big.log.' }]");
       const run = await runFlower(['-w', dir, '-W', 'run', join(dir, 'flow.ts:flow')], {
         cwd: dir,
         env: mockedEnv(spillModel),
@@ -145,6 +150,37 @@ describe('flower run', () => {
       expect(afterRead).toContain(join(spillDir, files[0]!));
     } finally {
       await spillModel.close();
+    }
+  });
+
+  it('--budget caps the whole run: the step that reaches it stops, the next one never starts', async () => {
+    const dir = tempDir('budget-flow');
+    const priced = await startMockModel({
+      main: Array.from({ length: 4 }, () => ({
+        text: 'a turn',
+        usage: { input_tokens: 100_000, output_tokens: 10 },
+      })),
+    });
+    try {
+      writeFlow(
+        dir,
+        "[{ name: 'first', spec, prompt: 'Talk.' }, { name: 'second', spec, prompt: 'Talk again.' }]",
+      );
+      const run = await runFlower(['-w', dir, 'run', join(dir, 'flow.ts:flow'), '--budget', '0.3'], {
+        cwd: dir,
+        env: mockedEnv(priced),
+      });
+      expect(run.status).toBe(1);
+      expect(run.stderr).toMatch(
+        /^flower: budget spent: \$0\.\d\d of \$0\.30; run with --budget 0\.60 to continue\n$/,
+      );
+      expect(priced.mainRequests()).toHaveLength(1);
+      const manifest = JSON.parse(readFileSync(join(dir, 'runs', 'manifest.json'), 'utf8')) as Array<{
+        step: string;
+      }>;
+      expect(manifest.map((row) => row.step)).toEqual(['first']);
+    } finally {
+      await priced.close();
     }
   });
 

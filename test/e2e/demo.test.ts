@@ -7,7 +7,8 @@ import { type ChildProcessWithoutNullStreams, execFileSync, spawn } from 'node:c
 import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { DEMO_GREETING, DEMO_OPTIONS } from '../../src/cli/commands/demo-script.js';
+import { readBlock } from '../../src/bequest/managed-block.js';
+import { DEMO_CHECK, DEMO_GREETING, DEMO_OPTIONS } from '../../src/cli/commands/demo-script.js';
 import { flowerBin, isolatedEnv, runFlower, tempDir } from './cli-harness.js';
 import { expectReadableRun } from './report-harness.js';
 
@@ -22,7 +23,7 @@ describe('flower demo', () => {
     // The question was asked and answered by number, then the flow went through all three steps.
     expect(run.stdout).toContain('? Which language should the program be written in?');
     expect(run.stdout).toContain(`+ ${DEMO_OPTIONS[0]}`);
-    for (const step of ['clarify', 'set-goal', 'work'])
+    for (const step of ['clarify', 'set-goal', 'work · round 1/3'])
       expect(run.stdout).toMatch(new RegExp(`== ${step} =+ \\d/3`));
     expect(run.stdout).toContain('> dispatch coder');
     expect(run.stdout).toContain("The judge's verdict: achieved.");
@@ -35,6 +36,10 @@ describe('flower demo', () => {
     expect(run.stdout).toMatch(/\+ done \d+ turns? · \$\d+\.\d{4} \(simulated\)/);
     expect(run.stdout).not.toMatch(/\$\d+\.\d+(?!\d)(?! \(simulated)/);
     expect(run.stdout).not.toContain('had no script for');
+    // flower ran the goal's check on the host and showed it passing before the judge looked.
+    const check = run.stdout.search(/\+ check passed · exit 0 in [\d.]+ s · node hello\.js/);
+    expect(check).toBeGreaterThan(0);
+    expect(check).toBeLessThan(run.stdout.indexOf('Checking the artifact itself.'));
 
     // It says where everything is, and everything is there.
     const runDir = join(workspace, 'runs');
@@ -50,9 +55,26 @@ describe('flower demo', () => {
     const manifest = JSON.parse(readFileSync(join(runDir, 'manifest.json'), 'utf8')) as Array<{
       step: string;
       ok: boolean;
+      verdict?: string;
+      checks?: Array<{ command: string; exit_code: number; passed: boolean }>;
     }>;
-    expect(manifest.map((row) => row.step)).toEqual(['clarify', 'set-goal', 'work', 'work:verdict#1']);
+    expect(manifest.map((row) => row.step)).toEqual([
+      'clarify',
+      'set-goal',
+      'work',
+      'work:verdict#1',
+      'bequest',
+    ]);
     expect(manifest.every((row) => row.ok)).toBe(true);
+    expect(manifest[3]).toMatchObject({
+      verdict: 'achieved',
+      checks: [{ command: DEMO_CHECK, exit_code: 0, passed: true }],
+    });
+    // The task's bequest for the next tool, in both files.
+    const bequest = readBlock(readFileSync(join(workspace, 'CLAUDE.md'), 'utf8'));
+    expect(bequest).toContain('A one-file Node.js program, hello.js');
+    expect(bequest).toContain(`- passed: \`${DEMO_CHECK}\` (exit 0)`);
+    expect(readBlock(readFileSync(join(workspace, 'AGENTS.md'), 'utf8'))).toBe(bequest);
     expect(existsSync(join(runDir, 'sessions.db'))).toBe(true);
     expect(readFileSync(join(notes, 'brief.md'), 'utf8')).toContain('hello.js');
     expect(readFileSync(join(notes, 'goal.md'), 'utf8')).toContain('node hello.js');

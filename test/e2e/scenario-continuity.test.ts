@@ -15,12 +15,11 @@ import { pathToFileURL } from 'node:url';
 import Database from 'better-sqlite3';
 import { afterEach, describe, expect, it } from 'vitest';
 import { lastUserText, type MockScript, mockModelEnv } from '../../src/testing/index.js';
-import { Brief } from '../../src/workflow/brief.js';
 import { CLARIFY_RESUME } from '../../src/workflow/clarify-step.js';
-import { Goal } from '../../src/workflow/goal.js';
 import { starterFlow, WAKE_LABEL } from '../../src/workflow/starter.js';
 import {
   ACHIEVED,
+  freeze,
   HELLO_BRIEF,
   HELLO_GOAL,
   mainRouter,
@@ -194,7 +193,7 @@ describe('scenario 5: crash and continue', () => {
     const brief = readFileSync(join(workspace, '.flower/notes/brief.md'), 'utf8');
     expect(brief).toMatch(new RegExp(`## ${WAKE_LABEL} \\(\\d\\d:\\d\\d:\\d\\d\\)\\n${REMARK}`));
     const run3 = scenario.mock.mainRequests().slice(before3);
-    expect(run3.map(roleOf)).toEqual(['set-goal', 'coordinator', 'verdict']);
+    expect(run3.map(roleOf)).toEqual(['set-goal', 'coordinator', 'verdict', 'bequest']);
     expect(lastUserText(run3[0]!)).toContain(REMARK);
     expect(lastUserText(run3[1]!)).toContain(REMARK);
     expect(lastUserText(run3[1]!)).toContain('this version is the one that counts');
@@ -209,8 +208,7 @@ describe('scenario 5: crash and continue', () => {
   it('starts fresh, without an error, when lineage belongs to another path or the session store is gone', async () => {
     scenario = await startScenario(continuityScript());
     const { workspace } = scenario;
-    Brief.parse(HELLO_BRIEF).write(join(workspace, '.flower/notes/brief.md'));
-    Goal.parse(HELLO_GOAL).write(join(workspace, '.flower/notes/goal.md'));
+    freeze(workspace);
     const ctx1 = await starterFlow({ workspace }).run(scenario.runtime());
     expect(ctx1.failedAt).toBeUndefined();
     const firstWork = scenario.lineage().steps.work;
@@ -240,8 +238,7 @@ describe('scenario 5: crash and continue', () => {
   it('--new moves brief, goal and lineage into notes/archive/<timestamp>/ and keeps the session store', async () => {
     scenario = await startScenario(continuityScript());
     const { workspace } = scenario;
-    Brief.parse(HELLO_BRIEF).write(join(workspace, '.flower/notes/brief.md'));
-    Goal.parse(HELLO_GOAL).write(join(workspace, '.flower/notes/goal.md'));
+    freeze(workspace);
     await starterFlow({ workspace }).run(scenario.runtime());
     const store = readFileSync(join(workspace, 'runs', 'sessions.db'));
 
@@ -261,8 +258,7 @@ describe('scenario 5: crash and continue', () => {
       }),
     });
     const { workspace } = scenario;
-    Brief.parse(HELLO_BRIEF).write(join(workspace, '.flower/notes/brief.md'));
-    Goal.parse(HELLO_GOAL).write(join(workspace, '.flower/notes/goal.md'));
+    freeze(workspace);
     const flower = await startFlowerProcess(scenario, '', /event step work/);
     await scenario.mock.waitForRequest((request) => roleOf(request) === 'coordinator', 60_000);
     await killGroup(flower, 'SIGTERM');

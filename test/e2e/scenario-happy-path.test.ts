@@ -10,6 +10,7 @@ import { starterFlow } from '../../src/workflow/starter.js';
 import {
   ACHIEVED,
   answerQuestions,
+  BEQUEST_REPLY,
   HELLO_GOAL,
   inOrder,
   mainRouter,
@@ -71,6 +72,7 @@ describe('scenario 1: happy path of the starter flow', () => {
           { text: 'hello.py is written and was run by the worker; it prints hello world.' },
         ),
         verdict: () => ({ text: ACHIEVED }),
+        bequest: () => ({ text: BEQUEST_REPLY }),
       }),
       agents: {
         coder: [
@@ -118,15 +120,21 @@ describe('scenario 1: happy path of the starter flow', () => {
     // The worker's report never becomes the work step's own text.
     expect(ctx.results.work?.text).toContain('hello.py is written');
     expect(ctx.results.work?.text).not.toContain('WORKER-REPORT');
-    // Books: four manifest rows, the judge outside lineage, first wake.
+    // Books: five manifest rows, the judge and the closing turn outside lineage, first wake.
     const rows = scenario.manifest();
-    expect(rows.map((row) => row.step)).toEqual(['clarify', 'set-goal', 'work', 'work:verdict#1']);
+    expect(rows.map((row) => row.step)).toEqual(['clarify', 'set-goal', 'work', 'work:verdict#1', 'bequest']);
     expect(rows.every((row) => row.ok && row.num_turns > 0 && row.session_id)).toBe(true);
+    expect(rows[3]).toMatchObject({ verdict: 'achieved', round: 1, rounds: 3 });
     const judgeSession = rows[3]!.session_id;
-    expect(new Set(rows.map((row) => row.session_id)).size).toBe(4);
+    expect(new Set(rows.map((row) => row.session_id)).size).toBe(5);
     const lineage = scenario.lineage();
     expect(Object.keys(lineage.steps).sort()).toEqual(['clarify', 'set-goal', 'work']);
     expect(Object.values(lineage.steps)).not.toContain(judgeSession);
+    expect(Object.values(lineage.steps)).not.toContain(rows[4]!.session_id);
+    // The task ended with its bequest for the next tool.
+    expect(readFileSync(join(workspace, 'CLAUDE.md'), 'utf8')).toContain(
+      'hello.py, a script that prints hello world.',
+    );
     expect(ctx.woke).toBe(1);
     // Events: three step headers; each question asked then answered.
     const steps = scenario.events.filter((event) => event.kind === 'step').map((event) => event.text);

@@ -6,11 +6,15 @@
  * coordinator requests in one queue. `mainRouter` answers each request by the role its system
  * prompt names and by how far that session has got (tool results already in the conversation),
  * which keeps scripts readable and independent of how many turns the binary takes.
+ *
+ * `startFrozen` begins with the brief and goal already on disk (a wake that goes straight to work),
+ * and `scenario.flower(args)` runs the built CLI in the scenario's workspace against the same mock.
  */
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { HumanChannel } from '../../src/agents/human/channel.js';
+import { ORACLE_RULES } from '../../src/agents/rules.js';
 import type { FlowerEvent } from '../../src/runtime/events.js';
 import { Runtime } from '../../src/runtime/runtime.js';
 import type { ManifestRow } from '../../src/runtime/step-result.js';
@@ -25,14 +29,24 @@ import {
   startMockModel,
   systemText,
 } from '../../src/testing/index.js';
+import { Brief } from '../../src/workflow/brief.js';
+import { Goal } from '../../src/workflow/goal.js';
+import { type FlowerRun, type FlowerRunOptions, mockedEnv, runFlower } from './cli-harness.js';
 
-export type Role = 'clarifier' | 'set-goal' | 'verdict' | 'coordinator' | 'other';
+export type Role = 'clarifier' | 'set-goal' | 'verdict' | 'coordinator' | 'bequest' | 'other';
+
+const ORACLE = ORACLE_RULES.split('\n')[0] ?? ORACLE_RULES;
 
 /** Which role sent a main-thread request, read from its system prompt and task. */
 export function roleOf(request: RecordedRequest): Role {
   const system = systemText(request.body);
   if (system.includes('Your role: clarifier')) return 'clarifier';
   if (system.includes('Your role: coordinator')) return 'coordinator';
+  if (
+    system.includes(ORACLE) &&
+    JSON.stringify(request.body?.messages?.[0] ?? '').includes('The task in this workspace has ended')
+  )
+    return 'bequest';
   if (system.includes('Your role: judge')) {
     const task = JSON.stringify(request.body?.messages?.[0] ?? '');
     return task.includes('Set the goal for the requirement') ? 'set-goal' : 'verdict';
@@ -104,6 +118,52 @@ export const HELLO_GOAL = [
 
 export const ACHIEVED = '## Conclusion\nachieved\n## Reason\nhello.py prints hello world.\n## Not passed\n';
 
+/** A "not yet" ruling with one open item. */
+export function notYet(gap: string): string {
+  return `## Conclusion\nnot yet\n## Reason\n${gap}\n## Not passed\n- ${gap}`;
+}
+
+/** A complete bequest reply for the closing turn. */
+export const BEQUEST_REPLY = [
+  '## What this is',
+  'hello.py, a script that prints hello world.',
+  '## Acceptance: met and not met',
+  '- prints hello world: met',
+  '## Generated files and what makes them',
+  'None: hello.py is a source file.',
+  '## Dead ends',
+  'None.',
+  '## The workbench and how to read it',
+  'Read .flower/notes/brief.md, then goal.md.',
+].join('\n');
+
+/**
+ * Writes the brief and the goal (default: hello.py's) into the workspace, as a finished clarify and
+ * set-goal would; `goal: null` freezes the brief only, so the set-goal step runs.
+ */
+export function freeze(
+  workspace: string,
+  goal: string | null = HELLO_GOAL,
+  brief: string = HELLO_BRIEF,
+): void {
+  Brief.parse(brief).write(join(workspace, '.flower/notes/brief.md'));
+  if (goal !== null) Goal.parse(goal).write(join(workspace, '.flower/notes/goal.md'));
+}
+
+/** A model for rounds of work on a frozen goal: the coordinator's replies and the judge's rulings, in order. */
+export function roundsScript(
+  verdicts: readonly string[],
+  work: readonly string[] = ['Round one: wrote hello.py.', 'Round two: fixed the gaps.'],
+): MockScript {
+  return {
+    main: mainRouter({
+      coordinator: inOrder(...work.map((text) => ({ text }))),
+      verdict: inOrder(...verdicts.map((text) => ({ text }))),
+      bequest: () => ({ text: BEQUEST_REPLY }),
+    }),
+  };
+}
+
 export interface Scenario {
   root: string;
   workspace: string;
@@ -115,6 +175,8 @@ export interface Scenario {
   lineage(runDir?: string): { workspace: string; woke: number; steps: Record<string, string> };
   /** Sink that records every event. */
   sink: (event: FlowerEvent) => void;
+  /** Runs the built `flower` CLI with `args` in this workspace against this mock (no terminal). */
+  flower(args: string[], options?: FlowerRunOptions): Promise<FlowerRun>;
   close(): Promise<void>;
 }
 
@@ -152,12 +214,24 @@ export async function startScenario(
       return existsSync(path) ? (JSON.parse(readFileSync(path, 'utf8')) as ManifestRow[]) : [];
     },
     lineage: (runDir) => JSON.parse(readFileSync(join(runDirOf(runDir), 'lineage.json'), 'utf8')),
+    flower: (args, options = {}) =>
+      runFlower(['-w', workspace, ...args], { env: mockedEnv(mock), timeoutMs: 150_000, ...options }),
     close: async () => {
       for (const runtime of runtimes) runtime.close();
       await mock.close();
       rmSync(root, { recursive: true, force: true, maxRetries: 5, retryDelay: 200 });
     },
   };
+}
+
+/** `startScenario` with the brief and goal already frozen (`freeze`), so a run goes straight to work. */
+export async function startFrozen(
+  script: MockScript | ((workspace: string) => MockScript),
+  goal: string | null = HELLO_GOAL,
+): Promise<Scenario> {
+  const scenario = await startScenario(script);
+  freeze(scenario.workspace, goal);
+  return scenario;
 }
 
 /**

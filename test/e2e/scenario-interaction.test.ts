@@ -11,13 +11,11 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { oracle } from '../../src/agents/roles.js';
 import type { Runtime } from '../../src/runtime/runtime.js';
 import { lastUserText } from '../../src/testing/index.js';
-import { Brief } from '../../src/workflow/brief.js';
-import { Goal } from '../../src/workflow/goal.js';
 import { starterFlow } from '../../src/workflow/starter.js';
 import type { Workflow } from '../../src/workflow/workflow.js';
 import {
+  freeze,
   HELLO_BRIEF,
-  HELLO_GOAL,
   mainRouter,
   roleOf,
   type Scenario,
@@ -30,11 +28,6 @@ afterEach(async () => {
   await scenario?.close();
   scenario = undefined;
 });
-
-function freeze(workspace: string): void {
-  Brief.parse(HELLO_BRIEF).write(join(workspace, '.flower/notes/brief.md'));
-  Goal.parse(HELLO_GOAL).write(join(workspace, '.flower/notes/goal.md'));
-}
 
 describe('scenario 9: the interaction channel', () => {
   it('mail reaches the brief and the inbox; an interrupt resumes the same session with the words', async () => {

@@ -3,23 +3,20 @@
  * plain retries — on the real Runtime, SDK and binary with only the model scripted. The brief and
  * the goal are already frozen, so the runs go straight to work (a wake without a remark).
  */
-import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { AgentSpec } from '../../src/runtime/agent-spec.js';
 import { lastUserText } from '../../src/testing/index.js';
-import { Brief } from '../../src/workflow/brief.js';
-import { Goal } from '../../src/workflow/goal.js';
 import { starterFlow } from '../../src/workflow/starter.js';
 import { UNCLEAR_VERDICT_REASON } from '../../src/workflow/verdict.js';
 import { Workflow } from '../../src/workflow/workflow.js';
 import {
   ACHIEVED,
-  HELLO_BRIEF,
-  HELLO_GOAL,
   inOrder,
   mainRouter,
   roleOf,
+  roundsScript,
   type Scenario,
+  startFrozen,
   startScenario,
 } from './scenario-harness.js';
 
@@ -29,27 +26,14 @@ afterEach(async () => {
   scenario = undefined;
 });
 
-/** Starts a scenario whose brief and goal are frozen, with the given verdicts in order. */
-async function frozenScenario(...verdicts: string[]): Promise<Scenario> {
-  const started = await startScenario({
-    main: mainRouter({
-      coordinator: inOrder({ text: 'Round one: wrote hello.py.' }, { text: 'Round two: fixed the gaps.' }),
-      verdict: inOrder(...verdicts.map((text) => ({ text }))),
-    }),
-  });
-  Brief.parse(HELLO_BRIEF).write(join(started.workspace, '.flower/notes/brief.md'));
-  Goal.parse(HELLO_GOAL).write(join(started.workspace, '.flower/notes/goal.md'));
-  return started;
-}
-
 function workRequests(current: Scenario) {
   return current.mock.mainRequests().filter((request) => roleOf(request) === 'coordinator');
 }
 
 describe('scenario 2: send-back, ambiguity, rounds exhausted, plain retries', () => {
   it('sends "not yet" back into the same work session as round 2, which then passes', async () => {
-    scenario = await frozenScenario('not yet: item 2 missing', ACHIEVED);
-    const flow = starterFlow({ workspace: scenario.workspace });
+    scenario = await startFrozen(roundsScript(['not yet: item 2 missing', ACHIEVED]));
+    const flow = starterFlow({ workspace: scenario.workspace, bequest: false });
     const ctx = await flow.run(scenario.runtime(), { onEvent: scenario.sink });
 
     expect(ctx.failedAt).toBeUndefined();
@@ -69,8 +53,10 @@ describe('scenario 2: send-back, ambiguity, rounds exhausted, plain retries', ()
   });
 
   it('treats a verdict it cannot read as not yet, with a reason that says so', async () => {
-    scenario = await frozenScenario('I had a look around; it is an interesting piece of work.', ACHIEVED);
-    const ctx = await starterFlow({ workspace: scenario.workspace }).run(scenario.runtime());
+    scenario = await startFrozen(
+      roundsScript(['I had a look around; it is an interesting piece of work.', ACHIEVED]),
+    );
+    const ctx = await starterFlow({ workspace: scenario.workspace, bequest: false }).run(scenario.runtime());
     expect(ctx.failedAt).toBeUndefined();
     expect(scenario.manifest().map((row) => row.step)).toEqual([
       'work',
@@ -82,11 +68,26 @@ describe('scenario 2: send-back, ambiguity, rounds exhausted, plain retries', ()
   });
 
   it('fails the work step when the rounds run out', async () => {
-    scenario = await frozenScenario('## Conclusion\nnot yet\n## Reason\nno output');
-    const ctx = await starterFlow({ workspace: scenario.workspace, rounds: 1 }).run(scenario.runtime());
+    scenario = await startFrozen(roundsScript(['## Conclusion\nnot yet\n## Reason\nno output']));
+    const ctx = await starterFlow({ workspace: scenario.workspace, rounds: 1, bequest: false }).run(
+      scenario.runtime(),
+    );
     expect(ctx.failedAt).toBe('work');
     expect(ctx.verdict?.state).toBe('not yet');
-    expect(scenario.manifest().map((row) => row.step)).toEqual(['work', 'work:verdict#1']);
+    expect(ctx.aborted).toBe(
+      'the judge ruled not yet after 1/1 rounds: no output; flower --rounds 2 continues',
+    );
+    const rows = scenario.manifest();
+    expect(rows.map((row) => row.step)).toEqual(['work', 'work:verdict#1']);
+    // Neither row reads as a bare success: the ruling and the rejection are on them.
+    expect(rows[0]).toMatchObject({ ok: true, rejected: 'no output' });
+    expect(rows[1]).toMatchObject({
+      verdict: 'not yet',
+      reason: 'no output',
+      round: 1,
+      rounds: 1,
+      checks: [],
+    });
   });
 
   it('without onReject, a retry starts over in a new session (#retry1) with the original prompt', async () => {

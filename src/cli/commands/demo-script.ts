@@ -3,9 +3,10 @@
  * role of the starter flow for one small task, so a newcomer sees the whole cycle offline.
  *
  * The story: the clarifier asks which language to use (the demo answers "1"), then writes the
- * brief; the judge sets a two-item goal; the coordinator dispatches the `coder` worker, which writes
- * hello.js and runs it with node; the coordinator reports; the judge reads the program and rules
- * it achieved.
+ * brief; the judge sets a two-item goal, one item with a check flower runs itself; the coordinator
+ * dispatches the `coder` worker, which writes hello.js and runs it with node; the coordinator
+ * reports; flower runs the check on the host; the judge reads the program and rules it achieved;
+ * a read-only closing turn writes the bequest that lands in CLAUDE.md and AGENTS.md.
  *
  * Invariants:
  * - Main-thread turns are answered by looking at the request (which role is asking, and what its
@@ -17,8 +18,9 @@
  *   wherever flower runs.
  */
 import { join } from 'node:path';
-import { CLARIFIER_RULES, COORDINATOR_RULES, JUDGE_RULES } from '../../agents/rules.js';
+import { CLARIFIER_RULES, COORDINATOR_RULES, JUDGE_RULES, ORACLE_RULES } from '../../agents/rules.js';
 import { ASK_TOOL } from '../../agents/tools.js';
+import { bequestPrompt } from '../../bequest/document.js';
 import { contentText, type RecordedRequest, systemText } from '../../testing/recording.js';
 import type { MockReply, MockScript } from '../../testing/script.js';
 import { setGoalPrompt } from '../../workflow/goal-step.js';
@@ -44,6 +46,11 @@ const CLARIFIER = firstLine(CLARIFIER_RULES);
 const COORDINATOR = firstLine(COORDINATOR_RULES);
 const JUDGE = firstLine(JUDGE_RULES);
 const SET_GOAL = firstLine(setGoalPrompt(''));
+const ORACLE = firstLine(ORACLE_RULES);
+const BEQUEST_ASKED = firstLine(bequestPrompt(''));
+
+/** The command flower runs on the host to prove the greeting (the demo shows it pass before the judge rules). */
+export const DEMO_CHECK = `node hello.js | grep -qx '${DEMO_GREETING}'`;
 
 const BRIEF = `## Goal
 A tiny program, hello.js, that greets the world.
@@ -62,7 +69,7 @@ hello.js exists in the workspace and greets the world when run with Node.js.
 
 ## Checklist
 - hello.js exists in the workspace
-- \`node hello.js\` prints "${DEMO_GREETING}"`;
+- \`node hello.js\` prints "${DEMO_GREETING}" — check: \`${DEMO_CHECK}\``;
 
 const VERDICT = `## Conclusion
 achieved
@@ -72,6 +79,22 @@ hello.js is in the workspace and prints "${DEMO_GREETING}"; the worker ran it wi
 
 ## Not passed
 `;
+
+const BEQUEST = `## What this is
+A one-file Node.js program, hello.js, that prints "${DEMO_GREETING}". It was written by flower's demo.
+
+## Acceptance: met and not met
+- hello.js exists: met.
+- \`node hello.js\` prints the greeting: met (flower's host check passed, and the judge read the program).
+
+## Generated files and what makes them
+None: hello.js is a source file; edit it directly.
+
+## Dead ends
+None: the first attempt worked.
+
+## The workbench and how to read it
+.flower/notes/ holds the brief (brief.md), the goal with its check (goal.md) and the question asked (qa-log.md); .flower/artifacts/checks/ holds what the check printed; runs/ holds the transcripts and the manifest.`;
 
 const REPORT = `${REPORT_MARKER} and prints "${DEMO_GREETING}".
 Evidence: \`node hello.js\` exited 0 and printed the greeting.
@@ -102,6 +125,7 @@ function mainTurn(request: RecordedRequest, workspace: string): MockReply {
     }
     return { text: BRIEF };
   }
+  if (system.includes(ORACLE) && firstUser.includes(BEQUEST_ASKED)) return { text: BEQUEST };
   if (system.includes(JUDGE)) {
     if (firstUser.includes(SET_GOAL)) return { text: GOAL };
     if (!hasToolResult) {

@@ -10,6 +10,9 @@
  *   held until the process ends (task-lock.ts).
  * - `/new` (as the request or typed at the prompt) is `--new`: the brief, goal and lineage are
  *   archived and the prompt asks again, now for a fresh request.
+ * - A wake first says what happened last time (the ruling, when, what was spent). A task the judge
+ *   ruled achieved is left alone unless someone says what else to do; a new request for a directory
+ *   that has a task is asked about on a terminal and announced off one, never appended silently.
  * - On `go`, `-T` and `-W` do nothing: trimming is on unless `--no-trim`, and the starter flow
  *   brings its own workbench.
  * - Standard input that is not a terminal means unattended (`--timeout 0`) unless `--timeout` was
@@ -27,6 +30,14 @@ import { ensureCredentials } from '../interaction/credentials-gate.js';
 import { drive } from '../interaction/drive.js';
 import { questionWait } from '../interaction/question-wait.js';
 import { readRequest, START_OVER_COMMAND } from '../interaction/request-prompt.js';
+import {
+  ACHIEVED_PROMPT,
+  addedToBriefLine,
+  addOrNewQuestion,
+  isAchieved,
+  lastTimeLines,
+  NOTHING_TO_DO,
+} from '../interaction/task-notice.js';
 import { colorsFor, stdoutColor } from '../terminal/colors.js';
 import { formatTokens } from '../terminal/format.js';
 import { settingsLines } from '../terminal/settings-lines.js';
@@ -46,6 +57,9 @@ export interface GoFlags {
   trim: boolean;
   /** `--timeout` was typed (not its default): it then holds even when stdin is not a terminal. */
   timeoutGiven?: boolean;
+  budget?: number;
+  stall: number;
+  bequest: boolean;
 }
 
 /** `~/proj` for paths under the home directory. */
@@ -57,6 +71,11 @@ export function tildePath(path: string, home: string = homedir()): string {
 export function wakeBanner(workspace: string, state: WakeState, workContext: number): string {
   const parts = ['brief confirmed'];
   if (state.checks > 0) parts.push(`goal: ${state.checks} check${state.checks === 1 ? '' : 's'}`);
+  const ruling = state.lastRuling;
+  if (ruling && ruling.verdict !== 'achieved')
+    parts.push(
+      `judge: ${ruling.verdict ?? 'not yet'} (${ruling.rounds ? `${ruling.round}/${ruling.rounds}` : `round ${ruling.round}`})`,
+    );
   if (workContext > 0) parts.push(`work context ${formatTokens(workContext)}`);
   parts.push(`wake ${state.woke + 1}`);
   return `<- continuing in ${tildePath(workspace)}  ${parts.join(' · ')}`;
@@ -91,7 +110,33 @@ export async function runGo(request: string, flags: GoFlags, global: GlobalOptio
       waking = false;
       request = '';
     }
-    if (request === '') request = await readRequest(terminal, waking, paint.cyan);
+    const given = request !== '';
+    if (waking) terminal.print(lastTimeLines(state).map((line) => paint.cyan(line)));
+    if (!given) {
+      // Achieved already: another round would only pay for the same answer, unless asked for more.
+      const achieved = waking && isAchieved(state);
+      request = achieved
+        ? // Off a terminal, input that simply ends asks for nothing more.
+          await readRequest(terminal, true, paint.cyan, ACHIEVED_PROMPT).catch((error: Error) => {
+            if (terminal.inputIsTerminal || error.message !== 'cancelled') throw error;
+            return '';
+          })
+        : await readRequest(terminal, waking, paint.cyan);
+      if (achieved && request === '') {
+        terminal.close();
+        process.stdout.write(`${NOTHING_TO_DO}\n`);
+        return;
+      }
+    } else if (waking) {
+      if (terminal.inputIsTerminal) {
+        if ((await readRequest(terminal, true, paint.cyan, addOrNewQuestion(state))) === START_OVER_COMMAND) {
+          startOver = true;
+          waking = false;
+        }
+      } else {
+        terminal.print([paint.yellow(`! ${addedToBriefLine(state)}`)]);
+      }
+    }
     while (request === START_OVER_COMMAND) {
       startOver = true;
       waking = false;
@@ -108,6 +153,8 @@ export async function runGo(request: string, flags: GoFlags, global: GlobalOptio
       judgeCanRun: flags.judgeCanRun,
       ...(flags.asks >= 0 ? { maxAsks: flags.asks } : {}),
       timeoutSeconds: wait.timeoutSeconds,
+      stall: flags.stall,
+      bequest: flags.bequest,
     });
   } catch (error) {
     // The request prompt may have put the terminal in raw mode; give it back before the message.
@@ -122,6 +169,7 @@ export async function runGo(request: string, flags: GoFlags, global: GlobalOptio
     handoff: flags.handoff ? (flags.window ? { window: flags.window } : true) : false,
     interactive: true,
     color,
+    ...(flags.budget === undefined ? {} : { budget: flags.budget }),
     ...(waking
       ? {
           banner: (runtime: Runtime) => {

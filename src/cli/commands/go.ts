@@ -9,6 +9,7 @@
 import type { Command } from 'commander';
 import { parseInteger, parseSeconds, wholeNumberAtLeast } from '../command-line/flag-values.js';
 import { globalOptions } from '../command-line/global-options.js';
+import { BUDGET_HELP, parseBudgetUsd, parseStallRounds, STALL_HELP } from '../command-line/task-limits.js';
 import type { GoFlags } from './go-action.js';
 
 export { parseInteger, parseSeconds };
@@ -26,7 +27,7 @@ export function registerGo(program: Command): void {
     .option('--asks <n>', 'how many questions the agents may ask you; negative = no limit', parseInteger, -1)
     .option(
       '--rounds <n>',
-      'work rounds in total (at least 1); after each one the judge rules',
+      'work rounds for the current goal, counted across runs (at least 1); after each one the judge rules',
       wholeNumberAtLeast(1, '--rounds 3'),
       3,
     )
@@ -52,6 +53,9 @@ export function registerGo(program: Command): void {
     .option('--new', 'start a new task here: archive the brief, goal and lineage first (nothing is deleted)')
     .option('--clarify-only', 'only clarify the request into a brief, then stop')
     .option('--no-trim', 'on resume, keep old large tool results in full instead of pointers to files')
+    .option('--budget <usd>', BUDGET_HELP, parseBudgetUsd)
+    .option('--stall <n>', STALL_HELP, parseStallRounds, 2)
+    .option('--no-bequest', 'do not leave a handoff for the next tool in CLAUDE.md and AGENTS.md at the end')
     .addHelpText(
       'after',
       '\nGlobal flags (-w -r -v -W -T, see `flower --help`) may come before or after the request.\n' +

@@ -25,7 +25,7 @@ import { settingsLines } from '../terminal/settings-lines.js';
 import { Terminal } from '../terminal/terminal.js';
 import { loadWorkflow, parseTarget } from './workflow-target.js';
 
-export async function runWorkflow(target: string, global: GlobalOptions): Promise<void> {
+export async function runWorkflow(target: string, global: GlobalOptions, budget?: number): Promise<void> {
   // A target that cannot be right is reported before anything else is looked at.
   parseTarget(target);
   loadEnvironment();
@@ -45,5 +45,6 @@ export async function runWorkflow(target: string, global: GlobalOptions): Promis
     handoff: true,
     interactive: true,
     color: stdoutColor(),
+    ...(budget === undefined ? {} : { budget }),
   });
 }

@@ -5,6 +5,7 @@
  */
 import type { Command } from 'commander';
 import { globalOptions } from '../command-line/global-options.js';
+import { BUDGET_HELP, parseBudgetUsd } from '../command-line/task-limits.js';
 
 export function registerRun(program: Command): void {
   program
@@ -16,12 +17,13 @@ export function registerRun(program: Command): void {
         'TypeScript files are compiled on the fly with the typescript package.',
     )
     .argument('<target>', 'for example ./examples/my-flow.ts:main or my-package/flows:main')
+    .option('--budget <usd>', BUDGET_HELP, parseBudgetUsd)
     .addHelpText(
       'after',
       '\nExample:\n  flower run ./examples/my-flow.ts:main\n  flower -w /tmp/proj -T run ./flows.js:nightly',
     )
-    .action(async (target: string, _flags: unknown, command: Command) => {
+    .action(async (target: string, flags: { budget?: number }, command: Command) => {
       const { runWorkflow } = await import('./run-action.js');
-      await runWorkflow(target, globalOptions(command));
+      await runWorkflow(target, globalOptions(command), flags.budget);
     });
 }

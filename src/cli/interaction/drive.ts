@@ -14,6 +14,9 @@
  * - A workflow that stopped at a failed step ends the command with exit 1 and a one-line reason
  *   naming the step; a credential failure says how to fix the credentials and, on a terminal,
  *   offers the setup dialog right away (the next run then continues where this one stopped).
+ * - A deliberate stop (a spent budget, the no-progress brake, no rounds left, nobody to decide)
+ *   ends with exactly its own line, which names what continues the task.
+ * - `budget` caps every step of the run at what is left of the task's budget (`workflow/budget.ts`).
  */
 import { join } from 'node:path';
 import { createColors } from 'picocolors';
@@ -26,8 +29,9 @@ import { totalLine } from '../../report/total-line.js';
 import type { AgentSpec } from '../../runtime/agent-spec.js';
 import type { EventSink, FlowerEvent } from '../../runtime/events.js';
 import { Runtime } from '../../runtime/runtime.js';
+import { budgetedRunner, isBudgetStop, TaskBudget } from '../../workflow/budget.js';
 import type { WorkflowContext } from '../../workflow/context.js';
-import type { StepRunner } from '../../workflow/runner.js';
+import { type StepRunner, wrapRunner } from '../../workflow/runner.js';
 import type { Workflow } from '../../workflow/workflow.js';
 import type { GlobalOptions } from '../command-line/global-options.js';
 import { LiveStatus, showLiveStatus } from '../terminal/live-status.js';
@@ -67,6 +71,8 @@ export interface DriveOptions {
   readonly policy?: DrivePolicy;
   /** Quit the process (second Ctrl-C); default `process.exit`. */
   readonly quit?: (code: number) => void;
+  /** The task's budget in USD (`--budget`), across every run in this run directory. */
+  readonly budget?: number;
 }
 
 export interface DriveOutcome {
@@ -105,13 +111,9 @@ async function settleWithin(promises: Promise<unknown>[], ms: number): Promise<v
  */
 export function withWorkbenchGuards(runtime: Runtime, workbench: Workbench): StepRunner {
   const guards = workbenchHooks(workbench);
-  return {
-    run: (spec, prompt, options) =>
-      runtime.run({ ...spec, hooks: mergeHooks(spec.hooks, guards) }, prompt, options),
-    workspace: runtime.workspace,
-    runDir: runtime.runDir,
-    hasSession: (sessionId) => runtime.hasSession(sessionId),
-  };
+  return wrapRunner(runtime, (spec, prompt, options) =>
+    runtime.run({ ...spec, hooks: mergeHooks(spec.hooks, guards) }, prompt, options),
+  );
 }
 
 /**
@@ -119,17 +121,10 @@ export function withWorkbenchGuards(runtime: Runtime, workbench: Workbench): Ste
  * goal runs through the same runner (from inside the work step's gate), so it is announced too.
  */
 export function announcingRunner(runner: StepRunner, onRun: (spec: AgentSpec) => void): StepRunner {
-  return {
-    run: (spec, prompt, options) => {
-      onRun(spec);
-      return runner.run(spec, prompt, options);
-    },
-    ...(runner.workspace === undefined ? {} : { workspace: runner.workspace }),
-    ...(runner.runDir === undefined ? {} : { runDir: runner.runDir }),
-    ...(runner.hasSession
-      ? { hasSession: (sessionId: string) => runner.hasSession?.(sessionId) ?? true }
-      : {}),
-  };
+  return wrapRunner(runner, (spec, prompt, options) => {
+    onRun(spec);
+    return runner.run(spec, prompt, options);
+  });
 }
 
 export async function drive(options: DriveOptions): Promise<DriveOutcome> {
@@ -230,7 +225,12 @@ export async function drive(options: DriveOptions): Promise<DriveOutcome> {
     interaction?.start();
     // -W on a workflow without a workbench of its own: its steps get the workbench's guards too.
     const guarded = workbench && !workflow.workbench ? withWorkbenchGuards(runtime, workbench) : runtime;
-    const runner = announcingRunner(guarded, (spec) => renderer.speaker(spec.role ?? spec.name));
+    const announcing = announcingRunner(guarded, (spec) => renderer.speaker(spec.role ?? spec.name));
+    // The budget goes outside, so a step it refuses is never announced.
+    const runner =
+      options.budget === undefined
+        ? announcing
+        : budgetedRunner(announcing, TaskBudget.forRunDir(options.budget, runtime.runDir));
     context = await workflow.run(runner, { onEvent: sink });
   } finally {
     stopLive();
@@ -249,6 +249,9 @@ export async function drive(options: DriveOptions): Promise<DriveOutcome> {
   }
 
   const totalCostUsd = runtime.totalCost();
+  if (context.assumptions?.length) {
+    print([paint.yellow(`! assumed, not verified on this machine: ${context.assumptions.join('; ')}`)]);
+  }
   const costNote = options.simulatedCost ? ' (simulated)' : '';
   print([
     '',
@@ -256,6 +259,9 @@ export async function drive(options: DriveOptions): Promise<DriveOutcome> {
   ]);
 
   if (context.failedAt !== undefined) {
+    const failed = context.results[context.failedAt];
+    const deliberate = context.aborted ?? (failed && isBudgetStop(failed) ? failed.error : undefined);
+    if (deliberate) throw new Error(deliberate);
     const reason = failureText(context, context.failedAt);
     let credentials = '';
     if (CREDENTIAL_FAILURE.test(reason)) {

@@ -25,9 +25,9 @@ export async function readRequest(
   terminal: Terminal,
   waking: boolean,
   paint: (text: string) => string,
+  header: string = waking ? REQUEST_HEADERS.waking : REQUEST_HEADERS.fresh,
 ): Promise<string> {
-  if (terminal.inputIsTerminal)
-    terminal.print([paint(waking ? REQUEST_HEADERS.waking : REQUEST_HEADERS.fresh)]);
+  if (terminal.inputIsTerminal) terminal.print([paint(header)]);
   terminal.start();
   terminal.showPrompt(() => '> ');
   const event = await terminal.next();

@@ -57,6 +57,16 @@ const OFFLINE_LINE_EVERY_MS = 60_000;
 
 type Colors = ReturnType<typeof createColors>;
 
+/** flower's own always-shown notices: a result carries its `+`/`x` in its text, information gets `-`. */
+const NOTICE_STYLE: Record<
+  'ok' | 'fail' | 'info',
+  { prefix: string; paint: (c: Colors) => (line: string) => string }
+> = {
+  ok: { prefix: '  ', paint: (c) => c.green },
+  fail: { prefix: '  ', paint: (c) => c.red },
+  info: { prefix: '  - ', paint: (c) => c.cyan },
+};
+
 /** `mcp__human__inbox` → `human:inbox`: the server and tool without the SDK's prefix. */
 export function toolLabel(tool: string): string {
   const mcp = /^mcp__(.+?)__(.+)$/.exec(tool);
@@ -123,14 +133,16 @@ export class TerminalRenderer {
     const c = this.colors;
     this.tally.observe(event);
     switch (event.kind) {
-      case 'step':
+      case 'step': {
+        const { name, round, rounds } = event.payload;
         return this.stepLines(
-          event.payload.name,
+          round === undefined ? name : `${name} · round ${round}/${rounds ?? round}`,
           event.payload.index,
           event.payload.total,
           event.payload.resumed,
           event.payload.woke,
         );
+      }
       case 'thinking':
         if (event.payload.subagent) return [];
         return this.block(event.text, '  ~ ', c.cyan);
@@ -188,6 +200,10 @@ export class TerminalRenderer {
         return this.askLines(event.text, event.payload as QuestionPayload);
       case 'system':
         if (event.payload.warning) return this.line('  ! ', event.text, c.yellow);
+        if (event.payload.notice) {
+          const style = NOTICE_STYLE[event.payload.notice];
+          return this.line(style.prefix, event.text, style.paint(c));
+        }
         return this.verbose && event.text !== '' ? this.line('  - ', event.text, c.dim) : [];
       case 'unknown':
         return this.verbose && event.text !== '' ? this.line('  - ', event.text, c.dim) : [];

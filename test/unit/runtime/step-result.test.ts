@@ -86,4 +86,23 @@ describe('StepResult', () => {
     row.errors.push('changed');
     expect(result.errors).toEqual(['API Error: overloaded']);
   });
+
+  it('writes what a gate added after the fixed keys, as a copy, and nothing when it added nothing', () => {
+    const result = newStepResult('work:verdict#1', 'run-1', 100);
+    expect(Object.keys(toManifestRow(result))).not.toContain('verdict');
+    result.annotations = {
+      verdict: 'not yet',
+      reason: 'tests fail',
+      round: 1,
+      rounds: 3,
+      checks: [
+        { item: 'i', command: 'npm test', exit_code: 1, passed: false, duration_s: 2, output_path: '/x.log' },
+      ],
+    };
+    const row = toManifestRow(result);
+    expect(Object.keys(row).slice(-5)).toEqual(['verdict', 'reason', 'round', 'rounds', 'checks']);
+    const [copied] = row.checks ?? [];
+    if (copied) copied.passed = true;
+    expect(result.annotations.checks?.[0]?.passed).toBe(false);
+  });
 });

@@ -204,7 +204,60 @@ describe('Goal', () => {
   });
 });
 
+describe('Goal items', () => {
+  it('classifies items: a check wins over the mark, accepted marks are assumptions', () => {
+    const goal = new Goal({
+      statement: 's',
+      checks: [
+        'builds — check: `make`',
+        'looks right',
+        'runs on macOS [cannot verify here: Linux]',
+        'signed — check: `codesign -v app` [cannot verify here: no keychain]',
+        'has a window [cannot verify here, accepted: no display]',
+      ],
+    });
+    expect(goal.items().map((item) => [item.kind, item.accepted])).toEqual([
+      ['check', false],
+      ['judgement', false],
+      ['cannot verify here', false],
+      ['check', false],
+      ['cannot verify here', true],
+    ]);
+    expect(goal.undecided).toEqual(['runs on macOS [cannot verify here: Linux]']);
+    expect(goal.assumptions).toEqual(['has a window [cannot verify here, accepted: no display]']);
+  });
+
+  it('accepts and replaces items without touching the others or the statement', () => {
+    const goal = new Goal({ statement: 's', checks: ['a', 'b [ Cannot verify: no display ]', 'c'] });
+    expect(goal.accept(['b [ Cannot verify: no display ]']).checks).toEqual([
+      'a',
+      'b [cannot verify here, accepted: no display ]',
+      'c',
+    ]);
+    expect(goal.replace(['b [ Cannot verify: no display ]'], ['b1', 'b2']).checks).toEqual([
+      'a',
+      'b1',
+      'b2',
+      'c',
+    ]);
+    expect(goal.replace(['a', 'c'], []).statement).toBe('s');
+  });
+
+  it("teaches the check syntax in the file's header and reads its own file back unchanged", () => {
+    const goal = new Goal({ statement: 's', checks: ['tests — check (2m): `npm test`'] });
+    const text = goal.toMarkdown();
+    expect(text).toContain('check: `command` (or check (2m): `command`): flower itself runs that command');
+    expect(Goal.parse(text).checks).toEqual(goal.checks);
+  });
+});
+
 describe('Verdict', () => {
+  it('reads "cannot verify here" as cannot verify even when the sentence goes on with "not met"', () => {
+    const read = (conclusion: string) => Verdict.parse(`## Conclusion\n${conclusion}\n## Reason\nr`).state;
+    expect(read('cannot verify here: the checks are not met')).toBe('cannot verify here');
+    expect(Verdict.parse('cannot verify here: the checks are not met').state).toBe('cannot verify here');
+  });
+
   it('reads the three conclusions from a conclusion section', () => {
     const read = (conclusion: string) => Verdict.parse(`## Conclusion\n${conclusion}\n## Reason\nr`).state;
     expect(read('achieved')).toBe('achieved');

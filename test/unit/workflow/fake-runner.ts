@@ -19,6 +19,8 @@ export type Reply = Partial<Omit<StepResult, 'step'>>;
 
 export class FakeRunner implements StepRunner {
   readonly calls: RecordedCall[] = [];
+  /** What each call returned, in order (a gate's annotations land on these). */
+  readonly results: StepResult[] = [];
   readonly knownSessions = new Set<string>();
   private counter = 0;
 
@@ -48,13 +50,15 @@ export class FakeRunner implements StepRunner {
       this.knownSessions.add(sessionId);
       options.onSession?.(sessionId);
     }
-    return {
+    const result: StepResult = {
       ...newStepResult(options.stepName ?? spec.name, 'run-1'),
       ok: true,
       text: 'done',
       ...reply,
       sessionId,
     };
+    this.results.push(result);
+    return result;
   }
 
   hasSession(sessionId: string): boolean {

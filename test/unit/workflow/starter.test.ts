@@ -21,6 +21,9 @@ const BRIEF =
   '## Goal\nhello.py\n## Acceptance\nprints hello\n## Boundaries\nnone\n## Unknowns & assumptions\nnone';
 const GOAL = '## Statement\nhello.py prints hello\n## Checklist\n- prints hello\n- exit 0';
 
+const BEQUEST =
+  '## What this is\nhello.py, a greeting.\n## The workbench and how to read it\n.flower/notes first.';
+
 function workspace(): string {
   const ws = join(mkdtempSync(join(tmpdir(), 'flower-starter-')), 'proj');
   mkdirSync(ws, { recursive: true });
@@ -36,6 +39,7 @@ function starterRunner(ws: string, verdicts: string[] = ['achieved']) {
       if (label === 'clarify') return { text: BRIEF };
       if (label === 'set-goal') return { text: GOAL };
       if (label.startsWith('work:verdict#')) return { text: verdicts[judged++] ?? 'achieved' };
+      if (label === 'bequest') return { text: BEQUEST };
       return { text: 'done, see hello.py' };
     },
     ws,
@@ -97,8 +101,15 @@ describe('starterFlow', () => {
     const flow = starterFlow({ workspace: ws, request: 'write hello.py' });
     const runner = starterRunner(ws);
     const ctx = await flow.run(runner);
-    expect(runner.labels()).toEqual(['clarify', 'set-goal', 'work', 'work:verdict#1']);
+    expect(runner.labels()).toEqual(['clarify', 'set-goal', 'work', 'work:verdict#1', 'bequest']);
     expect(ctx.failedAt).toBeUndefined();
+    // The task ended: a read-only turn left its bequest for the next tool, in both files.
+    expect(runner.calls[4]?.spec.allowedTools).not.toContain('Write');
+    expect(runner.calls[4]?.prompt).toContain('flower: the judge ruled the goal achieved.');
+    const claude = readFileSync(join(ws, 'CLAUDE.md'), 'utf8');
+    expect(claude).toContain('hello.py, a greeting.');
+    expect(claude).not.toContain('[degraded');
+    expect(readFileSync(join(ws, 'AGENTS.md'), 'utf8')).toBe(claude);
     expect(flow.workbench?.root).toBe(join(ws, '.flower'));
     expect(Brief.load(join(ws, '.flower/notes/brief.md'))?.complete).toBe(true);
     expect(Goal.load(join(ws, '.flower/notes/goal.md'))?.checks).toEqual(['prints hello', 'exit 0']);
@@ -116,9 +127,9 @@ describe('starterFlow', () => {
     await starterFlow({ workspace: ws, request: 'write hello.py' }).run(runner);
     const before = readFileSync(join(ws, '.flower/notes/brief.md'), 'utf8');
     const ctx = await starterFlow({ workspace: ws }).run(runner);
-    expect(runner.labels().slice(4)).toEqual(['work', 'work:verdict#1']);
-    expect(runner.calls[4]?.options.resume).toBe('s3');
-    expect(runner.calls[4]?.prompt).toMatch(/^Carry on from where you stopped/);
+    expect(runner.labels().slice(5)).toEqual(['work', 'work:verdict#1', 'bequest']);
+    expect(runner.calls[5]?.options.resume).toBe('s3');
+    expect(runner.calls[5]?.prompt).toMatch(/^Carry on from where you stopped/);
     expect(readFileSync(join(ws, '.flower/notes/brief.md'), 'utf8')).toBe(before);
     expect(ctx.woke).toBe(2);
   });
@@ -130,9 +141,9 @@ describe('starterFlow', () => {
     const ctx = await starterFlow({ workspace: ws, request: 'also support --name' }).run(runner);
     const brief = readFileSync(join(ws, '.flower/notes/brief.md'), 'utf8');
     expect(brief).toMatch(new RegExp(`## ${WAKE_LABEL} \\(\\d\\d:\\d\\d:\\d\\d\\)\\nalso support --name`));
-    expect(runner.labels().slice(4)).toEqual(['set-goal', 'work', 'work:verdict#1']);
-    expect(runner.calls[4]?.prompt).toContain('also support --name');
-    const work = runner.calls[5]!;
+    expect(runner.labels().slice(5)).toEqual(['set-goal', 'work', 'work:verdict#1', 'bequest']);
+    expect(runner.calls[5]?.prompt).toContain('also support --name');
+    const work = runner.calls[6]!;
     expect(work.options.resume).toBe('s3');
     expect(work.prompt).toMatch(/^also support --name/);
     expect(work.prompt).toContain('this version is the one that counts');
@@ -142,7 +153,7 @@ describe('starterFlow', () => {
     expect(
       readFileSync(join(ws, '.flower/notes/brief.md'), 'utf8').split('also support --name'),
     ).toHaveLength(2);
-    expect(runner.labels().slice(7)).toEqual(['work', 'work:verdict#1']);
+    expect(runner.labels().slice(9)).toEqual(['work', 'work:verdict#1', 'bequest']);
   });
 
   it('starts over: brief, goal and lineage move to notes/archive/<timestamp>/, the session store stays', async () => {
@@ -160,8 +171,8 @@ describe('starterFlow', () => {
     expect(wakeState({ workspace: ws })).toMatchObject({ waking: false, woke: 0, steps: {} });
     const ctx = await flow.run(runner);
     expect(ctx.woke).toBe(1);
-    expect(runner.calls[4]?.prompt).toBe('something else');
-    expect(runner.calls[4]?.options.resume).toBeUndefined();
+    expect(runner.calls[5]?.prompt).toBe('something else');
+    expect(runner.calls[5]?.options.resume).toBeUndefined();
   });
 
   it('starting over with nothing to archive does nothing', () => {

@@ -182,6 +182,42 @@ describe('Workflow.run: gates and retries', () => {
     expect(ctx.failedAt).toBeUndefined();
   });
 
+  it('stops at a StepAbort from `when` before the step runs, as a decision rather than a crash', async () => {
+    const runner = new FakeRunner();
+    const ctx = await new Workflow([
+      step('a'),
+      step('b', {
+        when: () => {
+          throw new StepAbort('no rounds left');
+        },
+      }),
+      step('c'),
+    ]).run(runner);
+    expect(runner.labels()).toEqual(['a']);
+    expect(ctx).toMatchObject({ aborted: 'no rounds left', failedAt: 'b' });
+  });
+
+  it('stops at a StepAbort from the runner (nothing ran) with a result that says why', async () => {
+    const runner = new FakeRunner();
+    const refusing = {
+      run: () => Promise.reject(new StepAbort('budget spent: $1.00 of $1.00')),
+    };
+    const ctx = await new Workflow([step('a', { retries: 3 }), step('b')]).run(refusing);
+    expect(ctx).toMatchObject({ aborted: 'budget spent: $1.00 of $1.00', failedAt: 'a' });
+    expect(ctx.results.a).toMatchObject({ ok: false, error: 'budget spent: $1.00 of $1.00', step: 'a' });
+    expect(runner.calls).toHaveLength(0);
+  });
+
+  it('runs onEnd after the steps, whether they passed or stopped', async () => {
+    const ended: Array<string | undefined> = [];
+    const onEnd = async (ctx: { failedAt?: string }) => {
+      ended.push(ctx.failedAt);
+    };
+    await new Workflow([step('a')], { onEnd }).run(new FakeRunner());
+    await new Workflow([step('a', { gate: () => false })], { onEnd }).run(new FakeRunner());
+    expect(ended).toEqual([undefined, 'a']);
+  });
+
   it('lets errors other than StepAbort out of a gate', async () => {
     const flow = new Workflow([
       step('a', {

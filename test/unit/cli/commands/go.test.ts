@@ -21,7 +21,16 @@ describe('go flag values', () => {
 });
 
 describe('wake banner', () => {
-  const state = { waking: true, brief: '', goal: '', checks: 3, woke: 1, steps: {} };
+  const state = {
+    waking: true,
+    brief: '',
+    goal: '',
+    checks: 3,
+    woke: 1,
+    steps: {},
+    goalStatement: 'hello.py prints hello',
+    spend: { stepsUsd: 0, asidesUsd: 0, totalUsd: 0, runs: 0, lastActivity: 0 },
+  };
 
   it('shortens the home directory to ~', () => {
     expect(tildePath('/home/ada/proj', '/home/ada')).toBe('~/proj');

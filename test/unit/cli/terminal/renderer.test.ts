@@ -78,6 +78,32 @@ describe('TerminalRenderer', () => {
     expect(lines[2]).toBe('  <- resumed the last session · wake 2');
   });
 
+  it('names the round in the rule of a step that works in rounds', () => {
+    const { instance } = renderer({ width: 50 });
+    const lines = instance.render({
+      kind: 'step',
+      text: 'work',
+      payload: { name: 'work', index: 3, total: 3, resumed: false, woke: 1, round: 2, rounds: 3 },
+    });
+    expect(lines[1]).toMatch(/^== work · round 2\/3 =+ 3\/3$/);
+  });
+
+  it("shows flower's own notices always, one line each, coloured by how they went", () => {
+    const notice = (text: string, tone: 'ok' | 'fail' | 'info'): FlowerEvent => ({
+      kind: 'system',
+      text,
+      payload: { subtype: 'goal-guard', data: {}, notice: tone },
+    });
+    expect(renderer().instance.render(notice('+ check passed · npm test · exit 0 in 1 s', 'ok'))).toEqual([
+      '  + check passed · npm test · exit 0 in 1 s',
+    ]);
+    expect(renderer().instance.render(notice('judging round 1/3', 'info'))).toEqual([
+      '  - judging round 1/3',
+    ]);
+    const coloured = renderer({ color: true }).instance.render(notice('x check failed · npm test', 'fail'));
+    expect(coloured[0]).toContain('\x1b[31m');
+  });
+
   it('wraps main-thread prose and follows it with context, cumulative cost and elapsed time', () => {
     const { instance, advance } = renderer({ width: 40 });
     instance.render(result(0.5));

@@ -116,7 +116,9 @@ export {
   type TaskLocks,
   type TaskRef,
 } from './runtime/task-lock.js';
-// The session store and its rewrite-on-resume layers.
+// The session store: backends keep entries, the rewriting layer decides what a resume is fed.
+export type { SessionBackend, StoredTranscript, UnreadableRow } from './store/backend.js';
+export { totalCostOf } from './store/cost-state.js';
 export { defaultEphemeralPolicy, type EphemeralPolicy } from './store/expire.js';
 export { isEphemeral } from './store/glance.js';
 export { describeLoadReport, type LoadReport } from './store/load-report.js';
@@ -131,6 +133,7 @@ export { PostgresStoreError } from './store/postgres/errors.js';
 export type { PostgresSessionStore, PostgresSessionStoreOptions } from './store/postgres/session-store.js';
 export { defaultPrunePolicy, type PrunePolicy } from './store/prune.js';
 export { type RewriteOptions, type RewritePolicies, rewriteForResume } from './store/rewrite.js';
+export { RewritingSessionStore, type RewritingSessionStoreOptions } from './store/rewriting-store.js';
 export { projectKeyFor } from './store/session-key.js';
 export {
   SessionStoreError,

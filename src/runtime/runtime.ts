@@ -28,7 +28,9 @@ import { checkCredentials } from '../config/credentials.js';
 import type { EnvMap } from '../config/paths.js';
 import { HandoffPolicy, type HandoffPolicyOptions } from '../config/policies.js';
 import { defaultWindow, rememberOverflow } from '../config/window.js';
+import { totalCostOf } from '../store/cost-state.js';
 import type { RewriteOptions } from '../store/rewrite.js';
+import { RewritingSessionStore } from '../store/rewriting-store.js';
 import { projectKeyFor } from '../store/session-key.js';
 import { SqliteSessionStore } from '../store/sqlite-session-store.js';
 import type { AgentSpec } from './agent-spec.js';
@@ -169,7 +171,10 @@ export class Runtime {
   readonly portable: boolean;
   readonly resilience: ResiliencePolicy;
   readonly handoff: HandoffPolicy;
+  /** Where transcripts are kept (`runs/sessions.db`). */
   readonly store: SqliteSessionStore;
+  /** What the SDK mirrors into and resumes from: `store` behind the rewrite-on-resume layers. */
+  readonly resumeStore: RewritingSessionStore;
   readonly lineage: Lineage;
   readonly notesDir: string | undefined;
   /** Every step this runtime ran, in order. */
@@ -208,9 +213,11 @@ export class Runtime {
         : resiliencePolicy(options.resilience === true ? {} : (options.resilience ?? {}));
     this.handoff = handoffPolicyOf(options.handoff, this.env);
     this.notesDir = options.notesDir;
-    this.store = new SqliteSessionStore(join(this.runDir, 'sessions.db'), {
+    this.store = new SqliteSessionStore(join(this.runDir, 'sessions.db'));
+    this.resumeStore = new RewritingSessionStore(this.store, {
       workspace: this.workspace,
       ...options.store,
+      ...(options.onWarning ? { onWarning: options.onWarning } : {}),
     });
     this.lineage = Lineage.open(this.runDir, this.workspace, this.fileOptions());
     this.endpoints = new EndpointHistory(
@@ -500,7 +507,7 @@ export class Runtime {
     });
     const options = buildOptions(effective, {
       cwd: this.workspace,
-      sessionStore: this.store,
+      sessionStore: this.resumeStore,
       resume: target.resume,
       fork: target.fork,
       resumeAt: target.resumeAt,
@@ -513,7 +520,7 @@ export class Runtime {
       ...this.watchFor(step, sink, onSession),
       inspect: async (event: FlowerEvent) => (await sentinel.inspect(event))?.message,
     };
-    const baseline = target.resume ? this.sessionCostOf(target.resume) : 0;
+    const baseline = target.resume ? await this.sessionCostOf(target.resume) : 0;
     let total: number;
     try {
       total = await runAttempt(
@@ -532,7 +539,8 @@ export class Runtime {
       result.error = INTERRUPTED_BY_HUMAN;
     if (result.sessionId) this.sessionTotals.set(result.sessionId, total);
     const rewrite =
-      target.resume && this.store.lastLoadReport({ projectKey: this.projectKey, sessionId: target.resume });
+      target.resume &&
+      this.resumeStore.lastLoadReport({ projectKey: this.projectKey, sessionId: target.resume });
     if (target.resume && rewrite && !this.recordedRewrites.has(rewrite)) {
       this.recordedRewrites.add(rewrite);
       result.rewrites = [...(result.rewrites ?? []), resumeRewrite(target.resume, rewrite)];
@@ -555,21 +563,19 @@ export class Runtime {
 
   /**
    * The running cost total a session had when it last stopped: as last seen in this process, else
-   * from the last `cost-state` entry of its stored transcript (a session from an earlier process).
+   * from the newest `cost-state` entry the store holds for it (a session from an earlier process).
    */
-  private sessionCostOf(sessionId: string): number {
+  private async sessionCostOf(sessionId: string): Promise<number> {
     const seen = this.sessionTotals.get(sessionId);
     if (seen !== undefined) return seen;
     try {
-      const entries = this.store.loadRaw({ projectKey: this.projectKey, sessionId }) ?? [];
-      for (let index = entries.length - 1; index >= 0; index--) {
-        const total = entries[index]?.type === 'cost-state' ? entries[index]?.totalCostUSD : undefined;
-        if (typeof total === 'number' && Number.isFinite(total)) return total;
-      }
+      return (
+        totalCostOf(await this.resumeStore.lastCostState({ projectKey: this.projectKey, sessionId })) ?? 0
+      );
     } catch {
       // Unreadable history: charge the whole reported total rather than fail the step.
+      return 0;
     }
-    return 0;
   }
 
   private watchFor(

@@ -11,20 +11,20 @@
  *   guard allows) are candidates. Read results never expire: file contents do not turn
  *   misleading with time and may be exactly what the model is reasoning from.
  * - Only plain-text results up to `maxChars`; larger ones are the trim layer's business.
- * - The tool_result block stays; only its content changes. Protected entries are skipped.
+ * - The tool_result block stays; only its content changes, and the entry's duplicate copy of the
+ *   old text goes with it (see transcript-edits.ts). Protected entries are skipped.
  * - Expired text is not spilled to disk: running the command again is how to get it back.
  * - Pure: the input is never modified.
  */
 import { isEphemeral } from './glance.js';
 import {
-  blocksOf,
   type Entry,
-  isToolUse,
-  replaceBlocks,
+  indexTranscript,
   type ToolResultSite,
-  toolResultSites,
+  type TranscriptIndex,
   toolResultText,
 } from './transcript.js';
+import { TranscriptEdits } from './transcript-edits.js';
 
 export interface EphemeralPolicy {
   /** Off only when the coordinator cannot glance either; the two sets must match. */
@@ -50,6 +50,38 @@ export function commandLabel(command: string): string {
   return (command.trim().split('\n')[0] ?? '').slice(0, 60);
 }
 
+/**
+ * Plan the expiry of all but the newest `keepRecent` glance results into `edits`; returns how
+ * many expire.
+ */
+export function planExpiry(index: TranscriptIndex, edits: TranscriptEdits, policy: EphemeralPolicy): number {
+  if (!policy.enabled) return 0;
+  // Long runs repeat the same few glances thousands of times; judge each distinct command once.
+  const verdicts = new Map<string, boolean>();
+  const sites: Array<{ site: ToolResultSite; command: string }> = [];
+  for (const site of index.results) {
+    const use = index.toolUseById.get(site.block.tool_use_id);
+    if (use === undefined || use.name !== 'Bash') continue;
+    const command = (use.input as { command?: unknown } | undefined)?.command;
+    if (typeof command !== 'string') continue;
+    let ephemeral = verdicts.get(command);
+    if (ephemeral === undefined) {
+      ephemeral = isEphemeral(command);
+      verdicts.set(command, ephemeral);
+    }
+    if (!ephemeral) continue;
+    const text = toolResultText(site.block);
+    if (text === null || text.length > policy.maxChars) continue;
+    sites.push({ site, command });
+  }
+  const targets = sites.length - Math.max(0, policy.keepRecent);
+  for (let position = 0; position < targets; position += 1) {
+    const { site, command } = sites[position] as { site: ToolResultSite; command: string };
+    edits.rewriteResult(site, policy.placeholder(commandLabel(command), sites.length - position));
+  }
+  return Math.max(0, targets);
+}
+
 export interface ExpireResult {
   entries: Entry[];
   expired: number;
@@ -60,37 +92,7 @@ export function expireStaleGlances(
   entries: readonly Entry[],
   policy: EphemeralPolicy = defaultEphemeralPolicy,
 ): ExpireResult {
-  if (!policy.enabled) return { entries: [...entries], expired: 0 };
-  const bashCommands = new Map<string, string>();
-  for (const entry of entries) {
-    for (const block of blocksOf(entry)) {
-      if (!isToolUse(block) || block.name !== 'Bash') continue;
-      const command = (block.input as { command?: unknown } | undefined)?.command;
-      if (typeof command === 'string') bashCommands.set(block.id, command);
-    }
-  }
-  // Long runs repeat the same few glances thousands of times; judge each distinct command once.
-  const verdicts = new Map<string, boolean>();
-  const ephemeral = (command: string): boolean => {
-    let verdict = verdicts.get(command);
-    if (verdict === undefined) {
-      verdict = isEphemeral(command);
-      verdicts.set(command, verdict);
-    }
-    return verdict;
-  };
-  const sites: Array<{ site: ToolResultSite; command: string }> = [];
-  for (const site of toolResultSites(entries)) {
-    const command = bashCommands.get(site.block.tool_use_id);
-    if (command === undefined || !ephemeral(command)) continue;
-    const text = toolResultText(site.block);
-    if (text === null || text.length > policy.maxChars) continue;
-    sites.push({ site, command });
-  }
-  const targets = sites.slice(0, Math.max(0, sites.length - Math.max(0, policy.keepRecent)));
-  const replacements = targets.map(({ site, command }, index) => ({
-    site,
-    block: { ...site.block, content: policy.placeholder(commandLabel(command), sites.length - index) },
-  }));
-  return { entries: replaceBlocks(entries, replacements), expired: replacements.length };
+  const edits = new TranscriptEdits(indexTranscript(entries));
+  const expired = planExpiry(edits.index, edits, policy);
+  return { entries: edits.apply(), expired };
 }

@@ -19,6 +19,10 @@ export interface LoadReport {
   denialsDropped: number;
   interruptsNeutralised: number;
   orphansHealed: number;
+  /** Results removed because nothing in the transcript asked for them (after an unreadable row). */
+  strayResults: number;
+  /** Stored rows that were not JSON objects, left out with the chain relinked around them. */
+  unreadableRows: number;
 }
 
 export const emptyLoadReport: Readonly<LoadReport> = Object.freeze({
@@ -31,6 +35,8 @@ export const emptyLoadReport: Readonly<LoadReport> = Object.freeze({
   denialsDropped: 0,
   interruptsNeutralised: 0,
   orphansHealed: 0,
+  strayResults: 0,
+  unreadableRows: 0,
 });
 
 /** One line for the terminal; tokens are estimated at four characters each. */
@@ -55,6 +61,13 @@ export function describeLoadReport(report: LoadReport): string {
   }
   if (report.orphansHealed > 0)
     parts.push(`answered ${report.orphansHealed} interrupted tool call${plural(report.orphansHealed)}`);
+  if (report.unreadableRows > 0) {
+    parts.push(
+      `left out ${report.unreadableRows} unreadable stored row${plural(report.unreadableRows)} and relinked the history around ${report.unreadableRows === 1 ? 'it' : 'them'}`,
+    );
+  }
+  if (report.strayResults > 0)
+    parts.push(`removed ${report.strayResults} result${plural(report.strayResults)} of a call that is gone`);
   if (report.spillFailures > 0) {
     parts.push(
       `${report.spillFailures} large result${plural(report.spillFailures)} left untrimmed: the spill directory is not writable`,

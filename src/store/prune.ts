@@ -12,31 +12,31 @@
  * - Orphaned tool calls: a disconnect can cut a transcript between a `tool_use` and its result;
  *   the API then rejects every resume with 400. One synthetic result entry is inserted after the
  *   assistant entry (healing, not deleting: that message may also hold text or thinking).
+ * - Stray results: a tool_result whose tool_use appears nowhere in the transcript (its entry was
+ *   an unreadable row the load went around) is rejected by the API just the same; it goes.
+ * - Entries the load could not read (`isUnreadableRow` placeholders) are dropped and the chain
+ *   relinked around them.
  *
  * Red lines (each one, broken, makes the API refuse the history or silently loses it):
- * 1. A tool_result block is only ever removed together with its tool_use; otherwise only its
- *    content changes.
+ * 1. A tool_result block is only ever removed together with its tool_use (or when there is no
+ *    tool_use to answer at all); otherwise only its content changes.
  * 2. Protected entries (compact summaries, meta) are never dropped or edited; only their
  *    `parentUuid` is re-pointed when their parent was dropped.
  * 3. Dropping an entry re-parents its children to its nearest surviving ancestor: the harness
- *    walks `parentUuid` back from the leaf, and a break loses everything before it. That is why
- *    `relink` receives the full list including the dropped entries.
+ *    walks `parentUuid` back from the leaf, and a break loses everything before it. The edits
+ *    (transcript-edits.ts) keep the dropped entries until the end for exactly that reason.
  *
  * Pure: the input is never modified.
  */
-import { createHash } from 'node:crypto';
 import {
-  blocksOf,
   type ContentBlock,
-  contentListOf,
   type Entry,
-  isProtected,
+  indexTranscript,
   isToolResult,
-  isToolUse,
-  messageOf,
   type ToolUseBlock,
-  withContent,
+  type TranscriptIndex,
 } from './transcript.js';
+import { TranscriptEdits } from './transcript-edits.js';
 
 export interface PrunePolicy {
   /** Synthetic "API Error" turns would be fed back as the model's own last words. */
@@ -60,29 +60,22 @@ export const defaultPrunePolicy: PrunePolicy = {
   keepDenials: 1,
 };
 
-export interface PruneResult {
-  entries: Entry[];
-  /** Entries removed whole (dead denials that emptied a message, synthetic errors). */
+export interface PruneCounts {
+  /** Entries removed whole (dead denials that emptied a message, synthetic errors, stray results). */
   pruned: number;
   /** Denied calls removed (tool_use plus its result). */
   denialsDropped: number;
   interruptsNeutralised: number;
   /** Synthetic result entries inserted for orphaned tool calls. */
   orphansHealed: number;
+  /** Results removed because nothing in the transcript asked for them. */
+  strayResults: number;
+  /** Rows the store could not read, left out with the chain relinked around them. */
+  unreadableRows: number;
 }
 
-/** A harness-written error turn rather than something the model said. */
-export function isApiError(entry: Entry): boolean {
-  return entry.isApiErrorMessage === true || messageOf(entry)?.model === '<synthetic>';
-}
-
-/**
- * The tool_use id a permission rule denied, judged by the harness's structural marker
- * (`toolDenialKind`) rather than by the wording of the denial.
- */
-export function deniedToolUseId(entry: Entry): string | undefined {
-  if (entry.toolDenialKind !== 'permission-rule') return undefined;
-  return blocksOf(entry).find(isToolResult)?.tool_use_id;
+export interface PruneResult extends PruneCounts {
+  entries: Entry[];
 }
 
 const INTERRUPT_MARK = '[Request interrupted';
@@ -93,130 +86,123 @@ const isInterruptResult = (block: unknown): boolean =>
   typeof block.content === 'string' &&
   block.content.includes(INTERRUPT_MARK);
 
+/** Group block positions by entry, keeping transcript order. */
+function byEntry(sites: Iterable<{ entryIndex: number; blockIndex: number }>): Map<number, number[]> {
+  const grouped = new Map<number, number[]>();
+  for (const { entryIndex, blockIndex } of sites) {
+    const blocks = grouped.get(entryIndex);
+    if (blocks === undefined) grouped.set(entryIndex, [blockIndex]);
+    else blocks.push(blockIndex);
+  }
+  return grouped;
+}
+
+/** Plan drops, neutralisations and heals as the policy says (see module header) into `edits`. */
+export function planPrune(index: TranscriptIndex, edits: TranscriptEdits, policy: PrunePolicy): PruneCounts {
+  const counts: PruneCounts = {
+    pruned: 0,
+    denialsDropped: 0,
+    interruptsNeutralised: 0,
+    orphansHealed: 0,
+    strayResults: 0,
+    unreadableRows: 0,
+  };
+  const removeAll = (grouped: Map<number, number[]>): void => {
+    for (const [entryIndex, blocks] of grouped)
+      if (edits.removeBlocks(entryIndex, blocks) === 'dropped') counts.pruned += 1;
+  };
+
+  for (const entryIndex of index.unreadable) {
+    edits.drop(entryIndex);
+    counts.unreadableRows += 1;
+  }
+
+  const denied = index.denials.map((denial) => denial.toolUseId);
+  const dead = new Set(
+    policy.keepDenials > 0 ? denied.slice(0, Math.max(0, denied.length - policy.keepDenials)) : denied,
+  );
+  counts.denialsDropped = dead.size;
+  if (dead.size > 0) {
+    removeAll(
+      byEntry([
+        ...index.toolUses.filter((site) => dead.has(site.block.id)),
+        ...index.results.filter((site) => dead.has(site.block.tool_use_id)),
+      ]),
+    );
+  }
+
+  const stray = index.results.filter(
+    (site) => !index.toolUseById.has(site.block.tool_use_id) && !edits.isDropped(site.entryIndex),
+  );
+  counts.strayResults = stray.length;
+  removeAll(byEntry(stray));
+
+  if (policy.dropApiErrors) {
+    for (const entryIndex of index.apiErrors) {
+      if (edits.isDropped(entryIndex) || typeof index.entries[entryIndex]?.uuid !== 'string') continue;
+      edits.drop(entryIndex);
+      counts.pruned += 1;
+    }
+  }
+
+  if (policy.neutraliseInterrupts) {
+    for (const site of index.results) {
+      if (edits.isDropped(site.entryIndex)) continue;
+      const block = edits.blockAt(site);
+      if (!isInterruptResult(block)) continue;
+      edits.replaceBlock(site, {
+        ...(block as ContentBlock),
+        content: policy.interruptText,
+        is_error: false,
+      });
+      counts.interruptsNeutralised += 1;
+    }
+  }
+
+  if (policy.healOrphans) counts.orphansHealed = planHealing(index, edits, policy.orphanText);
+  return counts;
+}
+
 /**
- * Remove the tool_use and tool_result blocks of the given ids. Returns the entry unchanged when
- * nothing matched, null when nothing is left, else a copy without `toolUseResult` (the harness's
- * second copy of the removed result).
+ * After every entry whose tool calls have no result anywhere (after the edits so far), plan one
+ * user entry answering all of them; returns how many entries are inserted.
  */
-function withoutToolBlocks(entry: Entry, ids: ReadonlySet<string>): Entry | null {
-  const content = contentListOf(entry);
-  const named = (block: unknown): boolean =>
-    (isToolUse(block) && ids.has(block.id)) || (isToolResult(block) && ids.has(block.tool_use_id));
-  if (!content.some(named)) return entry;
-  const kept = content.filter((block) => !named(block));
-  if (kept.length === 0) return null;
-  const { toolUseResult: _removedCopy, ...rest } = withContent(entry, kept);
-  return rest as Entry;
+function planHealing(index: TranscriptIndex, edits: TranscriptEdits, text: string): number {
+  const answered = new Set(index.answeredInProtected);
+  for (const site of index.results) {
+    if (!edits.isDropped(site.entryIndex) && edits.blockAt(site) !== null)
+      answered.add(site.block.tool_use_id);
+  }
+  const orphans = new Map<number, ToolUseBlock[]>();
+  for (const site of index.toolUses) {
+    if (edits.isDropped(site.entryIndex) || edits.blockAt(site) === null) continue;
+    if (answered.has(site.block.id)) continue;
+    answered.add(site.block.id);
+    const uses = orphans.get(site.entryIndex);
+    if (uses === undefined) orphans.set(site.entryIndex, [site.block]);
+    else uses.push(site.block);
+  }
+  for (const [entryIndex, uses] of orphans) edits.answerAfter(entryIndex, uses, text);
+  return orphans.size;
 }
 
 /** Drop, neutralise and heal as the policy says (see module header). */
 export function pruneNoise(entries: readonly Entry[], policy: PrunePolicy = defaultPrunePolicy): PruneResult {
-  const denied = entries.flatMap((entry) => {
-    const id = deniedToolUseId(entry);
-    return id === undefined ? [] : [id];
-  });
-  const dead = new Set(
-    policy.keepDenials > 0 ? denied.slice(0, Math.max(0, denied.length - policy.keepDenials)) : denied,
-  );
-
-  const dropped = new Set<string>();
-  const kept: Entry[] = [];
-  let interruptsNeutralised = 0;
-  for (const original of entries) {
-    if (isProtected(original)) {
-      kept.push(original);
-      continue;
-    }
-    let entry: Entry | null = original;
-    if (dead.size > 0) {
-      entry = withoutToolBlocks(original, dead);
-      if (entry === null) {
-        if (typeof original.uuid === 'string') {
-          dropped.add(original.uuid);
-          kept.push(original); // relink needs it to bridge the chain
-          continue;
-        }
-        entry = original;
-      }
-    }
-    if (policy.dropApiErrors && isApiError(entry) && typeof entry.uuid === 'string') {
-      dropped.add(entry.uuid);
-      kept.push(entry);
-      continue;
-    }
-    if (policy.neutraliseInterrupts && blocksOf(entry).some(isInterruptResult)) {
-      const content = contentListOf(entry).map((block) => {
-        if (!isInterruptResult(block)) return block;
-        interruptsNeutralised += 1;
-        return { ...(block as ContentBlock), content: policy.interruptText, is_error: false };
-      });
-      entry = withContent(entry, content);
-    }
-    kept.push(entry);
-  }
-
-  const relinked = relink(kept, dropped);
-  const healed = policy.healOrphans
-    ? healOrphans(relinked, policy.orphanText)
-    : { entries: relinked, healed: 0 };
-  return {
-    entries: healed.entries,
-    pruned: dropped.size,
-    denialsDropped: dead.size,
-    interruptsNeutralised,
-    orphansHealed: healed.healed,
-  };
+  const edits = new TranscriptEdits(indexTranscript(entries));
+  const counts = planPrune(edits.index, edits, policy);
+  return { entries: edits.apply(), ...counts };
 }
 
 /**
  * Remove the entries whose uuid is in `drop` and re-point each survivor whose parent was removed
- * to its nearest surviving ancestor. `entries` must still contain the dropped entries: they are
- * the only record of who their parents were.
+ * to its nearest surviving ancestor.
  */
 export function relink(entries: readonly Entry[], drop: ReadonlySet<string>): Entry[] {
-  if (drop.size === 0) return [...entries];
-  const parentOf = new Map<string, string | null>();
-  for (const entry of entries) {
-    if (typeof entry.uuid === 'string')
-      parentOf.set(entry.uuid, (entry.parentUuid as string | null | undefined) ?? null);
-  }
-  const survivor = (start: string | null): string | null => {
-    const seen = new Set<string>();
-    let current = start;
-    while (current !== null && drop.has(current) && !seen.has(current)) {
-      seen.add(current);
-      current = parentOf.get(current) ?? null;
-    }
-    return current !== null && drop.has(current) ? null : current;
-  };
-  const output: Entry[] = [];
-  for (const entry of entries) {
-    if (typeof entry.uuid === 'string' && drop.has(entry.uuid)) continue;
-    const parent = entry.parentUuid;
-    output.push(
-      typeof parent === 'string' && drop.has(parent) ? { ...entry, parentUuid: survivor(parent) } : entry,
-    );
-  }
-  return output;
-}
-
-/** Fields a synthetic entry copies from the entry it follows, so the harness accepts it as a peer. */
-const CONTEXT_FIELDS = [
-  'sessionId',
-  'cwd',
-  'gitBranch',
-  'version',
-  'agentId',
-  'isSidechain',
-  'userType',
-  'entrypoint',
-  'timestamp',
-];
-
-/** A uuid-shaped id derived from its inputs, so loading twice yields the same transcript. */
-function derivedUuid(seed: string): string {
-  const hex = createHash('sha256').update(seed).digest('hex');
-  return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-4${hex.slice(13, 16)}-a${hex.slice(17, 20)}-${hex.slice(20, 32)}`;
+  const edits = new TranscriptEdits(indexTranscript(entries));
+  entries.forEach((entry, entryIndex) => {
+    if (typeof entry.uuid === 'string' && drop.has(entry.uuid)) edits.drop(entryIndex);
+  });
+  return edits.apply();
 }
 
 /**
@@ -224,50 +210,7 @@ function derivedUuid(seed: string): string {
  * answering all of them, and re-point the assistant's first child to it.
  */
 export function healOrphans(entries: readonly Entry[], text: string): { entries: Entry[]; healed: number } {
-  const answered = new Set<string>();
-  for (const entry of entries) {
-    for (const block of blocksOf(entry)) if (isToolResult(block)) answered.add(block.tool_use_id);
-  }
-  const output: Entry[] = [];
-  const repoint = new Map<string, string>(); // assistant uuid → heal entry uuid, for its first child
-  let healed = 0;
-  for (const entry of entries) {
-    const parent = entry.parentUuid;
-    if (typeof parent === 'string' && repoint.has(parent)) {
-      output.push({ ...entry, parentUuid: repoint.get(parent) });
-      repoint.delete(parent);
-    } else {
-      output.push(entry);
-    }
-    if (isProtected(entry)) continue;
-    const orphans: ToolUseBlock[] = [];
-    for (const block of blocksOf(entry)) {
-      if (isToolUse(block) && !answered.has(block.id)) orphans.push(block);
-    }
-    if (orphans.length === 0) continue;
-    const owner = typeof entry.uuid === 'string' ? entry.uuid : null;
-    const uuid = derivedUuid(`heal:${owner}:${orphans.map((block) => block.id).join(',')}`);
-    const context = Object.fromEntries(
-      CONTEXT_FIELDS.filter((field) => field in entry).map((field) => [field, entry[field]]),
-    );
-    output.push({
-      ...context,
-      type: 'user',
-      uuid,
-      parentUuid: owner,
-      message: {
-        role: 'user',
-        content: orphans.map((block) => ({
-          type: 'tool_result',
-          tool_use_id: block.id,
-          content: text,
-          is_error: false,
-        })),
-      },
-    });
-    for (const block of orphans) answered.add(block.id);
-    if (owner !== null) repoint.set(owner, uuid);
-    healed += 1;
-  }
-  return { entries: output, healed };
+  const edits = new TranscriptEdits(indexTranscript(entries));
+  const healed = planHealing(edits.index, edits, text);
+  return { entries: edits.apply(), healed };
 }

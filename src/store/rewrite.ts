@@ -3,16 +3,20 @@
  *
  * Order matters: expire first (so stale glances are never spilled), then trim (size), then prune
  * (is it an error). Trim removes by size and value, prune by "is this noise" — distinct jobs.
+ * The layers plan edits against one index of the transcript and the edits are applied in one
+ * pass (transcript.ts, transcript-edits.ts): same result as running them one after another, at
+ * the cost of one walk over the entries.
  *
- * Invariant: the input entries are never modified (every layer is copy-on-write), so the stored
+ * Invariant: the input entries are never modified (every edit is copy-on-write), so the stored
  * rows stay exactly as appended and every load starts again from the raw transcript.
  */
-import { defaultEphemeralPolicy, type EphemeralPolicy, expireStaleGlances } from './expire.js';
+import { defaultEphemeralPolicy, type EphemeralPolicy, planExpiry } from './expire.js';
 import type { LoadReport } from './load-report.js';
-import { defaultPrunePolicy, type PrunePolicy, pruneNoise } from './prune.js';
+import { defaultPrunePolicy, type PrunePolicy, planPrune } from './prune.js';
 import type { SpillWriter } from './spill.js';
-import type { Entry } from './transcript.js';
-import { defaultTrimPolicy, type TrimPolicy, trimLargeResults } from './trim.js';
+import { type Entry, indexTranscript } from './transcript.js';
+import { TranscriptEdits } from './transcript-edits.js';
+import { defaultTrimPolicy, planTrim, type TrimPolicy } from './trim.js';
 
 export interface RewritePolicies {
   ephemeral: EphemeralPolicy;
@@ -41,21 +45,9 @@ export function rewriteForResume(
   policies: RewritePolicies,
   spill: SpillWriter,
 ): { entries: Entry[]; report: LoadReport } {
-  const expired = expireStaleGlances(entries, policies.ephemeral);
-  const trimmed = trimLargeResults(expired.entries, policies.trim, spill);
-  const pruned = pruneNoise(trimmed.entries, policies.prune);
-  return {
-    entries: pruned.entries,
-    report: {
-      expired: expired.expired,
-      trimmed: trimmed.trimmed,
-      kept: trimmed.kept,
-      charsSaved: trimmed.charsSaved,
-      spillFailures: trimmed.spillFailures,
-      pruned: pruned.pruned,
-      denialsDropped: pruned.denialsDropped,
-      interruptsNeutralised: pruned.interruptsNeutralised,
-      orphansHealed: pruned.orphansHealed,
-    },
-  };
+  const edits = new TranscriptEdits(indexTranscript(entries));
+  const expired = planExpiry(edits.index, edits, policies.ephemeral);
+  const trimmed = planTrim(edits.index, edits, policies.trim, spill);
+  const pruned = planPrune(edits.index, edits, policies.prune);
+  return { entries: edits.apply(), report: { expired, ...trimmed, ...pruned } };
 }

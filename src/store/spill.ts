@@ -1,45 +1,93 @@
 /**
- * Spill files: where the trim layer puts the full text of a tool result it replaces with a
- * pointer, so the agent can Read it back when it needs it.
+ * Spill files: where the full text of a large tool result is kept once the trim layer replaces it
+ * with a pointer, so the agent can Read it back when it needs it.
  *
  * Invariants:
  * - The file name is the first 16 hex digits of the text's SHA-256 plus `.txt`: the same text
  *   always lands in the same file, and an existing file is never rewritten.
- * - A file appears complete or not at all (written to a temporary name, then renamed), so a
- *   pointer never leads to half a result.
- * - Failure is not an error: when the directory cannot be created or written, the writer answers
- *   undefined and the caller leaves that result untrimmed. Nothing is lost either way.
+ * - A file appears complete or not at all: it is written under a fresh temporary name (created
+ *   exclusively, never through a link someone left there) and renamed into place, and a failed
+ *   write removes its temporary file. A pointer never leads to half a result.
+ * - Failure is not an error: when the directory cannot be created or written (read-only, full),
+ *   the writer answers undefined, tells `onFailure`, and the caller leaves that result untrimmed.
+ *   Nothing is lost either way.
  * - The directory lives under the workspace (not the workbench) because the agent's Read must
  *   reach it. Paths handed to the model are absolute: the Read tool accepts nothing else, and a
  *   subagent in a worktree has another working directory than the workspace.
+ * - The directory is listed once per writer (one `readdir` instead of a `stat` per result: a
+ *   ten-hour transcript points at thousands of files) and the writer remembers what it wrote.
  */
-import { createHash } from 'node:crypto';
-import { existsSync, mkdirSync, renameSync, writeFileSync } from 'node:fs';
+import { createHash, randomBytes } from 'node:crypto';
+import { mkdirSync, readdirSync, renameSync, statSync, unlinkSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 
 /** Store `text` and return its absolute path, or undefined if it cannot be stored. */
 export type SpillWriter = (text: string) => string | undefined;
 
+export interface SpillWriterOptions {
+  /** Told about every failed write (the rewriting store warns about the first one). */
+  onFailure?: (error: unknown, directory: string) => void;
+}
+
+const isFile = (file: string): boolean => statSync(file, { throwIfNoEntry: false })?.isFile() ?? false;
+
 export function spillFileName(text: string): string {
   return `${createHash('sha256').update(text, 'utf8').digest('hex').slice(0, 16)}.txt`;
 }
 
-export function createSpillWriter(workspace: string, spillDirname: string): SpillWriter {
-  const directory = path.resolve(workspace, spillDirname);
-  // Names already known to exist: repeated loads of one transcript then cost a hash, not a stat.
-  const known = new Set<string>();
+export function spillDirectory(workspace: string, spillDirname: string): string {
+  return path.resolve(workspace, spillDirname);
+}
+
+export function createSpillWriter(
+  workspace: string,
+  spillDirname: string,
+  options: SpillWriterOptions = {},
+): SpillWriter {
+  const directory = spillDirectory(workspace, spillDirname);
+  let present: Set<string> | undefined;
+  let directoryMade = false;
+  const names = (): Set<string> => {
+    if (present === undefined) {
+      try {
+        present = new Set(
+          readdirSync(directory, { withFileTypes: true })
+            .filter((item) => item.isFile())
+            .map((item) => item.name),
+        );
+      } catch {
+        present = new Set(); // not there yet: the first write creates it
+      }
+    }
+    return present;
+  };
   return (text) => {
     const name = spillFileName(text);
     const target = path.join(directory, name);
+    const known = names();
     if (known.has(name)) return target;
+    let temporary: string | undefined;
     try {
-      if (!existsSync(target)) {
+      if (!directoryMade) {
         mkdirSync(directory, { recursive: true });
-        const temporary = `${target}.${process.pid}.tmp`;
-        writeFileSync(temporary, text, 'utf8');
+        directoryMade = true;
+      }
+      // Another process may have written it since the directory was listed.
+      if (!isFile(target)) {
+        temporary = path.join(directory, `${name}.${process.pid}.${randomBytes(6).toString('hex')}.tmp`);
+        writeFileSync(temporary, text, { encoding: 'utf8', flag: 'wx' });
         renameSync(temporary, target);
       }
-    } catch {
+    } catch (error) {
+      directoryMade = false;
+      if (temporary !== undefined) {
+        try {
+          unlinkSync(temporary);
+        } catch {
+          // Nothing was created, or it cannot be removed either; the pointer is withheld regardless.
+        }
+      }
+      options.onFailure?.(error, directory);
       return undefined;
     }
     known.add(name);

@@ -1,25 +1,39 @@
 /**
- * SqliteSessionStore: every transcript flower's agents write (main thread and each subagent),
- * mirrored into one SQLite file (`runs/sessions.db`) through the SDK's `SessionStore` interface,
- * and read back on resume.
+ * SqliteSessionStore: the embedded backend. Every transcript flower's agents write (main thread
+ * and each subagent) is mirrored into one SQLite file (`runs/sessions.db`) through the SDK's
+ * `SessionStore` interface and read back on resume. It stores and finds entries and nothing else:
+ * what a resume is fed (expire, trim, prune, spill files) is the rewriting layer's business
+ * (rewriting-store.ts), which wraps this store or any other backend (backend.ts).
  *
  * Invariants:
- * - Stored rows are the entries exactly as appended; nothing ever rewrites them. The optional
- *   rewrite layers (expire → trim → prune) apply to the copy `load()` returns, never to the file.
+ * - Stored rows are the entries exactly as appended; nothing ever rewrites them.
+ * - Durability: `append` resolves only after its transaction committed, so an entry it
+ *   acknowledged is on disk (WAL with `synchronous = NORMAL`: it survives a crash or SIGKILL of
+ *   flower and of the agent, not a power cut — the agent's own JSONL is the primary copy).
+ *   The SDK mirrors one entry per call and awaits each (`sessionStoreFlush: 'eager'`), so one
+ *   call costs about one insert: the key's meta row and summary are kept in memory between calls
+ *   and trusted only while no other connection has committed (`PRAGMA data_version`, read inside
+ *   the write transaction), and the summary row is written only when the fold changed it.
  * - Appends are idempotent by `uuid` (the SDK retries failed batches, and imports replay): an
  *   entry whose uuid is stored, or repeated within the batch, is skipped; entries without a uuid
  *   are always appended. A batch of only known entries changes nothing: no seq, mtime or summary.
  * - `mtime` is epoch milliseconds, strictly increasing per key and per store instance. The SDK
  *   compares it against local files to decide which copy is newer; a clock that stalls or runs
- *   backwards breaks that.
+ *   backwards breaks that. A session summary carries its key's current mtime.
  * - A main transcript's summary is folded inside the same transaction as its rows (the SDK's
  *   `foldSessionSummary`, `data` kept verbatim), so concurrent writers cannot interleave a
  *   read-fold-write.
- * - Failures are whole: a batch that cannot be written leaves nothing behind, a transcript with
- *   an unreadable row is not returned at all, and every error names the database file.
+ * - The newest `cost-state` entry of a key is found without reading the transcript: `meta`
+ *   records its seq on append (`cost_seq`), and `indexed_to` says up to which seq every row was
+ *   looked at; rows another writer added (an older flower, the reference's tools) are searched
+ *   from the end in SQL, and only those.
+ * - Failures are whole: a batch that cannot be written leaves nothing behind, `load` of a
+ *   transcript with an unreadable row returns nothing (one line names the key and the seq), and
+ *   every error names the database file.
  *
- * Schema (as the reference's `sessions.db`, so its tooling and queries keep working):
- * `entries(store_key, seq, uid, payload)`, `meta(store_key, mtime, next_seq)`,
+ * Schema (the reference's `sessions.db`, so its tooling and queries keep working, plus two
+ * columns in `meta`): `entries(store_key, seq, uid, payload)`,
+ * `meta(store_key, mtime, next_seq, cost_seq, indexed_to)`,
  * `summaries(project_key, session_id, mtime, data)`; see `SCHEMA`.
  */
 import { mkdirSync } from 'node:fs';
@@ -32,10 +46,9 @@ import {
   type SessionSummaryEntry,
 } from '@anthropic-ai/claude-agent-sdk';
 import Database from 'better-sqlite3';
-import type { LoadReport } from './load-report.js';
-import { type RewriteOptions, type RewritePolicies, resolvePolicies, rewriteForResume } from './rewrite.js';
+import type { StoredTranscript, UnreadableRow } from './backend.js';
+import { COST_STATE_TYPE } from './cost-state.js';
 import { storeKeyOf } from './session-key.js';
-import { createSpillWriter, type SpillWriter } from './spill.js';
 
 const SCHEMA = `
 CREATE TABLE IF NOT EXISTS entries (
@@ -48,9 +61,11 @@ CREATE TABLE IF NOT EXISTS entries (
 CREATE UNIQUE INDEX IF NOT EXISTS entries_uid
     ON entries(store_key, uid) WHERE uid IS NOT NULL;
 CREATE TABLE IF NOT EXISTS meta (
-    store_key TEXT PRIMARY KEY,
-    mtime     INTEGER NOT NULL,
-    next_seq  INTEGER NOT NULL
+    store_key  TEXT PRIMARY KEY,
+    mtime      INTEGER NOT NULL,
+    next_seq   INTEGER NOT NULL,
+    cost_seq   INTEGER,
+    indexed_to INTEGER NOT NULL DEFAULT 0
 );
 CREATE TABLE IF NOT EXISTS summaries (
     project_key TEXT NOT NULL,
@@ -61,13 +76,13 @@ CREATE TABLE IF NOT EXISTS summaries (
 );
 `;
 
-export interface SqliteSessionStoreOptions extends RewriteOptions {
-  /**
-   * The workspace sessions run in. Giving it turns on the rewrite layers for `load()` (expire →
-   * trim → prune, with these policies) and is where trim puts its spill files. Without it `load()`
-   * returns exactly what was appended.
-   */
-  workspace?: string;
+/** Columns a database written by the reference (or an older flower) lacks in `meta`. */
+const META_COLUMNS: Record<string, string> = {
+  cost_seq: 'ALTER TABLE meta ADD COLUMN cost_seq INTEGER',
+  indexed_to: 'ALTER TABLE meta ADD COLUMN indexed_to INTEGER NOT NULL DEFAULT 0',
+};
+
+export interface SqliteSessionStoreOptions {
   /** How long a write waits for another process holding the database before failing. */
   busyTimeoutMs?: number;
 }
@@ -82,7 +97,21 @@ export class SessionStoreError extends Error {
   }
 }
 
-type MetaRow = { mtime: number; next_seq: number };
+type MetaRow = { mtime: number; next_seq: number; cost_seq: number | null; indexed_to: number };
+
+/** What `meta` holds for a key, as this instance last committed or read it. */
+interface KeyState {
+  mtime: number;
+  nextSeq: number;
+  costSeq: number | null;
+  indexedTo: number;
+}
+
+/** A main transcript's summary as stored, with its serialised form for cheap comparison. */
+interface SummaryState {
+  data: Record<string, unknown>;
+  json: string;
+}
 
 /** Keys sharing `prefix` form one contiguous range: [prefix, prefix with its last char + 1). */
 function prefixRange(prefix: string): [string, string] {
@@ -92,32 +121,54 @@ function prefixRange(prefix: string): [string, string] {
 
 function prepareStatements(db: Database.Database) {
   return {
-    meta: db.prepare<[string], MetaRow>('SELECT mtime, next_seq FROM meta WHERE store_key = ?'),
+    dataVersion: db.prepare<[], number>('PRAGMA data_version').pluck(),
+    meta: db.prepare<[string], MetaRow>(
+      'SELECT mtime, next_seq, cost_seq, indexed_to FROM meta WHERE store_key = ?',
+    ),
     insert: db.prepare<[string, number, string | null, string]>(
       'INSERT INTO entries (store_key, seq, uid, payload) VALUES (?, ?, ?, ?) ON CONFLICT (store_key, uid) WHERE uid IS NOT NULL DO NOTHING',
     ),
-    upsertMeta: db.prepare<[string, number, number]>(
-      'INSERT INTO meta (store_key, mtime, next_seq) VALUES (?, ?, ?) ON CONFLICT (store_key) DO UPDATE SET mtime = excluded.mtime, next_seq = excluded.next_seq',
+    upsertMeta: db.prepare<[string, number, number, number | null, number]>(
+      'INSERT INTO meta (store_key, mtime, next_seq, cost_seq, indexed_to) VALUES (?, ?, ?, ?, ?) ON CONFLICT (store_key) DO UPDATE SET mtime = excluded.mtime, next_seq = excluded.next_seq, cost_seq = excluded.cost_seq, indexed_to = excluded.indexed_to',
     ),
-    summary: db.prepare<[string, string], { mtime: number; data: string }>(
-      'SELECT mtime, data FROM summaries WHERE project_key = ? AND session_id = ?',
-    ),
+    summary: db
+      .prepare<[string, string], string>(
+        'SELECT data FROM summaries WHERE project_key = ? AND session_id = ?',
+      )
+      .pluck(),
     upsertSummary: db.prepare<[string, string, number, string]>(
       'INSERT INTO summaries (project_key, session_id, mtime, data) VALUES (?, ?, ?, ?) ON CONFLICT (project_key, session_id) DO UPDATE SET mtime = excluded.mtime, data = excluded.data',
     ),
     payloads: db
       .prepare<[string], string>('SELECT payload FROM entries WHERE store_key = ? ORDER BY seq')
       .pluck(),
+    rowAt: db.prepare<[string, number], { seq: number; uid: string | null }>(
+      'SELECT seq, uid FROM entries WHERE store_key = ? ORDER BY seq LIMIT 1 OFFSET ?',
+    ),
+    payloadAt: db
+      .prepare<[string, number], string>('SELECT payload FROM entries WHERE store_key = ? AND seq = ?')
+      .pluck(),
     newestPayloads: db
       .prepare<[string, number], string>(
         'SELECT payload FROM entries WHERE store_key = ? ORDER BY seq DESC LIMIT ?',
+      )
+      .pluck(),
+    // For rows no cost-aware writer looked at: newest first, stopping at the first match.
+    newestCostSeq: db
+      .prepare<[string, number], number>(
+        `SELECT seq FROM entries WHERE store_key = ? AND seq >= ?
+           AND instr(payload, '"${COST_STATE_TYPE}"') > 0 AND json_valid(payload)
+           AND json_extract(payload, '$.type') = '${COST_STATE_TYPE}'
+         ORDER BY seq DESC LIMIT 1`,
       )
       .pluck(),
     keysInRange: db.prepare<[string, string], { store_key: string; mtime: number }>(
       'SELECT store_key, mtime FROM meta WHERE store_key >= ? AND store_key < ?',
     ),
     summaries: db.prepare<[string], { session_id: string; mtime: number; data: string }>(
-      'SELECT session_id, mtime, data FROM summaries WHERE project_key = ?',
+      `SELECT s.session_id, coalesce(m.mtime, s.mtime) AS mtime, s.data FROM summaries s
+         LEFT JOIN meta m ON m.store_key = s.project_key || '/' || s.session_id
+       WHERE s.project_key = ?`,
     ),
     deleteEntries: db.prepare<[string]>('DELETE FROM entries WHERE store_key = ?'),
     deleteMeta: db.prepare<[string]>('DELETE FROM meta WHERE store_key = ?'),
@@ -141,42 +192,41 @@ function prepareStatements(db: Database.Database) {
 
 type Statements = ReturnType<typeof prepareStatements>;
 
-export class SqliteSessionStore implements SessionStore {
+/** What one append committed, applied to the in-memory state only after the commit. */
+interface Committed {
+  storeKey: string;
+  key: KeyState;
+  summary: SummaryState | undefined;
+}
+
+export class SqliteSessionStore implements Required<SessionStore> {
   readonly path: string;
   private readonly db: Database.Database;
-  private readonly policies: RewritePolicies | undefined;
-  private readonly spill: SpillWriter | undefined;
-  private readonly reports = new Map<string, LoadReport>();
   private lastMtime = 0;
   private readonly statements: Statements;
   private readonly appendTransaction: Database.Transaction<
-    (key: SessionKey, storeKey: string, entries: readonly SessionStoreEntry[], payloads: string[]) => void
+    (
+      key: SessionKey,
+      storeKey: string,
+      entries: readonly SessionStoreEntry[],
+      payloads: string[],
+    ) => Committed | undefined
   >;
+  /** `PRAGMA data_version` when `keyStates`/`summaryStates` were last known to match the file. */
+  private knownVersion = -1;
+  private readonly keyStates = new Map<string, KeyState>();
+  private readonly summaryStates = new Map<string, SummaryState>();
 
   constructor(file: string, options: SqliteSessionStoreOptions = {}) {
     this.path = path.resolve(file);
-    this.db = this.guard('open', () => {
-      mkdirSync(path.dirname(this.path), { recursive: true });
-      const db = new Database(this.path);
-      try {
-        db.pragma(`busy_timeout = ${options.busyTimeoutMs ?? 5000}`);
-        db.pragma('journal_mode = WAL');
-        // The local JSONL is the primary copy (the store is a mirror), so WAL's NORMAL sync —
-        // durable against process crashes, not power loss — is the right trade for speed.
-        db.pragma('synchronous = NORMAL');
-        db.exec(SCHEMA);
-      } catch (error) {
-        db.close();
-        throw error;
-      }
-      return db;
-    });
-    if (options.workspace !== undefined) {
-      this.policies = resolvePolicies(options);
-      this.spill = createSpillWriter(options.workspace, this.policies.trim.spillDirname);
-    }
+    this.db = this.guard('open', () => openDatabase(this.path, options));
     this.statements = prepareStatements(this.db);
     this.appendTransaction = this.db.transaction(this.appendRows.bind(this));
+  }
+
+  /** Where the entries are kept, for messages. */
+  get location(): string {
+    return this.path;
   }
 
   async append(key: SessionKey, entries: SessionStoreEntry[]): Promise<void> {
@@ -197,9 +247,19 @@ export class SqliteSessionStore implements SessionStore {
       }
       return JSON.stringify(entry);
     });
-    this.guard(`append to ${storeKey}`, () =>
-      this.appendTransaction.immediate(key, storeKey, entries, payloads),
-    );
+    let committed: Committed | undefined;
+    try {
+      committed = this.guard(`append to ${storeKey}`, () =>
+        this.appendTransaction.immediate(key, storeKey, entries, payloads),
+      );
+    } catch (error) {
+      this.knownVersion = -1; // the cached state may be ahead of what was committed
+      throw error;
+    }
+    if (committed === undefined) return;
+    this.keyStates.set(committed.storeKey, committed.key);
+    if (committed.summary !== undefined)
+      this.summaryStates.set(`${key.projectKey}/${key.sessionId}`, committed.summary);
   }
 
   private appendRows(
@@ -207,38 +267,68 @@ export class SqliteSessionStore implements SessionStore {
     storeKey: string,
     entries: readonly SessionStoreEntry[],
     payloads: string[],
-  ): void {
-    const { insert, meta: selectMeta, upsertMeta } = this.statements;
-    const meta = selectMeta.get(storeKey);
-    let seq = meta?.next_seq ?? 0;
+  ): Committed | undefined {
+    const { insert, upsertMeta } = this.statements;
+    // Inside the write lock: if no other connection committed since our last write, what we
+    // remember of the meta row and the summary is exactly what the file holds.
+    const version = this.statements.dataVersion.get() as number;
+    if (version !== this.knownVersion) {
+      this.keyStates.clear();
+      this.summaryStates.clear();
+      this.knownVersion = version;
+    }
+    const before = this.keyState(storeKey);
+    let seq = before.nextSeq;
+    let costSeq = before.costSeq;
     const inserted: SessionStoreEntry[] = [];
     for (let index = 0; index < entries.length; index += 1) {
       const entry = entries[index] as SessionStoreEntry;
       const uid = typeof entry.uuid === 'string' ? entry.uuid : null;
-      if (insert.run(storeKey, seq, uid, payloads[index] as string).changes > 0) {
-        seq += 1;
-        inserted.push(entry);
-      }
+      if (insert.run(storeKey, seq, uid, payloads[index] as string).changes === 0) continue;
+      if (entry.type === COST_STATE_TYPE) costSeq = seq;
+      seq += 1;
+      inserted.push(entry);
     }
-    if (inserted.length === 0) return; // a replayed batch: leave mtime and summary alone
-    const mtime = this.nextMtime(meta?.mtime ?? 0);
-    upsertMeta.run(storeKey, mtime, seq);
-    if (key.subpath === undefined) this.foldSummary(key, inserted, mtime);
+    if (inserted.length === 0) return undefined; // a replayed batch: leave mtime and summary alone
+    const after: KeyState = {
+      mtime: this.nextMtime(before.mtime),
+      nextSeq: seq,
+      costSeq,
+      // Only a gap-free record of looked-at rows may advance (see `lastCostStateNow`).
+      indexedTo: before.indexedTo === before.nextSeq ? seq : before.indexedTo,
+    };
+    upsertMeta.run(storeKey, after.mtime, after.nextSeq, after.costSeq, after.indexedTo);
+    const summary = key.subpath === undefined ? this.foldSummary(key, inserted, after.mtime) : undefined;
+    return { storeKey, key: after, summary };
   }
 
-  private foldSummary(key: SessionKey, inserted: SessionStoreEntry[], mtime: number): void {
-    const previousRow = this.statements.summary.get(key.projectKey, key.sessionId);
-    const previous: SessionSummaryEntry | undefined =
-      previousRow === undefined
-        ? undefined
-        : { sessionId: key.sessionId, mtime: previousRow.mtime, data: JSON.parse(previousRow.data) };
-    const folded = foldSessionSummary(previous, key, inserted, { mtime });
-    this.statements.upsertSummary.run(
-      key.projectKey,
-      key.sessionId,
-      folded.mtime,
-      JSON.stringify(folded.data),
+  private keyState(storeKey: string): KeyState {
+    const known = this.keyStates.get(storeKey);
+    if (known !== undefined) return known;
+    const row = this.statements.meta.get(storeKey);
+    return row === undefined
+      ? { mtime: 0, nextSeq: 0, costSeq: null, indexedTo: 0 }
+      : { mtime: row.mtime, nextSeq: row.next_seq, costSeq: row.cost_seq, indexedTo: row.indexed_to };
+  }
+
+  /** Fold the inserted entries into the session summary; writes the row only when it changed. */
+  private foldSummary(key: SessionKey, inserted: SessionStoreEntry[], mtime: number): SummaryState {
+    const sessionKey = `${key.projectKey}/${key.sessionId}`;
+    let previous = this.summaryStates.get(sessionKey);
+    if (previous === undefined) {
+      const json = this.statements.summary.get(key.projectKey, key.sessionId);
+      if (json !== undefined) previous = { data: JSON.parse(json), json };
+    }
+    const folded = foldSessionSummary(
+      previous === undefined ? undefined : { sessionId: key.sessionId, mtime, data: previous.data },
+      key,
+      inserted,
+      { mtime },
     );
+    const json = JSON.stringify(folded.data);
+    if (json !== previous?.json)
+      this.statements.upsertSummary.run(key.projectKey, key.sessionId, mtime, json);
+    return { data: folded.data, json };
   }
 
   /** Epoch ms, strictly after both this instance's last stamp and the key's stored one. */
@@ -247,29 +337,63 @@ export class SqliteSessionStore implements SessionStore {
     return this.lastMtime;
   }
 
-  /**
-   * The transcript for resume: stored entries in append order, rewritten by the configured
-   * layers (the stored rows are untouched). Null when the key was never written.
-   */
+  /** The transcript for resume: stored entries in append order. Null when the key was never written. */
   async load(key: SessionKey): Promise<SessionStoreEntry[] | null> {
-    const entries = this.loadRaw(key);
-    if (entries === null || this.policies === undefined || this.spill === undefined) return entries;
-    const { entries: rewritten, report } = rewriteForResume(entries, this.policies, this.spill);
-    this.reports.set(storeKeyOf(key), report);
-    return rewritten;
+    return this.loadRaw(key);
   }
 
-  /** The entries exactly as appended, or null when the key was never written. */
+  /** The entries exactly as appended, or null when the key was never written; throws on a damaged row. */
   loadRaw(key: SessionKey): SessionStoreEntry[] | null {
+    const stored = this.readTranscriptNow(key);
+    if (stored === null) return null;
+    const [damaged] = stored.unreadable;
+    if (damaged !== undefined) throw this.unreadableRowError(storeKeyOf(key), damaged);
+    return stored.entries;
+  }
+
+  /** The transcript with rows that are not JSON objects reported instead of thrown. */
+  async readTranscript(key: SessionKey): Promise<StoredTranscript | null> {
+    return this.readTranscriptNow(key);
+  }
+
+  readTranscriptNow(key: SessionKey): StoredTranscript | null {
     const storeKey = storeKeyOf(key);
     const payloads = this.guard(`load ${storeKey}`, () => this.statements.payloads.all(storeKey));
     if (payloads.length === 0) return null;
-    return payloads.map((payload, index) => this.parseRow(storeKey, index, payload));
+    const entries: SessionStoreEntry[] = [];
+    const unreadable: UnreadableRow[] = [];
+    for (let index = 0; index < payloads.length; index += 1) {
+      const entry = parseEntry(payloads[index] as string);
+      if (entry !== undefined) {
+        entries.push(entry);
+        continue;
+      }
+      const row = this.guard(`load ${storeKey}`, () => this.statements.rowAt.get(storeKey, index));
+      unreadable.push({ seq: row?.seq ?? index, uuid: row?.uid ?? null, position: entries.length });
+    }
+    return { entries, unreadable };
   }
 
-  /** What the rewrite layers changed in the most recent `load` of this key. */
-  lastLoadReport(key: SessionKey): LoadReport | undefined {
-    return this.reports.get(storeKeyOf(key));
+  /** The newest `cost-state` entry of `key`, found from the end (see the module header). */
+  async lastCostState(key: SessionKey): Promise<SessionStoreEntry | null> {
+    return this.lastCostStateNow(key);
+  }
+
+  lastCostStateNow(key: SessionKey): SessionStoreEntry | null {
+    const storeKey = storeKeyOf(key);
+    return this.guard(`read the cost of ${storeKey}`, () => {
+      const meta = this.statements.meta.get(storeKey);
+      if (meta === undefined) return null;
+      let seq = meta.cost_seq;
+      if (meta.indexed_to < meta.next_seq) {
+        const from = Math.max(meta.indexed_to, (seq ?? -1) + 1);
+        seq = this.statements.newestCostSeq.get(storeKey, from) ?? seq;
+      }
+      if (seq === null) return null;
+      const payload = this.statements.payloadAt.get(storeKey, seq);
+      const entry = payload === undefined ? undefined : parseEntry(payload);
+      return entry?.type === COST_STATE_TYPE ? entry : null;
+    });
   }
 
   async listSessions(projectKey: string): Promise<Array<{ sessionId: string; mtime: number }>> {
@@ -296,12 +420,17 @@ export class SqliteSessionStore implements SessionStore {
       deleteEntries.run(storeKey);
       deleteMeta.run(storeKey);
       if (key.subpath !== undefined) return;
+      // The trailing '/' keeps session `s-1` from taking `s-10` with it.
       const range = prefixRange(`${storeKey}/`);
       deleteEntriesInRange.run(...range);
       deleteMetaInRange.run(...range);
       deleteSummary.run(key.projectKey, key.sessionId);
     });
-    this.guard(`delete ${storeKey}`, () => remove.immediate());
+    try {
+      this.guard(`delete ${storeKey}`, () => remove.immediate());
+    } finally {
+      this.knownVersion = -1;
+    }
   }
 
   async listSubkeys(key: { projectKey: string; sessionId: string }): Promise<string[]> {
@@ -325,9 +454,8 @@ export class SqliteSessionStore implements SessionStore {
   lastContext(projectKey: string, sessionId: string, scan = 60): number {
     const storeKey = `${projectKey}/${sessionId}`;
     const payloads = this.guard(`read ${storeKey}`, () => this.statements.newestPayloads.all(storeKey, scan));
-    for (const [index, payload] of payloads.entries()) {
-      const entry = this.parseRow(storeKey, -1 - index, payload);
-      const usage = (entry.message as { usage?: Record<string, unknown> } | undefined)?.usage;
+    for (const payload of payloads) {
+      const usage = (parseEntry(payload)?.message as { usage?: Record<string, unknown> } | undefined)?.usage;
       if (typeof usage !== 'object' || usage === null) continue;
       const tokens = ['input_tokens', 'cache_read_input_tokens', 'cache_creation_input_tokens'].reduce(
         (sum, field) => sum + (typeof usage[field] === 'number' ? (usage[field] as number) : 0),
@@ -347,21 +475,11 @@ export class SqliteSessionStore implements SessionStore {
     if (this.db.open) this.db.close();
   }
 
-  private parseRow(storeKey: string, position: number, payload: string): SessionStoreEntry {
-    let value: unknown;
-    try {
-      value = JSON.parse(payload);
-    } catch {
-      value = undefined;
-    }
-    if (typeof value !== 'object' || value === null || Array.isArray(value)) {
-      const where = position >= 0 ? `row ${position + 1}` : `row ${-position} from the end`;
-      throw new SessionStoreError(
-        this.path,
-        `The session database ${this.path} holds an unreadable entry for ${storeKey} (${where} is not a JSON object). The transcript was not loaded, so nothing half-read is resumed. Inspect it with: sqlite3 ${this.path} "SELECT seq, payload FROM entries WHERE store_key = '${storeKey}'"`,
-      );
-    }
-    return value as SessionStoreEntry;
+  private unreadableRowError(storeKey: string, row: UnreadableRow): SessionStoreError {
+    return new SessionStoreError(
+      this.path,
+      `The session database ${this.path} holds an unreadable entry for ${storeKey} (seq ${row.seq} is not a JSON object), so the transcript was not loaded and nothing half-read is resumed. Inspect it with: sqlite3 ${this.path} "SELECT payload FROM entries WHERE store_key = '${storeKey}' AND seq = ${row.seq}"`,
+    );
   }
 
   /** Run a database operation, turning SQLite's failures into a message that names the file. */
@@ -397,4 +515,54 @@ export class SqliteSessionStore implements SessionStore {
       );
     }
   }
+}
+
+/** Open (creating if needed) the database file with flower's pragmas and schema. */
+function openDatabase(file: string, options: SqliteSessionStoreOptions): Database.Database {
+  mkdirSync(path.dirname(file), { recursive: true });
+  const db = new Database(file);
+  try {
+    db.pragma(`busy_timeout = ${options.busyTimeoutMs ?? 5000}`);
+    db.pragma('journal_mode = WAL');
+    // The local JSONL is the primary copy (the store is a mirror), so WAL's NORMAL sync —
+    // durable against process crashes, not power loss — is the right trade for speed.
+    db.pragma('synchronous = NORMAL');
+    // A damaged file is to be recognised here, before anything is written to it.
+    db.exec(SCHEMA);
+    addMissingColumns(db);
+  } catch (error) {
+    db.close();
+    throw error;
+  }
+  return db;
+}
+
+/** Bring a reference-era `meta` table up to date; safe when two processes open the file at once. */
+function addMissingColumns(db: Database.Database): void {
+  const missing = (): string[] => {
+    const present = new Set(
+      db
+        .prepare<[], { name: string }>('PRAGMA table_info(meta)')
+        .all()
+        .map((column) => column.name),
+    );
+    return Object.keys(META_COLUMNS).filter((column) => !present.has(column));
+  };
+  if (missing().length === 0) return;
+  db.transaction(() => {
+    for (const column of missing()) db.exec(META_COLUMNS[column] as string);
+  }).immediate();
+}
+
+/** The entry a payload holds, or undefined when it is not a JSON object. */
+function parseEntry(payload: string): SessionStoreEntry | undefined {
+  let value: unknown;
+  try {
+    value = JSON.parse(payload);
+  } catch {
+    return undefined;
+  }
+  return typeof value === 'object' && value !== null && !Array.isArray(value)
+    ? (value as SessionStoreEntry)
+    : undefined;
 }

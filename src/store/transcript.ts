@@ -1,15 +1,17 @@
 /**
- * Reading and copy-on-write editing of Claude Code transcript entries, shared by the rewrite
- * layers (expire, trim, prune).
+ * Reading Claude Code transcript entries, and the one pass over a transcript that tells the rewrite
+ * layers (expire, trim, prune) everything they look at.
  *
  * Invariants:
- * - Nothing here mutates its input. An edit returns a new entry (and new message, content array
- *   and block) while untouched entries are shared, so a rewrite costs in proportion to what it
- *   changes, not to the transcript's size.
+ * - Nothing here mutates its input.
  * - Entries are opaque JSON beyond the few fields read here; unknown entry types and unknown
  *   fields pass through as they are.
  * - Protected entries (`isCompactSummary`, `isMeta`) are the only surviving form of compacted
- *   history and of harness bookkeeping; the layers never change their content.
+ *   history and of harness bookkeeping; the layers never change their content, so their
+ *   tool_result blocks are not among the `results` the index offers for rewriting.
+ * - `indexTranscript` reads each entry once. A resume of a ten-hour run walks 20,000 entries of
+ *   a dozen different shapes, and every extra pass over them costs as much as a layer's whole
+ *   work (measured: five separate passes took longer than parsing the rows).
  */
 import type { SessionStoreEntry } from '@anthropic-ai/claude-agent-sdk';
 
@@ -80,54 +82,98 @@ export function toolResultText(block: ToolResultBlock): string | null {
   return text;
 }
 
-/** A tool_result block in an unprotected entry, in transcript order. */
+/** A harness-written error turn rather than something the model said. */
+export function isApiError(entry: Entry): boolean {
+  return entry.isApiErrorMessage === true || messageOf(entry)?.model === '<synthetic>';
+}
+
+/**
+ * The stand-in for a stored row that is not a JSON object. The rewriting store puts one where the
+ * row was, with the row's uuid and, as its parent, the uuid of the entry before it (the harness
+ * appends a transcript in chain order); prune drops it and relinks the chain around it.
+ */
+const UNREADABLE_ROW = 'flower-unreadable-row';
+
+export function unreadableRowPlaceholder(uuid: string | null, parentUuid: string | null, seq: number): Entry {
+  return { type: UNREADABLE_ROW, ...(uuid === null ? {} : { uuid }), parentUuid, seq };
+}
+
+export function isUnreadableRow(entry: Entry): boolean {
+  return entry.type === UNREADABLE_ROW;
+}
+
+/** A tool_result block of an unprotected entry, in transcript order. */
 export interface ToolResultSite {
   entryIndex: number;
   blockIndex: number;
   block: ToolResultBlock;
 }
 
-/** Every tool_result block the layers may rewrite, in transcript order. */
-export function toolResultSites(entries: readonly Entry[]): ToolResultSite[] {
-  const sites: ToolResultSite[] = [];
-  entries.forEach((entry, entryIndex) => {
-    if (isProtected(entry)) return;
-    const content = messageOf(entry)?.content;
-    if (!Array.isArray(content)) return;
-    content.forEach((block, blockIndex) => {
-      if (isToolResult(block)) sites.push({ entryIndex, blockIndex, block });
-    });
-  });
-  return sites;
-}
-
-/** Return a copy of `entry` whose message content is `content`. */
-export function withContent(entry: Entry, content: unknown[]): Entry {
-  return { ...entry, message: { ...messageOf(entry), content } };
+/** A tool_use block of an unprotected entry, in transcript order. */
+export interface ToolUseSite {
+  entryIndex: number;
+  blockIndex: number;
+  block: ToolUseBlock;
 }
 
 /**
- * Apply block replacements (keyed by site) and return the new entry list. Only the blocks named
- * are replaced; the tool_result block itself always stays, which is the API's first red line.
+ * What the layers need to know about a transcript, gathered in one pass. Sites point into
+ * `entries` by position; the blocks are the originals (edits live in `TranscriptEdits`).
  */
-export function replaceBlocks(
-  entries: readonly Entry[],
-  replacements: ReadonlyArray<{ site: ToolResultSite; block: ContentBlock }>,
-): Entry[] {
-  if (replacements.length === 0) return [...entries];
-  const byEntry = new Map<number, Map<number, ContentBlock>>();
-  for (const { site, block } of replacements) {
-    const blocks = byEntry.get(site.entryIndex) ?? new Map<number, ContentBlock>();
-    blocks.set(site.blockIndex, block);
-    byEntry.set(site.entryIndex, blocks);
+export interface TranscriptIndex {
+  readonly entries: readonly Entry[];
+  /** tool_result blocks of unprotected entries: the only results the layers may rewrite. */
+  readonly results: readonly ToolResultSite[];
+  /** tool_use blocks of unprotected entries (the ones healing may answer). */
+  readonly toolUses: readonly ToolUseSite[];
+  /** Every tool_use block by id, protected entries included: "was this result ever asked for". */
+  readonly toolUseById: ReadonlyMap<string, ToolUseBlock>;
+  /** Unprotected entries with the harness's synthetic API-error marks. */
+  readonly apiErrors: readonly number[];
+  /** Unprotected entries a permission rule denied, with the tool_use id their result answers. */
+  readonly denials: ReadonlyArray<{ entryIndex: number; toolUseId: string }>;
+  /** Ids answered by a tool_result in a protected entry (results the layers never remove). */
+  readonly answeredInProtected: ReadonlySet<string>;
+  /** Positions of `unreadableRowPlaceholder` entries. */
+  readonly unreadable: readonly number[];
+}
+
+export function indexTranscript(entries: readonly Entry[]): TranscriptIndex {
+  const results: ToolResultSite[] = [];
+  const toolUses: ToolUseSite[] = [];
+  const toolUseById = new Map<string, ToolUseBlock>();
+  const apiErrors: number[] = [];
+  const denials: Array<{ entryIndex: number; toolUseId: string }> = [];
+  const answeredInProtected = new Set<string>();
+  const unreadable: number[] = [];
+  for (let entryIndex = 0; entryIndex < entries.length; entryIndex += 1) {
+    const entry = entries[entryIndex] as Entry;
+    if (entry.type === UNREADABLE_ROW) {
+      unreadable.push(entryIndex);
+      continue;
+    }
+    const guarded = isProtected(entry);
+    const message = entry.message;
+    const content = isRecord(message) ? message.content : undefined;
+    if (!guarded && isApiError(entry)) apiErrors.push(entryIndex);
+    if (!Array.isArray(content)) continue;
+    let deniedId: string | undefined;
+    for (let blockIndex = 0; blockIndex < content.length; blockIndex += 1) {
+      const block: unknown = content[blockIndex];
+      if (isToolUse(block)) {
+        if (!toolUseById.has(block.id)) toolUseById.set(block.id, block);
+        if (!guarded) toolUses.push({ entryIndex, blockIndex, block });
+      } else if (isToolResult(block)) {
+        if (guarded) answeredInProtected.add(block.tool_use_id);
+        else {
+          results.push({ entryIndex, blockIndex, block });
+          deniedId ??= block.tool_use_id;
+        }
+      }
+    }
+    // The harness's structural marker, not the wording of the denial, says a rule refused the call.
+    if (!guarded && deniedId !== undefined && entry.toolDenialKind === 'permission-rule')
+      denials.push({ entryIndex, toolUseId: deniedId });
   }
-  return entries.map((entry, entryIndex) => {
-    const blocks = byEntry.get(entryIndex);
-    if (blocks === undefined) return entry;
-    const content = contentListOf(entry);
-    return withContent(
-      entry,
-      content.map((block, blockIndex) => blocks.get(blockIndex) ?? block),
-    );
-  });
+  return { entries, results, toolUses, toolUseById, apiErrors, denials, answeredInProtected, unreadable };
 }

@@ -9,13 +9,26 @@
  * Invariants:
  * - Candidates are plain-text tool_result blocks of at least `minChars`; results holding images
  *   or documents, and protected entries (compact summaries, meta), are never touched.
- * - The tool_result block stays; only its content becomes the pointer.
+ * - The tool_result block stays; only its content becomes the pointer, and the entry's duplicate
+ *   copy of the text goes with it (see transcript-edits.ts).
+ * - Spill files are normally written when the result is appended (rewriting-store.ts); at load
+ *   the writer finds them and only writes what an older writer or a failed attempt left out.
  * - If the spill file cannot be written, that result stays as it is (counted in
  *   `spillFailures`): a pointer to nothing would lose the text.
  * - Pure apart from the injected spill writer: the input is never modified.
  */
 import type { SpillWriter } from './spill.js';
-import { type Entry, replaceBlocks, toolResultSites, toolResultText } from './transcript.js';
+import {
+  type Entry,
+  indexTranscript,
+  isProtected,
+  isToolResult,
+  messageOf,
+  type ToolResultSite,
+  type TranscriptIndex,
+  toolResultText,
+} from './transcript.js';
+import { TranscriptEdits } from './transcript-edits.js';
 
 export interface TrimPolicy {
   /** Off by default in the library; the command line's `go` path turns it on. */
@@ -39,8 +52,7 @@ export const defaultTrimPolicy: TrimPolicy = {
     `[tool result archived: ${chars} chars. Full text at ${spillPath}; Read it when needed]`,
 };
 
-export interface TrimResult {
-  entries: Entry[];
+export interface TrimCounts {
   /** Results replaced by a pointer. */
   trimmed: number;
   /** Large results left verbatim because they are among the newest. */
@@ -51,37 +63,67 @@ export interface TrimResult {
   spillFailures: number;
 }
 
+export interface TrimResult extends TrimCounts {
+  entries: Entry[];
+}
+
+/**
+ * The texts of an entry that the trim layer may one day replace: plain-text results of at least
+ * `minChars` in an unprotected entry. The rewriting store spills them as they are appended.
+ */
+export function largeResultTexts(entry: Entry, policy: TrimPolicy): string[] {
+  if (isProtected(entry)) return [];
+  const content = messageOf(entry)?.content;
+  if (!Array.isArray(content)) return [];
+  const texts: string[] = [];
+  for (const block of content) {
+    if (!isToolResult(block)) continue;
+    const text = toolResultText(block);
+    if (text !== null && text.length >= policy.minChars) texts.push(text);
+  }
+  return texts;
+}
+
+/** Plan pointers for all but the newest `keepRecent` large results into `edits`. */
+export function planTrim(
+  index: TranscriptIndex,
+  edits: TranscriptEdits,
+  policy: TrimPolicy,
+  spill: SpillWriter,
+): TrimCounts {
+  const counts: TrimCounts = { trimmed: 0, kept: 0, charsSaved: 0, spillFailures: 0 };
+  if (!policy.enabled) return counts;
+  const sites: Array<{ site: ToolResultSite; text: string }> = [];
+  for (const site of index.results) {
+    // What an earlier layer left (an expired glance is a short note, not a large result).
+    const block = edits.blockAt(site);
+    const text = block === null ? null : toolResultText(block as typeof site.block);
+    if (text !== null && text.length >= policy.minChars) sites.push({ site, text });
+  }
+  const cut = Math.max(0, sites.length - Math.max(0, policy.keepRecent));
+  counts.kept = sites.length - cut;
+  for (let position = 0; position < cut; position += 1) {
+    const { site, text } = sites[position] as { site: ToolResultSite; text: string };
+    const spillPath = spill(text);
+    if (spillPath === undefined) {
+      counts.spillFailures += 1;
+      continue;
+    }
+    const pointer = policy.placeholder(spillPath, text.length);
+    counts.charsSaved += text.length - pointer.length;
+    edits.rewriteResult(site, pointer);
+    counts.trimmed += 1;
+  }
+  return counts;
+}
+
 /** Spill all but the newest `keepRecent` large results and point to them instead. */
 export function trimLargeResults(
   entries: readonly Entry[],
   policy: TrimPolicy,
   spill: SpillWriter,
 ): TrimResult {
-  const none = { trimmed: 0, kept: 0, charsSaved: 0, spillFailures: 0 };
-  if (!policy.enabled) return { entries: [...entries], ...none };
-  const sites = toolResultSites(entries).flatMap((site) => {
-    const text = toolResultText(site.block);
-    return text !== null && text.length >= policy.minChars ? [{ site, text }] : [];
-  });
-  const cut = Math.max(0, sites.length - Math.max(0, policy.keepRecent));
-  const replacements = [];
-  let charsSaved = 0;
-  let spillFailures = 0;
-  for (const { site, text } of sites.slice(0, cut)) {
-    const spillPath = spill(text);
-    if (spillPath === undefined) {
-      spillFailures += 1;
-      continue;
-    }
-    const pointer = policy.placeholder(spillPath, text.length);
-    charsSaved += text.length - pointer.length;
-    replacements.push({ site, block: { ...site.block, content: pointer } });
-  }
-  return {
-    entries: replaceBlocks(entries, replacements),
-    trimmed: replacements.length,
-    kept: sites.length - cut,
-    charsSaved,
-    spillFailures,
-  };
+  const edits = new TranscriptEdits(indexTranscript(entries));
+  const counts = planTrim(edits.index, edits, policy, spill);
+  return { entries: edits.apply(), ...counts };
 }

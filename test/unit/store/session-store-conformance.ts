@@ -1,7 +1,10 @@
 /**
  * The SDK's 14 SessionStore contracts (peers-and-sdk.md §1.3), as a reusable vitest suite: call
  * `describeSessionStoreConformance(name, makeStore)` with a factory that returns a fresh, empty
- * store per test. Written for SqliteSessionStore; the Postgres store runs the same suite.
+ * store per test. Every backend runs it bare and under the rewriting layer (store-conformance.test.ts).
+ *
+ * Entries get uuids that *decrease* with insertion order, so a store that orders by uuid instead
+ * of by append order fails the ordering contracts.
  */
 import {
   foldSessionSummary,
@@ -23,7 +26,7 @@ const entry = (text: string, extra: Partial<SessionStoreEntry> = {}): SessionSto
   counter += 1;
   return {
     type: 'user',
-    uuid: `00000000-0000-4000-8000-${String(counter).padStart(12, '0')}`,
+    uuid: `ffffffff-ffff-4fff-8fff-${String(999_999_999_999 - counter).padStart(12, '0')}`,
     timestamp: new Date(Date.UTC(2026, 0, 1, 0, 0, counter % 60)).toISOString(),
     message: { role: 'user', content: text },
     cwd: '/work/project',
@@ -163,6 +166,23 @@ export function describeSessionStoreConformance(name: string, factory: Conforman
       expect(await store.listSubkeys(main)).toEqual([]);
       for (const key of [otherSession, otherSub, otherProject, otherProjectSub])
         expect(await store.load(key)).not.toBeNull();
+    });
+
+    it('10b: deleting session s-1 leaves session s-10 (and its subkeys) alone', async () => {
+      const store = await make();
+      const one: SessionKey = { projectKey: 'proj-a', sessionId: 's-1' };
+      const ten: SessionKey = { projectKey: 'proj-a', sessionId: 's-10' };
+      const oneSub: SessionKey = { ...one, subpath: 'subagents/agent-1' };
+      const tenSub: SessionKey = { ...ten, subpath: 'subagents/agent-1' };
+      for (const key of [one, oneSub, ten, tenSub]) await store.append(key, [entry(JSON.stringify(key))]);
+      expect(await store.listSubkeys(one)).toEqual(['subagents/agent-1']);
+      await store.delete(one);
+      expect(await store.load(one)).toBeNull();
+      expect(await store.load(oneSub)).toBeNull();
+      expect(await store.load(ten)).not.toBeNull();
+      expect(await store.load(tenSub)).not.toBeNull();
+      expect((await store.listSessions('proj-a')).map((session) => session.sessionId)).toEqual(['s-10']);
+      expect(await store.listSubkeys(ten)).toEqual(['subagents/agent-1']);
     });
 
     it('11: delete with a subpath removes only that subkey', async () => {

@@ -108,13 +108,16 @@ describe('trim layer', () => {
     expect(resultOf(result.entries, id)).toBe('q'.repeat(4000));
   });
 
-  it('leaves results untrimmed when writing the spill file fails', () => {
+  it('a spill file that cannot be put in place leaves no temporary file and no pointer', () => {
     const text = 'w'.repeat(3000);
     const directory = path.join(workspace, '.flower/spill');
-    // A directory squatting on the temporary file's name makes the write fail for any user, root included.
-    mkdirSync(path.join(directory, `${spillFileName(text)}.${process.pid}.tmp`), { recursive: true });
-    expect(createSpillWriter(workspace, '.flower/spill')(text)).toBeUndefined();
-    expect(readdirSync(directory)).toEqual([`${spillFileName(text)}.${process.pid}.tmp`]);
+    // A directory squatting on the file's name makes the final rename fail, for any user, root included.
+    mkdirSync(path.join(directory, spillFileName(text)), { recursive: true });
+    const failures: unknown[] = [];
+    const spill = createSpillWriter(workspace, '.flower/spill', { onFailure: (error) => failures.push(error) });
+    expect(spill(text)).toBeUndefined();
+    expect(readdirSync(directory)).toEqual([spillFileName(text)]);
+    expect(failures).toHaveLength(1);
   });
 
   it('is off by default in the library', () => {

@@ -1,0 +1,169 @@
+/**
+ * RewritingSessionStore: what a resume is fed. It wraps any backend (backend.ts; the embedded
+ * SQLite store, a PostgreSQL one) and is what flower hands the SDK as `sessionStore`. It owns the
+ * rewrite-on-load pipeline (expire → trim → prune/heal, rewrite.ts), the spill writer and the
+ * load reports; the backend keeps entries and knows nothing of them.
+ *
+ * Invariants:
+ * - The backend stores exactly what the SDK appended; only the copy `load` returns is rewritten.
+ * - Spill at write time: with trim on, every result the trim layer may later replace gets its
+ *   spill file while it is appended, before the backend's append — so an entry the store holds
+ *   has its file, and a resume after a crash writes nothing that could have been written
+ *   earlier. (Load still writes a missing file: transcripts from before, or from a time when the
+ *   directory was not writable.)
+ * - Durability is the backend's: `append` resolves when the backend's append resolved (for
+ *   SQLite: committed), after the spill files were written or found unwritable.
+ * - A spill directory that cannot be written (read-only, full) never fails an append or a load:
+ *   the results stay untrimmed and `onWarning` hears about it once per store.
+ * - A stored row that is not a JSON object does not stop a resume and does not vanish silently:
+ *   the history is resumed without it, the chain relinked around it (its parent taken to be the
+ *   entry appended before it), the load report counts it and `onWarning` names the key and seq.
+ *   A backend without `readTranscript` cannot report single rows; its own `load` decides.
+ * - The newest `cost-state` of a session comes from the backend's fast path when it has one.
+ */
+import type {
+  SessionKey,
+  SessionStore,
+  SessionStoreEntry,
+  SessionSummaryEntry,
+} from '@anthropic-ai/claude-agent-sdk';
+import type { SessionBackend, StoredTranscript } from './backend.js';
+import { lastCostStateIn } from './cost-state.js';
+import type { LoadReport } from './load-report.js';
+import { type RewriteOptions, type RewritePolicies, resolvePolicies, rewriteForResume } from './rewrite.js';
+import { storeKeyOf } from './session-key.js';
+import { createSpillWriter, type SpillWriter } from './spill.js';
+import { type Entry, unreadableRowPlaceholder } from './transcript.js';
+import { largeResultTexts } from './trim.js';
+
+export interface RewritingSessionStoreOptions extends RewriteOptions {
+  /** The workspace the sessions run in; spill files go to `trim.spillDirname` under it. */
+  workspace: string;
+  /** One line per problem the user should know about. Default: standard error. */
+  onWarning?: (line: string) => void;
+}
+
+const warnOnStderr = (line: string): void => {
+  process.stderr.write(`flower: ${line}\n`);
+};
+
+/** Reason for a failed write, short enough for one line (`EACCES`, `ENOSPC`, …). */
+function reasonOf(error: unknown): string {
+  const code = (error as { code?: unknown } | null)?.code;
+  if (typeof code === 'string') return code;
+  return error instanceof Error ? error.message : String(error);
+}
+
+export class RewritingSessionStore implements Required<SessionStore> {
+  readonly backend: SessionBackend;
+  readonly policies: RewritePolicies;
+  private readonly spill: SpillWriter;
+  private readonly warn: (line: string) => void;
+  private readonly reports = new Map<string, LoadReport>();
+  private spillWarned = false;
+
+  constructor(backend: SessionBackend, options: RewritingSessionStoreOptions) {
+    this.backend = backend;
+    this.policies = resolvePolicies(options);
+    this.warn = options.onWarning ?? warnOnStderr;
+    this.spill = createSpillWriter(options.workspace, this.policies.trim.spillDirname, {
+      onFailure: (error, directory) => {
+        if (this.spillWarned) return;
+        this.spillWarned = true;
+        this.warn(
+          `Could not write spill files in ${directory} (${reasonOf(error)}): large tool results stay untrimmed in resumed history until it is writable again. Check its permissions and the free disk space.`,
+        );
+      },
+    });
+  }
+
+  async append(key: SessionKey, entries: SessionStoreEntry[]): Promise<void> {
+    // An empty batch is a no-op by contract; not every backend honours that (the SDK's
+    // InMemorySessionStore creates an empty transcript), so it never reaches one.
+    if (entries.length === 0) return;
+    if (this.policies.trim.enabled) {
+      for (const entry of entries) {
+        // Anything else is the backend's to refuse, with its own message.
+        if (typeof entry !== 'object' || entry === null) continue;
+        for (const text of largeResultTexts(entry, this.policies.trim)) this.spill(text);
+      }
+    }
+    await this.backend.append(key, entries);
+  }
+
+  /** The transcript as a resume should see it (see the module header); null for an unknown key. */
+  async load(key: SessionKey): Promise<SessionStoreEntry[] | null> {
+    const stored = await this.read(key);
+    if (stored === null) return null;
+    const { entries, report } = rewriteForResume(withPlaceholders(stored), this.policies, this.spill);
+    const storeKey = storeKeyOf(key);
+    this.reports.set(storeKey, report);
+    if (stored.unreadable.length > 0) {
+      const seqs = stored.unreadable.map((row) => row.seq).join(', ');
+      const where = this.backend.location === undefined ? '' : ` in ${this.backend.location}`;
+      this.warn(
+        `Transcript ${storeKey}${where} has ${stored.unreadable.length === 1 ? 'a row' : 'rows'} that ${stored.unreadable.length === 1 ? 'is' : 'are'} not valid JSON (seq ${seqs}); resuming without ${stored.unreadable.length === 1 ? 'it' : 'them'}, the history relinked around the gap. The stored rows are left as they are.`,
+      );
+    }
+    return entries;
+  }
+
+  /** What the rewrite layers changed in the most recent `load` of this key. */
+  lastLoadReport(key: SessionKey): LoadReport | undefined {
+    return this.reports.get(storeKeyOf(key));
+  }
+
+  /** The newest `cost-state` entry of a transcript (the session's running total); null if none. */
+  async lastCostState(key: SessionKey): Promise<SessionStoreEntry | null> {
+    if (this.backend.lastCostState !== undefined) return this.backend.lastCostState(key);
+    return lastCostStateIn((await this.backend.load(key)) ?? []);
+  }
+
+  listSessions(projectKey: string): Promise<Array<{ sessionId: string; mtime: number }>> {
+    return this.backend.listSessions(projectKey);
+  }
+
+  listSessionSummaries(projectKey: string): Promise<SessionSummaryEntry[]> {
+    return this.backend.listSessionSummaries(projectKey);
+  }
+
+  delete(key: SessionKey): Promise<void> {
+    return this.backend.delete(key);
+  }
+
+  listSubkeys(key: { projectKey: string; sessionId: string }): Promise<string[]> {
+    return this.backend.listSubkeys(key);
+  }
+
+  async close(): Promise<void> {
+    await this.backend.close?.();
+  }
+
+  private async read(key: SessionKey): Promise<StoredTranscript | null> {
+    if (this.backend.readTranscript !== undefined) return this.backend.readTranscript(key);
+    const entries = await this.backend.load(key);
+    return entries === null ? null : { entries, unreadable: [] };
+  }
+}
+
+/** The readable entries with a placeholder where each unreadable row was (prune drops them). */
+function withPlaceholders(stored: StoredTranscript): Entry[] {
+  if (stored.unreadable.length === 0) return stored.entries;
+  const output: Entry[] = [];
+  let lastUuid: string | null = null;
+  let next = 0;
+  const rows = [...stored.unreadable].sort((a, b) => a.position - b.position);
+  for (let position = 0; position <= stored.entries.length; position += 1) {
+    while (next < rows.length && (rows[next] as (typeof rows)[number]).position === position) {
+      const row = rows[next] as (typeof rows)[number];
+      output.push(unreadableRowPlaceholder(row.uuid, lastUuid, row.seq));
+      if (row.uuid !== null) lastUuid = row.uuid;
+      next += 1;
+    }
+    const entry = stored.entries[position];
+    if (entry === undefined) break;
+    output.push(entry);
+    if (typeof entry.uuid === 'string') lastUuid = entry.uuid;
+  }
+  return output;
+}

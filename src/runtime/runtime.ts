@@ -174,7 +174,7 @@ export class Runtime {
   /** Where transcripts are kept (`runs/sessions.db`). */
   readonly store: SqliteSessionStore;
   /** What the SDK mirrors into and resumes from: `store` behind the rewrite-on-resume layers. */
-  readonly resumeStore: RewritingSessionStore;
+  readonly resumeStore: RewritingSessionStore<SqliteSessionStore>;
   readonly lineage: Lineage;
   readonly notesDir: string | undefined;
   /** Every step this runtime ran, in order. */

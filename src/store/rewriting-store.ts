@@ -54,15 +54,17 @@ function reasonOf(error: unknown): string {
   return error instanceof Error ? error.message : String(error);
 }
 
-export class RewritingSessionStore implements Required<SessionStore> {
-  readonly backend: SessionBackend;
+export class RewritingSessionStore<Backend extends SessionBackend = SessionBackend>
+  implements Required<SessionStore>
+{
+  readonly backend: Backend;
   readonly policies: RewritePolicies;
   private readonly spill: SpillWriter;
   private readonly warn: (line: string) => void;
   private readonly reports = new Map<string, LoadReport>();
   private spillWarned = false;
 
-  constructor(backend: SessionBackend, options: RewritingSessionStoreOptions) {
+  constructor(backend: Backend, options: RewritingSessionStoreOptions) {
     this.backend = backend;
     this.policies = resolvePolicies(options);
     this.warn = options.onWarning ?? warnOnStderr;

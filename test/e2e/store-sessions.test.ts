@@ -9,8 +9,15 @@
 import { execFileSync } from 'node:child_process';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { type AgentDefinition, type Options, query, type SDKMessage } from '@anthropic-ai/claude-agent-sdk';
+import {
+  type AgentDefinition,
+  type Options,
+  query,
+  type SDKMessage,
+  type SessionStore,
+} from '@anthropic-ai/claude-agent-sdk';
 import { afterEach, describe, expect, it } from 'vitest';
+import { RewritingSessionStore, type RewritingSessionStoreOptions } from '../../src/store/rewriting-store.js';
 import { projectKeyFor } from '../../src/store/session-key.js';
 import { SqliteSessionStore } from '../../src/store/sqlite-session-store.js';
 import { type MockModel, mock, mockModelEnv } from '../../src/testing/index.js';
@@ -18,10 +25,14 @@ import { cleanUp, onCleanUp, startMock, tempDir } from '../support/scratch.js';
 
 afterEach(cleanUp);
 
-function openStore(...args: ConstructorParameters<typeof SqliteSessionStore>): SqliteSessionStore {
-  const store = new SqliteSessionStore(...args);
-  onCleanUp(() => store.close());
-  return store;
+/** The rewriting layer over a SQLite backend in `<workspace>/runs`, as the runtime builds it. */
+function openStore(
+  workspace: string,
+  options: Partial<RewritingSessionStoreOptions> = {},
+): RewritingSessionStore<SqliteSessionStore> {
+  const backend = new SqliteSessionStore(join(workspace, 'runs', 'sessions.db'));
+  onCleanUp(() => backend.close());
+  return new RewritingSessionStore(backend, { workspace, ...options });
 }
 
 interface Turn {
@@ -32,7 +43,7 @@ interface Turn {
 }
 
 /** One query() with a fresh, empty CLAUDE_CONFIG_DIR: anything resumed must come from the store. */
-async function runTurn(model: MockModel, workspace: string, store: SqliteSessionStore, turn: Turn) {
+async function runTurn(model: MockModel, workspace: string, store: SessionStore, turn: Turn) {
   const messages: SDKMessage[] = [];
   let thrown: unknown;
   try {
@@ -62,7 +73,7 @@ async function runTurn(model: MockModel, workspace: string, store: SqliteSession
 describe('session store with the real SDK and binary', () => {
   it('mirrors the main transcript and a subagent transcript (under its subpath) into sessions.db', async () => {
     const workspace = tempDir('flower-ws-');
-    const store = openStore(join(workspace, 'runs', 'sessions.db'), { workspace });
+    const store = openStore(workspace);
     const model = await startMock({
       main: [
         mock.toolUse('Agent', {
@@ -83,13 +94,13 @@ describe('session store with the real SDK and binary', () => {
     expect(model.unmatched).toEqual([]);
 
     const projectKey = projectKeyFor(workspace);
-    expect(store.projects()).toEqual([projectKey]);
+    expect(store.backend.projects()).toEqual([projectKey]);
     expect((await store.listSessions(projectKey)).map((session) => session.sessionId)).toEqual([
       run.sessionId,
     ]);
-    expect(store.hasSession(projectKey, run.sessionId)).toBe(true);
+    expect(store.backend.hasSession(projectKey, run.sessionId)).toBe(true);
 
-    const main = store.loadRaw({ projectKey, sessionId: run.sessionId }) ?? [];
+    const main = store.backend.loadRaw({ projectKey, sessionId: run.sessionId }) ?? [];
     const mainText = JSON.stringify(main);
     expect(mainText).toContain('Send the scout.');
     expect(mainText).toContain('The scout reported back.');
@@ -97,7 +108,7 @@ describe('session store with the real SDK and binary', () => {
     const subkeys = await store.listSubkeys({ projectKey, sessionId: run.sessionId });
     const agentKey = subkeys.find((subpath) => /^subagents\/agent-[\w-]+$/.test(subpath));
     expect(agentKey, `subkeys: ${JSON.stringify(subkeys)}`).toBeDefined();
-    const sub = store.loadRaw({ projectKey, sessionId: run.sessionId, subpath: agentKey }) ?? [];
+    const sub = store.backend.loadRaw({ projectKey, sessionId: run.sessionId, subpath: agentKey }) ?? [];
     expect(JSON.stringify(sub)).toContain('The scout saw an empty workspace.');
     expect(JSON.stringify(sub)).toContain('Report what the workspace holds.');
     expect(sub.every((entry) => entry.type !== 'assistant' || entry.isSidechain === true)).toBe(true);
@@ -105,7 +116,7 @@ describe('session store with the real SDK and binary', () => {
     const [summary] = await store.listSessionSummaries(projectKey);
     expect(summary?.sessionId).toBe(run.sessionId);
     expect(summary?.data).toMatchObject({ firstPrompt: 'Send the scout.' });
-    expect(store.lastContext(projectKey, run.sessionId)).toBeGreaterThan(0);
+    expect(store.backend.lastContext(projectKey, run.sessionId)).toBeGreaterThan(0);
   });
 
   it('resumes through the store with the rewritten history: expired glance, trimmed pointer, no error turn', async () => {
@@ -113,8 +124,7 @@ describe('session store with the real SDK and binary', () => {
     execFileSync('git', ['init', '-q'], { cwd: workspace });
     const big = Array.from({ length: 120 }, (_, line) => `line ${line}: ${'data '.repeat(8)}`).join('\n');
     writeFileSync(join(workspace, 'big.txt'), `${big}\n`);
-    const store = openStore(join(workspace, 'runs', 'sessions.db'), {
-      workspace,
+    const store = openStore(workspace, {
       ephemeral: { keepRecent: 2 },
       trim: { enabled: true, keepRecent: 0 },
     });
@@ -141,7 +151,7 @@ describe('session store with the real SDK and binary', () => {
       resume: first.sessionId,
     });
     expect(String(second.thrown)).toMatch(/error/i);
-    const stored = store.loadRaw(key) ?? [];
+    const stored = store.backend.loadRaw(key) ?? [];
     expect(stored.some((entry) => entry.isApiErrorMessage === true)).toBe(true);
     const storedText = JSON.stringify(stored);
     expect(storedText).toContain('On branch');
@@ -170,12 +180,12 @@ describe('session store with the real SDK and binary', () => {
     expect(store.lastLoadReport(key)).toMatchObject({ expired: 1, trimmed: 1, pruned: 1 });
 
     // The database still holds every original character.
-    expect(JSON.stringify(store.loadRaw(key))).toContain('On branch');
+    expect(JSON.stringify(store.backend.loadRaw(key))).toContain('On branch');
   });
 
   it('drops old hook-denied calls on resume, keeping the newest (the binary marks them permission-rule)', async () => {
     const workspace = tempDir('flower-ws-');
-    const store = openStore(join(workspace, 'runs', 'sessions.db'), { workspace });
+    const store = openStore(workspace);
     const model = await startMock({
       main: [
         mock.toolUse('Bash', { command: 'rm -rf build' }),
@@ -203,7 +213,9 @@ describe('session store with the real SDK and binary', () => {
     const first = await runTurn(model, workspace, store, { prompt: 'Clean and install.', hooks: denyBash });
     expect(first.thrown).toBeUndefined();
     const key = { projectKey: projectKeyFor(workspace), sessionId: first.sessionId };
-    const denials = (store.loadRaw(key) ?? []).filter((entry) => entry.toolDenialKind === 'permission-rule');
+    const denials = (store.backend.loadRaw(key) ?? []).filter(
+      (entry) => entry.toolDenialKind === 'permission-rule',
+    );
     expect(denials).toHaveLength(2);
 
     const second = await runTurn(model, workspace, store, { prompt: 'What now?', resume: first.sessionId });
@@ -218,7 +230,7 @@ describe('session store with the real SDK and binary', () => {
 
   it('heals a tool call cut off without a result, and the binary resumes the healed history', async () => {
     const workspace = tempDir('flower-ws-');
-    const store = openStore(join(workspace, 'runs', 'sessions.db'), { workspace });
+    const store = openStore(workspace);
     const model = await startMock({ main: [mock.text('First answer.'), mock.text('Picked up again.')] });
     const first = await runTurn(model, workspace, store, { prompt: 'Start.' });
     expect(first.thrown).toBeUndefined();
@@ -226,7 +238,7 @@ describe('session store with the real SDK and binary', () => {
 
     // A disconnect that cut the transcript after a tool_use: the same shape the binary writes for
     // an assistant tool call, linked to the current leaf, with no result after it.
-    const stored = store.loadRaw(key) ?? [];
+    const stored = store.backend.loadRaw(key) ?? [];
     const lastAssistant = stored.filter((entry) => entry.type === 'assistant').at(-1);
     // The leaf is the newest entry with a uuid of any type (attachments are links of the chain too).
     const leaf = stored.filter((entry) => typeof entry.uuid === 'string').at(-1);

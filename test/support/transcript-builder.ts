@@ -178,15 +178,18 @@ export class TranscriptBuilder {
     return this.call('Bash', { command });
   }
 
-  /** The harness's stand-in turn when the API could not be reached. */
-  apiError(text = 'API Error: Connection error.'): Entry {
+  /**
+   * The harness's stand-in turn when the API could not be reached. It carries two marks, the
+   * `isApiErrorMessage` flag and the model `<synthetic>`; `marks` leaves one of them out.
+   */
+  apiError(text = 'API Error: Connection error.', marks: 'both' | 'flag' | 'model' = 'both'): Entry {
     return this.push({
       type: 'assistant',
-      isApiErrorMessage: true,
+      ...(marks === 'model' ? {} : { isApiErrorMessage: true }),
       message: {
         id: this.nextId('msg'),
         role: 'assistant',
-        model: '<synthetic>',
+        model: marks === 'flag' ? 'claude-test' : '<synthetic>',
         content: [{ type: 'text', text }],
         stop_reason: 'stop_sequence',
         usage: { input_tokens: 0, output_tokens: 0 },

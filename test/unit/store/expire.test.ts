@@ -37,6 +37,30 @@ describe('expire layer', () => {
     expect(resultOf(entries, glances[0] as string)).toContain('`ls -la` expired');
   });
 
+  it('expires only Bash results: another tool whose input has a glance `command` keeps its result', () => {
+    const t = new TranscriptBuilder();
+    const others = ['PowerShell', 'mcp__shell__run', 'Monitor'].map((tool) =>
+      t.tool(tool, { command: 'git status' }, `${tool} saw a clean tree`),
+    );
+    const glances = Array.from({ length: 7 }, () => t.bash('git status', 'clean'));
+    const { entries, expired } = expireStaleGlances(t.entries);
+    expect(expired).toBe(1);
+    for (const id of others) expect(resultOf(entries, id)).toBe(resultOf(t.entries, id));
+    expect(resultOf(entries, glances[0] as string)).toContain('expired');
+  });
+
+  it('a glance result of exactly maxChars still expires; one character more does not', () => {
+    const t = new TranscriptBuilder();
+    const limit = defaultEphemeralPolicy.maxChars;
+    const atLimit = t.bash('git log --oneline', 'x'.repeat(limit));
+    const overLimit = t.bash('git log --oneline', 'y'.repeat(limit + 1));
+    for (let index = 0; index < 6; index += 1) t.bash('pwd', '/work');
+    const { entries, expired } = expireStaleGlances(t.entries);
+    expect(expired).toBe(1);
+    expect(resultOf(entries, atLimit)).toContain('`git log --oneline` expired');
+    expect(resultOf(entries, overLimit)).toHaveLength(limit + 1);
+  });
+
   it('leaves glance results above maxChars to the trim layer', () => {
     const t = new TranscriptBuilder();
     const big = t.bash('cat big.log', 'x'.repeat(2001));

@@ -28,12 +28,32 @@ describe('prune layer', () => {
     expect(validateTranscript(result.entries, { original: t.entries, singleChain: true })).toEqual([]);
   });
 
-  it('recognises an error turn by model <synthetic> alone', () => {
+  it('recognises an error turn by either mark alone: model <synthetic>, or the isApiErrorMessage flag', () => {
+    for (const marks of ['model', 'flag'] as const) {
+      const t = new TranscriptBuilder();
+      t.prompt('x');
+      const error = t.apiError('API Error: Connection error.', marks);
+      if (marks === 'model') expect(error.isApiErrorMessage).toBeUndefined();
+      else expect(error.message).toMatchObject({ model: 'claude-test' });
+      t.prompt('y');
+      const result = pruneNoise(t.entries);
+      expect(result.pruned, marks).toBe(1);
+      expect(result.entries.some((entry) => entry.uuid === error.uuid)).toBe(false);
+    }
+  });
+
+  it('removes a result nothing asked for (its call was lost) and keeps the chain', () => {
     const t = new TranscriptBuilder();
-    t.prompt('x');
-    const error = t.apiError();
-    delete error.isApiErrorMessage;
-    expect(pruneNoise(t.entries).pruned).toBe(1);
+    t.prompt('go');
+    const kept = t.bash('ls', 'a b');
+    const stray = t.result('toolu-never-called', 'output of a call that is gone');
+    const next = t.prompt('continue');
+    const result = pruneNoise(t.entries);
+    expect(result).toMatchObject({ strayResults: 1, pruned: 1 });
+    expect(resultFor(result.entries, 'toolu-never-called')).toBeUndefined();
+    expect(resultFor(result.entries, kept)).toBeDefined();
+    expect(result.entries.find((entry) => entry.uuid === next.uuid)?.parentUuid).toBe(stray.parentUuid);
+    expect(validateTranscript(result.entries, { original: t.entries, singleChain: true })).toEqual([]);
   });
 
   it('keeps only the newest denial (tool_use and result go together) by default', () => {

@@ -1,15 +1,7 @@
-import {
-  existsSync,
-  mkdirSync,
-  mkdtempSync,
-  realpathSync,
-  rmSync,
-  symlinkSync,
-  writeFileSync,
-} from 'node:fs';
+import { mkdirSync, mkdtempSync, realpathSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import type { SessionKey } from '@anthropic-ai/claude-agent-sdk';
+import { foldSessionSummary, type SessionKey } from '@anthropic-ai/claude-agent-sdk';
 import Database from 'better-sqlite3';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { projectKeyFor, storeKeyOf } from '../../../src/store/session-key.js';
@@ -54,12 +46,14 @@ describe('SqliteSessionStore: layout', () => {
     expect(schema.find((row) => row.name === 'entries_uid')?.sql).toMatch(
       /ON entries\(store_key, uid\) WHERE uid IS NOT NULL/,
     );
-    expect(
+    const columns = (table: string) =>
       db
-        .prepare('PRAGMA table_info(entries)')
+        .prepare(`PRAGMA table_info(${table})`)
         .all()
-        .map((column) => (column as { name: string }).name),
-    ).toEqual(['store_key', 'seq', 'uid', 'payload']);
+        .map((column) => (column as { name: string }).name);
+    expect(columns('entries')).toEqual(['store_key', 'seq', 'uid', 'payload']);
+    expect(columns('meta')).toEqual(['store_key', 'mtime', 'next_seq', 'cost_seq', 'indexed_to']);
+    expect(columns('summaries')).toEqual(['project_key', 'session_id', 'mtime', 'data']);
   });
 
   it('keys rows as <project_key>/<session_id>[/<subpath>]', async () => {
@@ -199,46 +193,106 @@ describe('SqliteSessionStore: queries flower needs', () => {
   });
 });
 
-describe('SqliteSessionStore: load with the rewrite layers', () => {
-  it('rewrites the returned copy, reports it, and leaves the stored rows byte-identical', async () => {
-    const workspace = path.join(directory, 'ws');
-    const s = store({ workspace, trim: { enabled: true, keepRecent: 1 } });
-    const t = new TranscriptBuilder();
-    t.prompt('go');
-    for (let index = 0; index < 8; index += 1) t.bash('git status', `clean ${index}`);
-    t.tool('Read', { file_path: 'a' }, 'a'.repeat(5000));
-    t.tool('Read', { file_path: 'b' }, 'b'.repeat(5000));
-    t.apiError();
-    t.prompt('again');
-    await s.append(key, t.entries);
-    const rowsBefore = raw().prepare('SELECT * FROM entries ORDER BY seq').all();
-    const loaded = (await s.load(key)) ?? [];
-    const text = JSON.stringify(loaded.map((entry) => entry.message));
-    expect(text).toContain('`git status` expired');
-    expect(text).toContain(
-      `[tool result archived: 5000 chars. Full text at ${path.join(workspace, '.flower/spill/')}`,
-    );
-    expect(text).not.toContain('API Error');
-    expect(s.lastLoadReport(key)).toMatchObject({
-      expired: 2,
-      trimmed: 1,
-      kept: 1,
-      pruned: 1,
-      spillFailures: 0,
-    });
-    expect(existsSync(path.join(workspace, '.flower/spill'))).toBe(true);
-    expect(raw().prepare('SELECT * FROM entries ORDER BY seq').all()).toEqual(rowsBefore);
-    expect(s.loadRaw(key)).toEqual(t.entries);
+const cost = (total: number): Record<string, unknown> => ({
+  type: 'cost-state',
+  sessionId: key.sessionId,
+  totalCostUSD: total,
+  totalAPIDuration: 10,
+});
+
+describe('SqliteSessionStore: the last cost-state, read from the end', () => {
+  it('is the newest cost-state of the key; null without one or for an unknown key', async () => {
+    const s = store();
+    expect(await s.lastCostState(key)).toBeNull();
+    await s.append(key, [{ type: 'user', uuid: 'u1' }]);
+    expect(await s.lastCostState(key)).toBeNull();
+    await s.append(key, [cost(0.5) as never, { type: 'user', uuid: 'u2' }]);
+    await s.append(key, [cost(1.25) as never]);
+    await s.append(key, [{ type: 'assistant', uuid: 'u3' }, { type: 'last-prompt' }]);
+    expect(await s.lastCostState(key)).toEqual(cost(1.25));
+    await s.append(key, [cost(2) as never, cost(3) as never]);
+    expect((await s.lastCostState(key))?.totalCostUSD).toBe(3);
+    expect(await s.lastCostState({ ...key, sessionId: 'other' })).toBeNull();
   });
 
-  it('without a workspace, load returns exactly what was appended', async () => {
+  it('never reads the transcript: a damaged row before the newest cost-state does not matter', async () => {
     const s = store();
     const t = new TranscriptBuilder();
-    t.prompt('go');
-    t.apiError();
+    for (let index = 0; index < 200; index += 1) t.say(`turn ${index}`);
     await s.append(key, t.entries);
-    expect(await s.load(key)).toEqual(t.entries);
-    expect(s.lastLoadReport(key)).toBeUndefined();
+    await s.append(key, [cost(4.5) as never]);
+    await s.append(key, [{ type: 'user', uuid: 'after' }]);
+    raw().prepare("UPDATE entries SET payload = '{damaged' WHERE seq IN (0, 50, 201)").run();
+    await expect(s.load(key)).rejects.toBeInstanceOf(SessionStoreError);
+    expect((await s.lastCostState(key))?.totalCostUSD).toBe(4.5);
+  });
+
+  it('finds cost-states in rows another writer added without tracking them, and only searches those', async () => {
+    // A database as the reference (or an older flower) leaves it: no cost columns, rows by plain SQL.
+    mkdirSync(path.dirname(file), { recursive: true });
+    const old = new Database(file);
+    old.exec(`CREATE TABLE entries (store_key TEXT NOT NULL, seq INTEGER NOT NULL, uid TEXT, payload TEXT NOT NULL, PRIMARY KEY (store_key, seq));
+      CREATE TABLE meta (store_key TEXT PRIMARY KEY, mtime INTEGER NOT NULL, next_seq INTEGER NOT NULL);
+      CREATE TABLE summaries (project_key TEXT NOT NULL, session_id TEXT NOT NULL, mtime INTEGER NOT NULL, data TEXT NOT NULL, PRIMARY KEY (project_key, session_id));`);
+    const storeKey = storeKeyOf(key);
+    const rows = [{ type: 'user', uuid: 'a' }, cost(0.75), '{not json', { type: 'user', uuid: 'b' }];
+    const insert = old.prepare('INSERT INTO entries VALUES (?, ?, ?, ?)');
+    for (const [seq, row] of rows.entries())
+      insert.run(storeKey, seq, null, typeof row === 'string' ? row : JSON.stringify(row));
+    old.prepare('INSERT INTO meta VALUES (?, ?, ?)').run(storeKey, Date.now(), rows.length);
+    old.close();
+
+    const s = store();
+    expect((await s.lastCostState(key))?.totalCostUSD).toBe(0.75);
+    // Appends through this store keep the record; the untracked rows stay searchable.
+    await s.append(key, [{ type: 'user', uuid: 'c' }]);
+    expect((await s.lastCostState(key))?.totalCostUSD).toBe(0.75);
+    await s.append(key, [cost(1.5) as never]);
+    expect((await s.lastCostState(key))?.totalCostUSD).toBe(1.5);
+    // An older writer appends a newer cost-state without telling `meta`: it is found all the same.
+    raw()
+      .prepare('INSERT INTO entries VALUES (?, ?, ?, ?)')
+      .run(storeKey, 6, null, JSON.stringify(cost(9)));
+    raw().prepare('UPDATE meta SET next_seq = 7 WHERE store_key = ?').run(storeKey);
+    expect((await s.lastCostState(key))?.totalCostUSD).toBe(9);
+  });
+});
+
+describe('SqliteSessionStore: appends at one entry per call', () => {
+  it('two stores on one file, appending in turn, lose nothing and keep seqs and the summary right', async () => {
+    const first = store();
+    const second = store();
+    const t = new TranscriptBuilder();
+    t.prompt('Port the parser');
+    for (let index = 0; index < 20; index += 1) t.say(`step ${index}`);
+    t.marker('custom-title', { customTitle: 'Parser port' });
+    for (const [index, entry] of t.entries.entries())
+      await (index % 3 === 0 ? second : first).append(key, [entry]);
+    expect(await first.load(key)).toEqual(t.entries);
+    const seqs = raw().prepare('SELECT seq FROM entries ORDER BY seq').pluck().all();
+    expect(seqs).toEqual(t.entries.map((_, index) => index));
+    const [summary] = await second.listSessionSummaries(key.projectKey);
+    expect(summary?.data).toEqual(foldSessionSummary(undefined, key, t.entries).data);
+    expect(summary?.mtime).toBe((await first.listSessions(key.projectKey))[0]?.mtime);
+  });
+
+  it('writes the summary row only when the fold changed it, while its mtime follows every append', async () => {
+    const s = store();
+    const t = new TranscriptBuilder();
+    t.prompt('Port the parser');
+    await s.append(key, t.entries);
+    const stored = () =>
+      raw().prepare('SELECT mtime, data FROM summaries').get() as { mtime: number; data: string };
+    const before = stored();
+    await new Promise((resolve) => setTimeout(resolve, 5));
+    t.say('working on it');
+    await s.append(key, [t.entries[1] as never]);
+    expect(stored()).toEqual(before);
+    const listed = (await s.listSessions(key.projectKey))[0]?.mtime as number;
+    expect(listed).toBeGreaterThan(before.mtime);
+    expect((await s.listSessionSummaries(key.projectKey))[0]?.mtime).toBe(listed);
+    await s.append(key, [{ type: 'custom-title', customTitle: 'A title' }]);
+    expect(JSON.parse(stored().data)).toMatchObject({ customTitle: 'A title' });
   });
 });
 
@@ -282,19 +336,48 @@ describe('SqliteSessionStore: bad input', () => {
     expect(s.hasSession(key.projectKey, key.sessionId)).toBe(false);
   });
 
-  it('a row that is not a JSON object fails the load with the file and key named, returning nothing', async () => {
+  it('a row that is not a JSON object fails the load in one line naming the file, key and seq', async () => {
     const s = store();
     await s.append(key, [
       { type: 'user', uuid: 'a' },
       { type: 'user', uuid: 'b' },
+      { type: 'user', uuid: 'c' },
     ]);
     raw().prepare("UPDATE entries SET payload = '{truncated' WHERE uid = 'b'").run();
-    await expect(s.load(key)).rejects.toThrow(
-      new RegExp(
-        `${file.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')} .*-tmp-x-ws/a1b2 \\(row 2 is not a JSON object\\)`,
-      ),
+    const error = await s.load(key).then(
+      () => undefined,
+      (caught: unknown) => caught,
     );
+    expect(error).toBeInstanceOf(SessionStoreError);
+    const message = (error as Error).message;
+    expect(message).not.toContain('\n');
+    expect(message).toContain(file);
+    expect(message).toContain('-tmp-x-ws/a1b2 (seq 1 is not a JSON object)');
+    expect(message).toContain('AND seq = 1');
     raw().prepare("UPDATE entries SET payload = '[1,2]' WHERE uid = 'b'").run();
     await expect(s.load(key)).rejects.toBeInstanceOf(SessionStoreError);
+  });
+
+  it('readTranscript reports each unreadable row by seq, uuid and position and returns the rest', async () => {
+    const s = store();
+    await s.append(key, [
+      { type: 'user', uuid: 'a' },
+      { type: 'marker' },
+      { type: 'user', uuid: 'c' },
+      { type: 'user', uuid: 'd' },
+    ]);
+    raw().prepare("UPDATE entries SET payload = 'not json' WHERE seq = 1").run();
+    raw().prepare("UPDATE entries SET payload = 'null' WHERE uid = 'c'").run();
+    expect(await s.readTranscript(key)).toEqual({
+      entries: [
+        { type: 'user', uuid: 'a' },
+        { type: 'user', uuid: 'd' },
+      ],
+      unreadable: [
+        { seq: 1, uuid: null, position: 1 },
+        { seq: 2, uuid: 'c', position: 1 },
+      ],
+    });
+    expect(await s.readTranscript({ ...key, sessionId: 'none' })).toBeNull();
   });
 });

@@ -77,6 +77,41 @@ describe('trim layer', () => {
     expect(validateTranscript(result.entries, { original: t.entries })).toEqual([]);
   });
 
+  it('trim alone never rewrites a large result held in a compact-summary or meta entry', () => {
+    const t = new TranscriptBuilder();
+    const summarised = t.call('Read', { file_path: 'old.log' });
+    const summary = t.push({
+      type: 'user',
+      isCompactSummary: true,
+      message: {
+        role: 'user',
+        content: [{ type: 'tool_result', tool_use_id: summarised, content: 's'.repeat(9000) }],
+      },
+      toolUseResult: { stdout: 's'.repeat(9000) },
+    });
+    const noted = t.call('Bash', { command: 'make' });
+    const meta = t.push({
+      type: 'user',
+      isMeta: true,
+      message: {
+        role: 'user',
+        content: [
+          { type: 'tool_result', tool_use_id: noted, content: [{ type: 'text', text: 'm'.repeat(9000) }] },
+        ],
+      },
+    });
+    const plain = t.tool('Read', { file_path: 'f' }, 'p'.repeat(9000));
+    const result = trimLargeResults(
+      t.entries,
+      { ...policy, keepRecent: 0 },
+      createSpillWriter(workspace, policy.spillDirname),
+    );
+    expect(result.trimmed).toBe(1);
+    expect(resultOf(result.entries, plain)).toContain('archived: 9000 chars');
+    expect(result.entries.find((entry) => entry.uuid === summary.uuid)).toBe(summary);
+    expect(result.entries.find((entry) => entry.uuid === meta.uuid)).toBe(meta);
+  });
+
   it('joins text blocks of a list result and trims it as one text', () => {
     const t = new TranscriptBuilder();
     const id = t.tool('Read', { file_path: 'f' }, '', {
@@ -114,7 +149,9 @@ describe('trim layer', () => {
     // A directory squatting on the file's name makes the final rename fail, for any user, root included.
     mkdirSync(path.join(directory, spillFileName(text)), { recursive: true });
     const failures: unknown[] = [];
-    const spill = createSpillWriter(workspace, '.flower/spill', { onFailure: (error) => failures.push(error) });
+    const spill = createSpillWriter(workspace, '.flower/spill', {
+      onFailure: (error) => failures.push(error),
+    });
     expect(spill(text)).toBeUndefined();
     expect(readdirSync(directory)).toEqual([spillFileName(text)]);
     expect(failures).toHaveLength(1);

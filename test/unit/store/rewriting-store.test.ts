@@ -1,0 +1,246 @@
+import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { InMemorySessionStore, type SessionKey } from '@anthropic-ai/claude-agent-sdk';
+import Database from 'better-sqlite3';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import {
+  RewritingSessionStore,
+  type RewritingSessionStoreOptions,
+} from '../../../src/store/rewriting-store.js';
+import { spillFileName } from '../../../src/store/spill.js';
+import { SqliteSessionStore } from '../../../src/store/sqlite-session-store.js';
+import { TranscriptBuilder } from '../../support/transcript-builder.js';
+import { validateTranscript } from '../../support/transcript-validator.js';
+
+let directory: string;
+let workspace: string;
+let file: string;
+const open: Array<{ close(): unknown }> = [];
+const key: SessionKey = { projectKey: '-tmp-x-ws', sessionId: 'a1b2' };
+
+beforeEach(() => {
+  directory = mkdtempSync(path.join(tmpdir(), 'flower-rewriting-'));
+  workspace = path.join(directory, 'ws');
+  file = path.join(directory, 'runs', 'sessions.db');
+});
+afterEach(() => {
+  for (const handle of open.splice(0)) handle.close();
+  rmSync(directory, { recursive: true, force: true });
+});
+
+function layered(options: Partial<RewritingSessionStoreOptions> = {}) {
+  const backend = new SqliteSessionStore(file);
+  open.push(backend);
+  const warnings: string[] = [];
+  const store = new RewritingSessionStore(backend, {
+    workspace,
+    onWarning: (line) => warnings.push(line),
+    ...options,
+  });
+  return { store, backend, warnings };
+}
+
+const raw = (): Database.Database => {
+  const db = new Database(file);
+  open.push(db);
+  return db;
+};
+const spillDir = () => path.join(workspace, '.flower/spill');
+const spillFiles = (): string[] => {
+  try {
+    return readdirSync(spillDir()).sort();
+  } catch {
+    return [];
+  }
+};
+type Block = Record<string, unknown>;
+const resultOf = (entries: readonly Record<string, unknown>[], id: string): Block | undefined =>
+  entries
+    .flatMap((entry) => ((entry.message as { content?: unknown })?.content as Block[]) ?? [])
+    .find((block) => block?.type === 'tool_result' && block.tool_use_id === id);
+const entryAnswering = (entries: readonly Record<string, unknown>[], id: string) =>
+  entries.find((entry) => resultOf([entry], id) !== undefined);
+
+describe('RewritingSessionStore: load', () => {
+  it('rewrites the returned copy, reports it, and leaves the stored rows byte-identical', async () => {
+    const { store, backend } = layered({ trim: { enabled: true, keepRecent: 1 } });
+    const t = new TranscriptBuilder();
+    t.prompt('go');
+    for (let index = 0; index < 8; index += 1) t.bash('git status', `clean ${index}`);
+    t.tool('Read', { file_path: 'a' }, 'a'.repeat(5000));
+    t.tool('Read', { file_path: 'b' }, 'b'.repeat(5000));
+    t.apiError();
+    t.prompt('again');
+    await store.append(key, t.entries);
+    const rowsBefore = raw().prepare('SELECT * FROM entries ORDER BY seq').all();
+    const loaded = (await store.load(key)) ?? [];
+    const text = JSON.stringify(loaded.map((entry) => entry.message));
+    expect(text).toContain('`git status` expired');
+    expect(text).toContain(`[tool result archived: 5000 chars. Full text at ${spillDir()}/`);
+    expect(text).not.toContain('API Error');
+    expect(store.lastLoadReport(key)).toMatchObject({
+      expired: 2,
+      trimmed: 1,
+      kept: 1,
+      pruned: 1,
+      spillFailures: 0,
+    });
+    expect(raw().prepare('SELECT * FROM entries ORDER BY seq').all()).toEqual(rowsBefore);
+    expect(backend.loadRaw(key)).toEqual(t.entries);
+    expect(await store.load({ ...key, sessionId: 'unknown' })).toBeNull();
+  });
+
+  it('a rewritten result loses its duplicate copy; the copy keeps its shape and short fields', async () => {
+    const { store } = layered({ trim: { enabled: true, keepRecent: 0 }, ephemeral: { keepRecent: 0 } });
+    const t = new TranscriptBuilder();
+    t.prompt('go');
+    const read = t.call('Read', { file_path: '/work/project/big.ts' });
+    const readEntry = t.push({
+      type: 'user',
+      message: {
+        role: 'user',
+        content: [{ type: 'tool_result', tool_use_id: read, content: 'r'.repeat(6000) }],
+      },
+      toolUseResult: {
+        type: 'text',
+        file: { filePath: '/work/project/big.ts', content: 'R'.repeat(5900), numLines: 200, totalLines: 200 },
+      },
+    });
+    const bash = t.bash('npm run build', 'b'.repeat(4000));
+    const glance = t.bash('git status', `On branch main\n${'M file\n'.repeat(40)}`);
+    const untouched = t.bash('npm test', 'ok');
+    await store.append(key, t.entries);
+    const loaded = (await store.load(key)) ?? [];
+    const pointer = resultOf(loaded, read)?.content as string;
+    expect(pointer).toMatch(/^\[tool result archived: 6000 chars/);
+    expect(entryAnswering(loaded, read)?.toolUseResult).toEqual({
+      type: 'text',
+      file: { filePath: '/work/project/big.ts', content: pointer, numLines: 200, totalLines: 200 },
+    });
+    const buildPointer = resultOf(loaded, bash)?.content as string;
+    expect(entryAnswering(loaded, bash)?.toolUseResult).toEqual({
+      stdout: buildPointer,
+      stderr: '',
+      interrupted: false,
+    });
+    const note = resultOf(loaded, glance)?.content as string;
+    expect(note).toContain('`git status` expired');
+    expect(entryAnswering(loaded, glance)?.toolUseResult).toEqual({
+      stdout: note,
+      stderr: '',
+      interrupted: false,
+    });
+    expect(entryAnswering(loaded, untouched)).toEqual(entryAnswering(t.entries, untouched));
+    expect(readEntry.toolUseResult).toMatchObject({ file: { content: 'R'.repeat(5900) } });
+    expect(validateTranscript(loaded, { original: t.entries, singleChain: true })).toEqual([]);
+  });
+
+  it('resumes around a row that is not valid JSON: chain relinked, call and result kept paired, named once', async () => {
+    const { store, warnings } = layered();
+    const t = new TranscriptBuilder();
+    t.prompt('go');
+    const lostCall = t.call('Bash', { command: 'make' }); // seq 1: the assistant entry, damaged below
+    t.result(lostCall, 'built'); //                          seq 2: its result, now answering nothing
+    const lostAnswer = t.call('Bash', { command: 'make test' }); // seq 3
+    t.result(lostAnswer, 'passed'); //                       seq 4: damaged below, the call is left open
+    const last = t.prompt('carry on');
+    await store.append(key, t.entries);
+    const damage = raw().prepare('UPDATE entries SET payload = ? WHERE seq = ?');
+    damage.run('{"type":"assistant","message":{"content":[', 1);
+    damage.run('', 4);
+
+    const loaded = (await store.load(key)) ?? [];
+    expect(validateTranscript(loaded, { singleChain: true })).toEqual([]);
+    expect(resultOf(loaded, lostCall)).toBeUndefined();
+    expect(resultOf(loaded, lostAnswer)?.content).toMatch(/interrupted and has no result/);
+    expect(loaded.find((entry) => entry.uuid === last.uuid)).toBeDefined();
+    expect(JSON.stringify(loaded)).toContain('"go"');
+    expect(store.lastLoadReport(key)).toMatchObject({ unreadableRows: 2, strayResults: 1, orphansHealed: 1 });
+    expect(warnings).toEqual([
+      `Transcript -tmp-x-ws/a1b2 in ${file} has rows that are not valid JSON (seq 1, 4); resuming without them, the history relinked around the gap. The stored rows are left as they are.`,
+    ]);
+    await store.load(key);
+    expect(warnings).toHaveLength(2); // every resume that meets them says so
+  });
+});
+
+describe('RewritingSessionStore: spill files are written with the append', () => {
+  it('an appended large result has its spill file before any load, and the first load writes nothing', async () => {
+    const { store } = layered({ trim: { enabled: true, keepRecent: 0 } });
+    const t = new TranscriptBuilder();
+    t.prompt('go');
+    const text = 'L'.repeat(3000);
+    t.tool('Read', { file_path: 'log' }, text);
+    t.tool('Read', { file_path: 'small' }, 'tiny');
+    await store.append(key, t.entries.slice(0, 2));
+    expect(spillFiles()).toEqual([]);
+    await store.append(key, t.entries.slice(2));
+    expect(spillFiles()).toEqual([spillFileName(text)]);
+    const target = path.join(spillDir(), spillFileName(text));
+    expect(readFileSync(target, 'utf8')).toBe(text);
+    const written = statSync(target).mtimeMs;
+
+    // A fresh process after a crash: a new layer over the same file.
+    const { store: resumed } = layered({ trim: { enabled: true, keepRecent: 0 } });
+    const loaded = (await resumed.load(key)) ?? [];
+    expect(JSON.stringify(loaded)).toContain(`Full text at ${target}`);
+    expect(spillFiles()).toEqual([spillFileName(text)]);
+    expect(statSync(target).mtimeMs).toBe(written);
+  });
+
+  it('with trim off, appends write no spill files', async () => {
+    const { store } = layered();
+    const t = new TranscriptBuilder();
+    t.tool('Read', { file_path: 'log' }, 'L'.repeat(3000));
+    await store.append(key, t.entries);
+    expect(spillFiles()).toEqual([]);
+  });
+
+  it('a transcript appended before spill-at-write still gets its files on load', async () => {
+    const backend = new SqliteSessionStore(file);
+    open.push(backend);
+    const t = new TranscriptBuilder();
+    const text = 'O'.repeat(2500);
+    t.tool('Read', { file_path: 'old' }, text);
+    await backend.append(key, t.entries);
+    const { store } = layered({ trim: { enabled: true, keepRecent: 0 } });
+    expect(JSON.stringify(await store.load(key))).toContain('archived: 2500 chars');
+    expect(spillFiles()).toEqual([spillFileName(text)]);
+  });
+
+  it('a spill directory that cannot be written: results stay untrimmed, nothing fails, one warning', async () => {
+    writeFileSync(path.join(directory, 'not-a-dir'), 'a file where the spill directory should be');
+    const { store, warnings } = layered({
+      trim: { enabled: true, keepRecent: 0, spillDirname: '../not-a-dir/spill' },
+    });
+    const t = new TranscriptBuilder();
+    const ids = ['x', 'y', 'z'].map((letter) => t.tool('Read', { file_path: letter }, letter.repeat(4000)));
+    for (const entry of t.entries) await store.append(key, [entry]);
+    const loaded = (await store.load(key)) ?? [];
+    await store.load(key);
+    for (const [position, id] of ids.entries())
+      expect(resultOf(loaded, id)?.content).toBe((['x', 'y', 'z'][position] as string).repeat(4000));
+    expect(store.lastLoadReport(key)).toMatchObject({ trimmed: 0, spillFailures: 3 });
+    expect(warnings).toHaveLength(1);
+    expect(warnings[0]).toMatch(
+      /^Could not write spill files in .*not-a-dir\/spill \((ENOTDIR|EEXIST)\): large tool results stay untrimmed/,
+    );
+  });
+});
+
+describe('RewritingSessionStore: over any backend', () => {
+  it('finds the last cost-state through the backend fast path, or by reading when there is none', async () => {
+    const cost = (total: number) => ({ type: 'cost-state', sessionId: key.sessionId, totalCostUSD: total });
+    const t = new TranscriptBuilder();
+    t.prompt('go');
+    const entries = [...t.entries, cost(1) as never, { type: 'user', uuid: 'later' }, cost(2.5) as never];
+    const { store } = layered();
+    const memory = new RewritingSessionStore(new InMemorySessionStore(), { workspace });
+    for (const each of [store, memory]) {
+      expect(await each.lastCostState(key)).toBeNull();
+      await each.append(key, entries);
+      expect(await each.lastCostState(key)).toEqual(cost(2.5));
+    }
+  });
+});

@@ -16,7 +16,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import type { AgentSpec } from '../../src/runtime/agent-spec.js';
 import { defaultResiliencePolicy } from '../../src/runtime/resilience.js';
 import { lastUserText, mock } from '../../src/testing/index.js';
-import { type Harness, runNode, startHarness, stepDriver } from './runtime-harness.js';
+import { type DriverOutcome, driveStep, type Harness, startHarness } from './runtime-harness.js';
 
 let harness: Harness | undefined;
 afterEach(async () => {
@@ -39,37 +39,13 @@ function readJson(path: string): unknown {
   return JSON.parse(readFileSync(path, 'utf8'));
 }
 
-interface DriverOutcome {
-  code: number | null;
-  signal: NodeJS.Signals | null;
-  sessions: string[];
-  result: Record<string, unknown> | undefined;
-  stderr: string;
-}
-
 async function drive(
   h: Harness,
   step: string,
   prompt: string,
   onSpawn?: (child: ChildProcess) => void,
 ): Promise<DriverOutcome> {
-  const run = await runNode(['--input-type=module', '-e', stepDriver, h.workspace, step, prompt], h.env, {
-    ...(onSpawn ? { onSpawn } : {}),
-    detached: true,
-  });
-  const lines = run.stdout.split('\n');
-  const resultLine = lines.find((line) => line.startsWith('result '));
-  return {
-    code: run.code,
-    signal: run.signal,
-    sessions: lines
-      .filter((line) => line.startsWith('session '))
-      .map((line) => line.slice('session '.length)),
-    result: resultLine
-      ? (JSON.parse(resultLine.slice('result '.length)) as Record<string, unknown>)
-      : undefined,
-    stderr: run.stderr,
-  };
+  return driveStep(h, step, prompt, onSpawn ? { onSpawn } : {});
 }
 
 describe('Runtime continuity across processes (real SDK and binary against the mock model)', () => {

@@ -130,12 +130,19 @@ export function runNode(
 
 /**
  * A tiny program that runs one step through the built runtime (`dist/`), the way an application
- * embedding flower would: `node -e <driver> <workspace> <step> <prompt>`. Continuity on.
+ * embedding flower would: `node -e <driver> <workspace> <step> <prompt> [<options JSON>]`.
+ * Continuity on; the JSON is merged into the `Runtime` options; warnings are printed as
+ * `warning <line>`.
  */
 export const stepDriver = `
-const [workspace, step, prompt] = process.argv.slice(1);
+const [workspace, step, prompt, extra] = process.argv.slice(1);
 const { Runtime } = await import(${JSON.stringify(join(distRoot, 'runtime', 'runtime.js'))});
-const runtime = new Runtime({ workspace, resilience: false });
+const runtime = new Runtime({
+  workspace,
+  resilience: false,
+  onWarning: (line) => console.log('warning ' + line),
+  ...(extra ? JSON.parse(extra) : {}),
+});
 const result = await runtime.run(
   { name: step, instructions: '', allowedTools: ['Read', 'Glob', 'Grep'], permissionMode: 'default' },
   prompt,
@@ -144,3 +151,39 @@ const result = await runtime.run(
 runtime.close();
 console.log('result ' + JSON.stringify(result));
 `;
+
+export interface DriverOutcome {
+  code: number | null;
+  signal: NodeJS.Signals | null;
+  sessions: string[];
+  warnings: string[];
+  result: Record<string, unknown> | undefined;
+  stderr: string;
+}
+
+/** Runs `stepDriver` in its own process group (so a test can kill it with its agent process). */
+export async function driveStep(
+  h: Harness,
+  step: string,
+  prompt: string,
+  options: { runtime?: Record<string, unknown>; onSpawn?: (child: ChildProcess) => void } = {},
+): Promise<DriverOutcome> {
+  const args = ['--input-type=module', '-e', stepDriver, h.workspace, step, prompt];
+  if (options.runtime !== undefined) args.push(JSON.stringify(options.runtime));
+  const run = await runNode(args, h.env, {
+    ...(options.onSpawn ? { onSpawn: options.onSpawn } : {}),
+    detached: true,
+  });
+  const lines = run.stdout.split('\n');
+  const tagged = (tag: string) =>
+    lines.filter((line) => line.startsWith(`${tag} `)).map((line) => line.slice(tag.length + 1));
+  const [resultLine] = tagged('result');
+  return {
+    code: run.code,
+    signal: run.signal,
+    sessions: tagged('session'),
+    warnings: tagged('warning'),
+    result: resultLine ? (JSON.parse(resultLine) as Record<string, unknown>) : undefined,
+    stderr: run.stderr,
+  };
+}

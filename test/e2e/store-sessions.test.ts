@@ -4,18 +4,24 @@
  * transcripts (main thread and subagent) are mirrored into sessions.db, and that a resume through
  * the store sends the model the rewritten history while the stored rows stay as they were: stale
  * glances expired, large results trimmed, synthetic error turns gone, old hook denials dropped
- * (the binary marks them `toolDenialKind: "permission-rule"`), a cut-off tool call healed.
+ * (the binary marks them `toolDenialKind: "permission-rule"`), a cut-off tool call healed; that
+ * dropping the harness's duplicate copies of rewritten results changes nothing the model sees; and
+ * that a damaged row neither stops a resume nor silently shortens its history.
  */
 import { execFileSync } from 'node:child_process';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import {
   type AgentDefinition,
+  InMemorySessionStore,
   type Options,
   query,
   type SDKMessage,
+  type SessionKey,
   type SessionStore,
+  type SessionStoreEntry,
 } from '@anthropic-ai/claude-agent-sdk';
+import Database from 'better-sqlite3';
 import { afterEach, describe, expect, it } from 'vitest';
 import { RewritingSessionStore, type RewritingSessionStoreOptions } from '../../src/store/rewriting-store.js';
 import { projectKeyFor } from '../../src/store/session-key.js';
@@ -33,6 +39,62 @@ function openStore(
   const backend = new SqliteSessionStore(join(workspace, 'runs', 'sessions.db'));
   onCleanUp(() => backend.close());
   return new RewritingSessionStore(backend, { workspace, ...options });
+}
+
+/** A copy of a transcript in a store of its own, so two resumes can start from the same history. */
+async function copyOf(key: SessionKey, entries: SessionStoreEntry[]): Promise<InMemorySessionStore> {
+  const copy = new InMemorySessionStore();
+  await copy.append(key, entries);
+  return copy;
+}
+
+/** `store` with every loaded entry's `toolUseResult` put back as it was stored. */
+function withStoredCopies(store: SessionStore, stored: readonly SessionStoreEntry[]): Required<SessionStore> {
+  const copies = new Map(
+    stored.filter((entry) => 'toolUseResult' in entry).map((entry) => [entry.uuid, entry.toolUseResult]),
+  );
+  const inner = store as Required<SessionStore>;
+  return {
+    append: (key, entries) => inner.append(key, entries),
+    load: async (key) =>
+      (await inner.load(key))?.map((entry) =>
+        copies.has(entry.uuid) ? { ...entry, toolUseResult: copies.get(entry.uuid) } : entry,
+      ) ?? null,
+    listSessions: (projectKey) => inner.listSessions(projectKey),
+    listSessionSummaries: (projectKey) => inner.listSessionSummaries(projectKey),
+    delete: (key) => inner.delete(key),
+    listSubkeys: (key) => inner.listSubkeys(key),
+  };
+}
+
+type ApiMessage = { role: string; content: unknown };
+/** Problems with tool_use/tool_result pairing in a request's messages (empty: the API accepts it). */
+function pairingProblems(messages: readonly ApiMessage[]): string[] {
+  const problems: string[] = [];
+  const blocksOf = (message: ApiMessage | undefined) =>
+    Array.isArray(message?.content) ? (message.content as Array<Record<string, unknown>>) : [];
+  messages.forEach((message, index) => {
+    if (message.role !== 'assistant') return;
+    const answers = new Set(
+      blocksOf(messages[index + 1])
+        .filter((block) => block.type === 'tool_result')
+        .map((block) => block.tool_use_id),
+    );
+    for (const use of blocksOf(message).filter((block) => block.type === 'tool_use'))
+      if (!answers.has(use.id)) problems.push(`tool_use ${String(use.id)} has no result after it`);
+  });
+  const asked = new Set(
+    messages.flatMap((message) =>
+      blocksOf(message)
+        .filter((block) => block.type === 'tool_use')
+        .map((block) => block.id),
+    ),
+  );
+  for (const message of messages)
+    for (const result of blocksOf(message).filter((block) => block.type === 'tool_result'))
+      if (!asked.has(result.tool_use_id))
+        problems.push(`tool_result ${String(result.tool_use_id)} answers nothing`);
+  return problems;
 }
 
 interface Turn {
@@ -272,5 +334,123 @@ describe('session store with the real SDK and binary', () => {
     expect(answer).toContain('"tool_use_id":"toolu_cut_off"');
     expect(answer).toContain('this step was interrupted and has no result');
     expect(JSON.stringify(messages.at(-1)?.content)).toContain('Continue.');
+  });
+
+  it('a rewritten transcript resumes through the binary, and dropping duplicate copies changes no request', async () => {
+    const workspace = tempDir('flower-ws-');
+    execFileSync('git', ['init', '-q'], { cwd: workspace });
+    const big = Array.from({ length: 150 }, (_, line) => `row ${line}: ${'payload '.repeat(8)}`).join('\n');
+    writeFileSync(join(workspace, 'big.txt'), `${big}\n`);
+    const rewrite = { trim: { enabled: true, keepRecent: 0 }, ephemeral: { keepRecent: 0 } };
+    const store = openStore(workspace, rewrite);
+    const model = await startMock({
+      main: [
+        mock.toolUse('Bash', { command: 'cat big.txt' }),
+        mock.toolUse('Bash', { command: 'git status' }),
+        mock.text('Looked around.'),
+        mock.text('Resumed without the copies.'),
+        mock.text('Resumed with the copies.'),
+      ],
+    });
+    const first = await runTurn(model, workspace, store, { prompt: 'Look around.' });
+    expect(first.thrown).toBeUndefined();
+    const key = { projectKey: projectKeyFor(workspace), sessionId: first.sessionId };
+    const stored = store.backend.loadRaw(key) ?? [];
+    expect(JSON.stringify(stored.map((entry) => entry.toolUseResult))).toContain('row 149: payload');
+
+    const stripped = new RewritingSessionStore(await copyOf(key, stored), { workspace, ...rewrite });
+    const restored = withStoredCopies(
+      new RewritingSessionStore(await copyOf(key, stored), { workspace, ...rewrite }),
+      stored,
+    );
+    // What the binary is handed to parse: the copies made up most of what trimming left behind.
+    const strippedText = JSON.stringify(await stripped.load(key));
+    const restoredText = JSON.stringify(await restored.load(key));
+    expect(strippedText).not.toContain('row 149: payload');
+    expect(restoredText).toContain('row 149: payload');
+    expect(strippedText.length).toBeLessThan(restoredText.length - big.length);
+
+    const withoutCopies = await runTurn(model, workspace, stripped, {
+      prompt: 'Carry on.',
+      resume: first.sessionId,
+    });
+    const withCopies = await runTurn(model, workspace, restored, {
+      prompt: 'Carry on.',
+      resume: first.sessionId,
+    });
+    expect(withoutCopies.thrown).toBeUndefined();
+    expect(withCopies.thrown).toBeUndefined();
+    expect(withoutCopies.sessionId).toBe(first.sessionId);
+    expect(model.unmatched).toEqual([]);
+    const [sentWithout, sentWith] = model
+      .mainRequests()
+      .slice(-2)
+      .map((request) => request.body?.messages ?? []);
+    expect(sentWithout).toEqual(sentWith);
+
+    const sent = JSON.stringify(sentWithout);
+    expect(sent).toContain('Carry on.');
+    expect(sent).toMatch(
+      /\[tool result archived: \d+ chars\. Full text at \/[^;]*\.txt; Read it when needed\]/,
+    );
+    expect(sent).toContain('result of `git status` expired');
+    expect(sent).not.toContain('row 149: payload');
+    expect(pairingProblems(sentWithout as ApiMessage[])).toEqual([]);
+  });
+
+  it('a stored row that is not valid JSON: the resume goes on around it, names it, and keeps the rest', async () => {
+    const workspace = tempDir('flower-ws-');
+    const warnings: string[] = [];
+    const store = openStore(workspace, { onWarning: (line) => warnings.push(line) });
+    const model = await startMock({
+      main: [
+        mock.toolUse('Bash', { command: 'echo alpha-output' }),
+        mock.toolUse('Bash', { command: 'echo beta-output' }),
+        mock.text('Both ran.'),
+        mock.text('Still here.'),
+      ],
+    });
+    const first = await runTurn(model, workspace, store, { prompt: 'Run two commands.' });
+    expect(first.thrown).toBeUndefined();
+    const key = { projectKey: projectKeyFor(workspace), sessionId: first.sessionId };
+    const storeKey = `${key.projectKey}/${key.sessionId}`;
+
+    // Damage the assistant entry that made the first call: its result then answers nothing.
+    const db = new Database(join(workspace, 'runs', 'sessions.db'));
+    onCleanUp(() => {
+      db.close();
+    });
+    const seq = db
+      .prepare(
+        `SELECT seq FROM entries WHERE store_key = ? AND json_extract(payload, '$.type') = 'assistant'
+           AND instr(payload, 'echo alpha-output') > 0`,
+      )
+      .pluck()
+      .get(storeKey) as number;
+    expect(typeof seq).toBe('number');
+    db.prepare('UPDATE entries SET payload = ? WHERE store_key = ? AND seq = ?').run(
+      '{"type":"assistant","message":{"content":[{"type":"tool_',
+      storeKey,
+      seq,
+    );
+    await expect(store.backend.load(key)).rejects.toThrow(`${storeKey} (seq ${seq} is not a JSON object)`);
+
+    const second = await runTurn(model, workspace, store, { prompt: 'And now?', resume: first.sessionId });
+    expect(second.thrown).toBeUndefined();
+    expect(model.unmatched).toEqual([]);
+    const messages = (model.mainRequests().at(-1)?.body?.messages ?? []) as ApiMessage[];
+    const sent = JSON.stringify(messages);
+    expect(sent).toContain('Run two commands.'); // before the gap
+    expect(sent).toContain('beta-output'); // after it
+    expect(sent).toContain('Both ran.');
+    expect(sent).toContain('And now?');
+    expect(sent).not.toContain('alpha-output');
+    expect(pairingProblems(messages)).toEqual([]);
+    expect(store.lastLoadReport(key)).toMatchObject({ unreadableRows: 1, strayResults: 1 });
+    expect(warnings).toHaveLength(1);
+    expect(warnings[0]).toContain(
+      `Transcript ${storeKey} in ${join(workspace, 'runs', 'sessions.db')} has a row`,
+    );
+    expect(warnings[0]).toContain(`(seq ${seq})`);
   });
 });

@@ -33,6 +33,7 @@ import {
   type Entry,
   indexTranscript,
   isToolResult,
+  type ToolResultSite,
   type ToolUseBlock,
   type TranscriptIndex,
 } from './transcript.js';
@@ -131,9 +132,19 @@ export function planPrune(index: TranscriptIndex, edits: TranscriptEdits, policy
     );
   }
 
-  const stray = index.results.filter(
-    (site) => !index.toolUseById.has(site.block.tool_use_id) && !edits.isDropped(site.entryIndex),
-  );
+  // One walk over the results: those nothing asked for go, interrupted ones are neutralised.
+  const stray: ToolResultSite[] = [];
+  for (const site of index.results) {
+    if (edits.isDropped(site.entryIndex)) continue;
+    if (!index.toolUseById.has(site.block.tool_use_id)) {
+      stray.push(site);
+      continue;
+    }
+    const block = edits.blockAt(site);
+    if (!policy.neutraliseInterrupts || !isInterruptResult(block)) continue;
+    edits.replaceBlock(site, { ...(block as ContentBlock), content: policy.interruptText, is_error: false });
+    counts.interruptsNeutralised += 1;
+  }
   counts.strayResults = stray.length;
   removeAll(byEntry(stray));
 
@@ -145,27 +156,30 @@ export function planPrune(index: TranscriptIndex, edits: TranscriptEdits, policy
     }
   }
 
-  if (policy.neutraliseInterrupts) {
-    for (const site of index.results) {
-      if (edits.isDropped(site.entryIndex)) continue;
-      const block = edits.blockAt(site);
-      if (!isInterruptResult(block)) continue;
-      edits.replaceBlock(site, {
-        ...(block as ContentBlock),
-        content: policy.interruptText,
-        is_error: false,
-      });
-      counts.interruptsNeutralised += 1;
-    }
-  }
-
   if (policy.healOrphans) counts.orphansHealed = planHealing(index, edits, policy.orphanText);
   return counts;
 }
 
 /**
- * After every entry whose tool calls have no result anywhere (after the edits so far), plan one
- * user entry answering all of them; returns how many entries are inserted.
+ * The last entry of the assistant message `entryIndex` belongs to. The harness writes one entry
+ * per content block and sends consecutive assistant entries as one message (entries of other
+ * types in between are not messages); the answer to any of its calls must open the next user
+ * message, so it goes after the last of them.
+ */
+function messageEnd(index: TranscriptIndex, edits: TranscriptEdits, entryIndex: number): number {
+  let end = entryIndex;
+  for (let next = entryIndex + 1; next < index.entries.length; next += 1) {
+    if (edits.isDropped(next)) continue;
+    const type = index.entries[next]?.type;
+    if (type === 'assistant') end = next;
+    else if (type === 'user') break;
+  }
+  return end;
+}
+
+/**
+ * After every assistant message whose tool calls have no result anywhere (after the edits so
+ * far), plan one user entry answering all of them; returns how many entries are inserted.
  */
 function planHealing(index: TranscriptIndex, edits: TranscriptEdits, text: string): number {
   const answered = new Set(index.answeredInProtected);
@@ -178,8 +192,9 @@ function planHealing(index: TranscriptIndex, edits: TranscriptEdits, text: strin
     if (edits.isDropped(site.entryIndex) || edits.blockAt(site) === null) continue;
     if (answered.has(site.block.id)) continue;
     answered.add(site.block.id);
-    const uses = orphans.get(site.entryIndex);
-    if (uses === undefined) orphans.set(site.entryIndex, [site.block]);
+    const end = messageEnd(index, edits, site.entryIndex);
+    const uses = orphans.get(end);
+    if (uses === undefined) orphans.set(end, [site.block]);
     else uses.push(site.block);
   }
   for (const [entryIndex, uses] of orphans) edits.answerAfter(entryIndex, uses, text);

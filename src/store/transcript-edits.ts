@@ -186,21 +186,24 @@ export class TranscriptEdits {
     const entry = this.index.entries[entryIndex] as Entry;
     const edits = this.blocks.get(entryIndex);
     if (edits === undefined) return entry;
+    const original = contentListOf(entry);
     const content: unknown[] = [];
-    contentListOf(entry).forEach((block, blockIndex) => {
+    let results = 0;
+    for (let blockIndex = 0; blockIndex < original.length; blockIndex += 1) {
       const replacement = edits.get(blockIndex);
-      if (replacement === undefined) content.push(block);
-      else if (replacement !== null) content.push(replacement);
-    });
+      const block = replacement === undefined ? original[blockIndex] : replacement;
+      if (block === null) continue;
+      content.push(block);
+      if ((block as ContentBlock).type === 'tool_result') results += 1;
+    }
     const changed: Entry = { ...entry, message: { ...messageOf(entry), content } };
     if (this.copyRemoved.has(entryIndex)) {
       delete changed.toolUseResult;
       return changed;
     }
     const text = this.rewritten.get(entryIndex);
-    const results = content.filter((block) => (block as ContentBlock | null)?.type === 'tool_result');
     // Only the harness's shape (one result per entry) says whose copy `toolUseResult` is.
-    if (text !== undefined && results.length === 1 && changed.toolUseResult !== undefined)
+    if (text !== undefined && results === 1 && changed.toolUseResult !== undefined)
       changed.toolUseResult = withoutDuplicates(changed.toolUseResult, text, DUPLICATE_DEPTH);
     return changed;
   }
@@ -231,14 +234,21 @@ function withoutDuplicates(value: unknown, text: string, depth: number): unknown
   if (typeof value === 'string') return value.length > text.length ? text : value;
   if (depth <= 0 || typeof value !== 'object' || value === null) return value;
   if (Array.isArray(value)) {
-    const items = value.map((item) => withoutDuplicates(item, text, depth - 1));
-    return items.some((item, position) => item !== value[position]) ? items : value;
+    let items: unknown[] | undefined;
+    for (let position = 0; position < value.length; position += 1) {
+      const replaced = withoutDuplicates(value[position], text, depth - 1);
+      if (replaced === value[position]) continue;
+      items ??= [...value];
+      items[position] = replaced;
+    }
+    return items ?? value;
   }
+  const record = value as Record<string, unknown>;
   let copy: Record<string, unknown> | undefined;
-  for (const [field, item] of Object.entries(value)) {
-    const replaced = withoutDuplicates(item, text, depth - 1);
-    if (replaced === item) continue;
-    copy ??= { ...(value as Record<string, unknown>) };
+  for (const field in record) {
+    const replaced = withoutDuplicates(record[field], text, depth - 1);
+    if (replaced === record[field]) continue;
+    copy ??= { ...record };
     copy[field] = replaced;
   }
   return copy ?? value;

@@ -1,7 +1,7 @@
 /**
  * fast-check generators for random transcripts in Claude Code's shape: prompts, replies, tool
- * calls (glances, builds, large reads, images), parallel calls, denials, interrupts, orphaned
- * calls left by a disconnect, synthetic API-error turns, compact summaries, meta entries and
+ * calls (glances, builds, large reads, images), parallel calls (some of whose results may be
+ * missing), denials, interrupts, orphaned calls left by a disconnect, synthetic API-error turns, compact summaries, meta entries and
  * chained attachment entries and bookkeeping entries of unknown types.
  */
 import fc from 'fast-check';
@@ -20,7 +20,7 @@ export type Step =
   | { kind: 'interrupted' }
   | { kind: 'orphan'; thenResume: boolean }
   | { kind: 'apiError' }
-  | { kind: 'parallel'; calls: Array<{ denied: boolean; command: string; size: number }> }
+  | { kind: 'parallel'; calls: Array<{ denied: boolean; lost: boolean; command: string; size: number }> }
   | { kind: 'meta' }
   | { kind: 'compact' }
   | { kind: 'marker' }
@@ -47,7 +47,11 @@ export const stepArbitrary: fc.Arbitrary<Step> = fc.oneof(
     weight: 2,
     arbitrary: fc.record({
       kind: fc.constant('parallel' as const),
-      calls: fc.array(fc.record({ denied: fc.boolean(), command, size }), { minLength: 2, maxLength: 3 }),
+      calls: fc.array(
+        // `lost`: the connection dropped before this call's result was written.
+        fc.record({ denied: fc.boolean(), lost: fc.nat(5).map((roll) => roll === 0), command, size }),
+        { minLength: 2, maxLength: 3 },
+      ),
     }),
   },
   { weight: 1, arbitrary: fc.constant({ kind: 'meta' as const }) },
@@ -101,6 +105,7 @@ export function buildTranscript(steps: readonly Step[], prefix = 't'): Entry[] {
         const ids = step.calls.map((call) => t.call('Bash', { command: call.command }));
         step.calls.forEach((call, position) => {
           const id = ids[position] as string;
+          if (call.lost) return;
           if (call.denied) {
             t.result(id, `Permission to use Bash with command ${call.command} has been denied.`, {
               isError: true,

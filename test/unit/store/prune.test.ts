@@ -187,6 +187,22 @@ describe('prune layer', () => {
     expect(validateTranscript(entries, { singleChain: true })).toEqual([]);
   });
 
+  it('answers a parallel call that lost its result after the last call of that message, not in its middle', () => {
+    const t = new TranscriptBuilder();
+    t.prompt('go');
+    const ids = ['ls', 'pwd', 'date'].map((command) => t.call('Bash', { command }));
+    const lastCall = t.entries[t.entries.length - 1];
+    t.result(ids[0] as string, 'a b');
+    t.result(ids[2] as string, 'today'); // the result for `pwd` never arrived
+    t.say('done');
+    const { entries, orphansHealed } = pruneNoise(t.entries);
+    expect(orphansHealed).toBe(1);
+    const heal = entries[entries.indexOf(lastCall as never) + 1];
+    expect(resultFor([heal as never], ids[1] as string)?.content).toBe(defaultPrunePolicy.orphanText);
+    expect(heal?.parentUuid).toBe(lastCall?.uuid);
+    expect(validateTranscript(entries, { original: t.entries, singleChain: true })).toEqual([]);
+  });
+
   it('relinks across several consecutive dropped entries and survives a parent cycle', () => {
     const entries = [
       { type: 'user', uuid: 'a', parentUuid: null },

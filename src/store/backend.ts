@@ -38,6 +38,11 @@ export interface UnreadableRow {
 export interface StoredTranscript {
   entries: SessionStoreEntry[];
   unreadable: UnreadableRow[];
+  /**
+   * True when `entries` are fresh objects made for this call that the caller may change (parsed
+   * rows, say); the rewriting layer then edits them in place instead of copying them.
+   */
+  owned: boolean;
 }
 
 export type SessionBackend = Required<SessionStore> & {

@@ -29,7 +29,6 @@
  * Pure: the input is never modified.
  */
 import {
-  type ContentBlock,
   type Entry,
   indexTranscript,
   isToolResult,
@@ -142,7 +141,7 @@ export function planPrune(index: TranscriptIndex, edits: TranscriptEdits, policy
     }
     const block = edits.blockAt(site);
     if (!policy.neutraliseInterrupts || !isInterruptResult(block)) continue;
-    edits.replaceBlock(site, { ...(block as ContentBlock), content: policy.interruptText, is_error: false });
+    edits.patchBlock(site, { content: policy.interruptText, is_error: false });
     counts.interruptsNeutralised += 1;
   }
   counts.strayResults = stray.length;

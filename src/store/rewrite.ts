@@ -7,8 +7,9 @@
  * pass (transcript.ts, transcript-edits.ts): same result as running them one after another, at
  * the cost of one walk over the entries.
  *
- * Invariant: the input entries are never modified (every edit is copy-on-write), so the stored
- * rows stay exactly as appended and every load starts again from the raw transcript.
+ * Invariant: the stored rows stay exactly as appended and every load starts again from the raw
+ * transcript. The input entries are not modified (edits are copy-on-write) unless the caller says
+ * they are its own to change (`inPlace`, for entries just parsed for this load).
  */
 import { defaultEphemeralPolicy, type EphemeralPolicy, planExpiry } from './expire.js';
 import type { LoadReport } from './load-report.js';
@@ -44,8 +45,9 @@ export function rewriteForResume(
   entries: readonly Entry[],
   policies: RewritePolicies,
   spill: SpillWriter,
+  options: { inPlace?: boolean } = {},
 ): { entries: Entry[]; report: LoadReport } {
-  const edits = new TranscriptEdits(indexTranscript(entries));
+  const edits = new TranscriptEdits(indexTranscript(entries), options);
   const expired = planExpiry(edits.index, edits, policies.ephemeral);
   const trimmed = planTrim(edits.index, edits, policies.trim, spill);
   const pruned = planPrune(edits.index, edits, policies.prune);

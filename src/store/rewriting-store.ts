@@ -20,6 +20,8 @@
  *   entry appended before it), the load report counts it and `onWarning` names the key and seq.
  *   A backend without `readTranscript` cannot report single rows; its own `load` decides.
  * - The newest `cost-state` of a session comes from the backend's fast path when it has one.
+ * - Each transcript's spill record (spill-record.ts) is kept with its spill files, so a resume
+ *   finds the files of its results without hashing them again.
  */
 import type {
   SessionKey,
@@ -32,9 +34,10 @@ import { lastCostStateIn } from './cost-state.js';
 import type { LoadReport } from './load-report.js';
 import { type RewriteOptions, type RewritePolicies, resolvePolicies, rewriteForResume } from './rewrite.js';
 import { storeKeyOf } from './session-key.js';
-import { createSpillWriter, type SpillWriter } from './spill.js';
+import { createSpillWriter, type SpilledName, type SpillWriter, spillDirectory } from './spill.js';
+import { appendSpillRecord, readSpillRecord } from './spill-record.js';
 import { type Entry, unreadableRowPlaceholder } from './transcript.js';
-import { largeResultTexts } from './trim.js';
+import { largeResults } from './trim.js';
 
 export interface RewritingSessionStoreOptions extends RewriteOptions {
   /** The workspace the sessions run in; spill files go to `trim.spillDirname` under it. */
@@ -59,24 +62,22 @@ export class RewritingSessionStore<Backend extends SessionBackend = SessionBacke
 {
   readonly backend: Backend;
   readonly policies: RewritePolicies;
-  private readonly spill: SpillWriter;
+  private readonly workspace: string;
+  private readonly spillDirectory: string;
+  /** The writer appends use (it lists the directory once and remembers what it wrote). */
+  private readonly appendSpill: SpillWriter;
   private readonly warn: (line: string) => void;
   private readonly reports = new Map<string, LoadReport>();
   private spillWarned = false;
+  private named: Array<[string, SpilledName]> = [];
 
   constructor(backend: Backend, options: RewritingSessionStoreOptions) {
     this.backend = backend;
     this.policies = resolvePolicies(options);
     this.warn = options.onWarning ?? warnOnStderr;
-    this.spill = createSpillWriter(options.workspace, this.policies.trim.spillDirname, {
-      onFailure: (error, directory) => {
-        if (this.spillWarned) return;
-        this.spillWarned = true;
-        this.warn(
-          `Could not write spill files in ${directory} (${reasonOf(error)}): large tool results stay untrimmed in resumed history until it is writable again. Check its permissions and the free disk space.`,
-        );
-      },
-    });
+    this.workspace = options.workspace;
+    this.spillDirectory = spillDirectory(options.workspace, this.policies.trim.spillDirname);
+    this.appendSpill = this.spillWriter();
   }
 
   async append(key: SessionKey, entries: SessionStoreEntry[]): Promise<void> {
@@ -87,8 +88,10 @@ export class RewritingSessionStore<Backend extends SessionBackend = SessionBacke
       for (const entry of entries) {
         // Anything else is the backend's to refuse, with its own message.
         if (typeof entry !== 'object' || entry === null) continue;
-        for (const text of largeResultTexts(entry, this.policies.trim)) this.spill(text);
+        for (const { toolUseId, text } of largeResults(entry, this.policies.trim))
+          this.appendSpill(text, toolUseId);
       }
+      this.recordNames(storeKeyOf(key));
     }
     await this.backend.append(key, entries);
   }
@@ -97,8 +100,14 @@ export class RewritingSessionStore<Backend extends SessionBackend = SessionBacke
   async load(key: SessionKey): Promise<SessionStoreEntry[] | null> {
     const stored = await this.read(key);
     if (stored === null) return null;
-    const { entries, report } = rewriteForResume(withPlaceholders(stored), this.policies, this.spill);
     const storeKey = storeKeyOf(key);
+    const spill = this.policies.trim.enabled
+      ? this.spillWriter(readSpillRecord(this.spillDirectory, storeKey))
+      : this.appendSpill;
+    const { entries, report } = rewriteForResume(withPlaceholders(stored), this.policies, spill, {
+      inPlace: stored.owned,
+    });
+    this.recordNames(storeKey);
     this.reports.set(storeKey, report);
     if (stored.unreadable.length > 0) {
       const seqs = stored.unreadable.map((row) => row.seq).join(', ');
@@ -141,10 +150,32 @@ export class RewritingSessionStore<Backend extends SessionBackend = SessionBacke
     await this.backend.close?.();
   }
 
+  /** A spill writer that warns once per store and collects the names it learns for the record. */
+  private spillWriter(recorded?: ReadonlyMap<string, SpilledName>): SpillWriter {
+    return createSpillWriter(this.workspace, this.policies.trim.spillDirname, {
+      ...(recorded === undefined ? {} : { recorded }),
+      onNamed: (toolUseId, spilled) => this.named.push([toolUseId, spilled]),
+      onFailure: (error, directory) => {
+        if (this.spillWarned) return;
+        this.spillWarned = true;
+        this.warn(
+          `Could not write spill files in ${directory} (${reasonOf(error)}): large tool results stay untrimmed in resumed history until it is writable again. Check its permissions and the free disk space.`,
+        );
+      },
+    });
+  }
+
+  private recordNames(storeKey: string): void {
+    if (this.named.length === 0) return;
+    appendSpillRecord(this.spillDirectory, storeKey, this.named);
+    this.named = [];
+  }
+
   private async read(key: SessionKey): Promise<StoredTranscript | null> {
     if (this.backend.readTranscript !== undefined) return this.backend.readTranscript(key);
     const entries = await this.backend.load(key);
-    return entries === null ? null : { entries, unreadable: [] };
+    // `load` may hand out the objects it keeps (the SDK's InMemorySessionStore does): copy on write.
+    return entries === null ? null : { entries, unreadable: [], owned: false };
   }
 }
 

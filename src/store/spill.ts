@@ -16,30 +16,48 @@
  *   subagent in a worktree has another working directory than the workspace.
  * - The directory is listed once per writer (one `readdir` instead of a `stat` per result: a
  *   ten-hour transcript points at thousands of files) and the writer remembers what it wrote.
+ * - Given what the transcript's spill record (spill-record.ts) says about a result, a writer
+ *   uses the recorded name without hashing the text — but only when the length matches and the
+ *   file is there; anything else is hashed as usual.
  */
 import * as crypto from 'node:crypto';
 import { mkdirSync, readdirSync, renameSync, statSync, unlinkSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 
-/** Store `text` and return its absolute path, or undefined if it cannot be stored. */
-export type SpillWriter = (text: string) => string | undefined;
+/**
+ * Store `text` (the result of tool call `toolUseId`, when known) and return its absolute path,
+ * or undefined if it cannot be stored.
+ */
+export type SpillWriter = (text: string, toolUseId?: string) => string | undefined;
+
+/** Which file holds a spilled result, and how long the result was. */
+export interface SpilledName {
+  name: string;
+  chars: number;
+}
 
 export interface SpillWriterOptions {
   /** Told about every failed write (the rewriting store warns about the first one). */
   onFailure?: (error: unknown, directory: string) => void;
+  /** Names recorded for this transcript's results, by tool_use id. */
+  recorded?: ReadonlyMap<string, SpilledName>;
+  /** Told the name of each result stored or found that the record did not have right. */
+  onNamed?: (toolUseId: string, spilled: SpilledName) => void;
 }
 
 const isFile = (file: string): boolean => statSync(file, { throwIfNoEntry: false })?.isFile() ?? false;
 
-// The one-shot `crypto.hash` (Node 20.12+) skips a Hash object per call (measured about a fifth
-// less over the 3,000 results of a ten-hour transcript); older Node 20 releases get the object.
-const sha256 = (text: string): string =>
+/**
+ * SHA-256 in hex. The one-shot `crypto.hash` (Node 20.12+) skips a Hash object per call (measured
+ * about a fifth less over the 3,000 results of a ten-hour transcript); older Node 20 gets the object.
+ */
+export const hash = (text: string): string =>
   typeof crypto.hash === 'function'
     ? crypto.hash('sha256', text, 'hex')
     : crypto.createHash('sha256').update(text, 'utf8').digest('hex');
 
 export function spillFileName(text: string): string {
-  return `${sha256(text).slice(0, 16)}.txt`;
+  return `${hash(text).slice(0, 16)}.txt`;
 }
 
 export function spillDirectory(workspace: string, spillDirname: string): string {
@@ -68,11 +86,18 @@ export function createSpillWriter(
     }
     return present;
   };
-  return (text) => {
+  return (text, toolUseId) => {
+    const known = names();
+    const recorded = toolUseId === undefined ? undefined : options.recorded?.get(toolUseId);
+    if (recorded !== undefined && recorded.chars === text.length && known.has(recorded.name))
+      return `${directory}${path.sep}${recorded.name}`;
     const name = spillFileName(text);
     const target = `${directory}${path.sep}${name}`;
-    const known = names();
-    if (known.has(name)) return target;
+    const named = (): string => {
+      if (toolUseId !== undefined) options.onNamed?.(toolUseId, { name, chars: text.length });
+      return target;
+    };
+    if (known.has(name)) return named();
     let temporary: string | undefined;
     try {
       if (!directoryMade) {
@@ -101,6 +126,6 @@ export function createSpillWriter(
       return undefined;
     }
     known.add(name);
-    return target;
+    return named();
   };
 }

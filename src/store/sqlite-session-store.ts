@@ -371,7 +371,7 @@ export class SqliteSessionStore implements Required<SessionStore> {
       const row = this.guard(`load ${storeKey}`, () => this.statements.rowAt.get(storeKey, index));
       unreadable.push({ seq: row?.seq ?? index, uuid: row?.uid ?? null, position: entries.length });
     }
-    return { entries, unreadable };
+    return { entries, unreadable, owned: true };
   }
 
   /** The newest `cost-state` entry of `key`, found from the end (see the module header). */

@@ -18,7 +18,10 @@
  *    (`toolUseResult`): every string there longer than the new content becomes the new content.
  *    The copy stays present (the harness reads "a user entry without `toolUseResult`" as a human
  *    turn) and keeps its shape and short fields (ids, paths, flags); the model never receives it.
- * 5. Untouched entries are passed through as the same objects; input entries are never mutated.
+ * 5. Untouched entries are passed through as the same objects. Input entries are never changed,
+ *    unless `apply` is told they are the caller's to change (`inPlace`: entries a backend has just
+ *    parsed for this load and nobody else holds): then the changed ones are edited where they are
+ *    instead of copied, which on a ten-hour transcript saves copying thousands of entries.
  */
 import { createHash } from 'node:crypto';
 import {
@@ -56,37 +59,67 @@ const CONTEXT_FIELDS = [
 /** Nesting deeper than this in a duplicate copy is left alone (the harness's copies are shallow). */
 const DUPLICATE_DEPTH = 6;
 
+/** Replacements for an entry's blocks by position (null: removed, a hole: unchanged). */
+type BlockEdits = Array<ContentBlock | null | undefined>;
+
+export interface EditOptions {
+  /**
+   * The entries are the caller's to change (freshly parsed for this load, held by nobody else):
+   * blocks are changed where they are, not copied (see the module header).
+   */
+  inPlace?: boolean;
+}
+
 export class TranscriptEdits {
-  /** entry → block → replacement (null: removed). */
-  private readonly blocks = new Map<number, Map<number, ContentBlock | null>>();
+  readonly inPlace: boolean;
+  /**
+   * Block edits by entry position: a small array per edited entry in one array over the
+   * transcript (a resume edits thousands of entries; a map each was a measurable share of its
+   * work and garbage). In place, only removals are kept here; changed blocks are changed.
+   */
+  private readonly edits: Array<BlockEdits | undefined>;
+  private readonly editedEntries: number[] = [];
+  /** entry → how many of its blocks were removed. */
+  private readonly removals = new Map<number, number>();
   /** entry → the new content of its rewritten result, which also replaces the duplicate copy. */
   private readonly rewritten = new Map<number, string>();
   /** Entries that lost blocks: their duplicate copy described the old block list and goes. */
   private readonly copyRemoved = new Set<number>();
-  private readonly dropped = new Set<number>();
+  /** Entries left out, as a flag per position (looked up once per entry in `apply`). */
+  private readonly dropped: Uint8Array;
+  private droppedCount = 0;
   private readonly inserted = new Map<number, Entry>();
 
-  constructor(readonly index: TranscriptIndex) {}
+  constructor(
+    readonly index: TranscriptIndex,
+    options: EditOptions = {},
+  ) {
+    this.inPlace = options.inPlace ?? false;
+    this.dropped = new Uint8Array(index.entries.length);
+    this.edits = new Array(index.entries.length);
+  }
 
   /** The block at `site` as the layers so far left it; null when it was removed. */
   blockAt(site: BlockSite): ContentBlock | null {
-    const replaced = this.blocks.get(site.entryIndex)?.get(site.blockIndex);
+    const replaced = this.edits[site.entryIndex]?.[site.blockIndex];
     return replaced === undefined ? site.block : replaced;
   }
 
   isDropped(entryIndex: number): boolean {
-    return this.dropped.has(entryIndex);
+    return this.dropped[entryIndex] === 1;
   }
 
   /** A result's content becomes `content` (expire, trim); the block itself stays. */
   rewriteResult(site: BlockSite, content: string): void {
-    this.replaceBlock(site, { ...(this.blockAt(site) ?? site.block), content });
+    this.patchBlock(site, { content });
     this.rewritten.set(site.entryIndex, content);
   }
 
-  /** Replace one block with another of the same kind. */
-  replaceBlock(site: BlockSite, block: ContentBlock): void {
-    this.blocksOf(site.entryIndex).set(site.blockIndex, block);
+  /** Change some fields of one block (it stays the same kind of block). */
+  patchBlock(site: BlockSite, fields: Record<string, unknown>): void {
+    if (this.inPlace) Object.assign(site.block, fields);
+    else
+      this.setBlock(site.entryIndex, site.blockIndex, { ...(this.blockAt(site) ?? site.block), ...fields });
   }
 
   /**
@@ -95,24 +128,24 @@ export class TranscriptEdits {
    */
   removeBlocks(entryIndex: number, blockIndexes: readonly number[]): Removal {
     const entry = this.index.entries[entryIndex] as Entry;
-    const edits = this.blocks.get(entryIndex);
-    const fresh = blockIndexes.filter((blockIndex) => edits?.get(blockIndex) !== null);
-    let remaining = contentListOf(entry).length - fresh.length;
-    for (const replacement of edits?.values() ?? []) if (replacement === null) remaining -= 1;
-    if (remaining <= 0) {
+    const fresh = blockIndexes.filter((blockIndex) => this.edits[entryIndex]?.[blockIndex] !== null);
+    const removed = this.removals.get(entryIndex) ?? 0;
+    if (contentListOf(entry).length - removed - fresh.length <= 0) {
       if (typeof entry.uuid !== 'string') return 'kept';
-      this.dropped.add(entryIndex);
+      this.drop(entryIndex);
       return 'dropped';
     }
-    const target = this.blocksOf(entryIndex);
-    for (const blockIndex of fresh) target.set(blockIndex, null);
+    for (const blockIndex of fresh) this.setBlock(entryIndex, blockIndex, null);
+    this.removals.set(entryIndex, removed + fresh.length);
     this.copyRemoved.add(entryIndex);
     return 'removed';
   }
 
   /** Leave the entry out; its children are re-pointed to its nearest surviving ancestor. */
   drop(entryIndex: number): void {
-    this.dropped.add(entryIndex);
+    if (this.dropped[entryIndex] === 1) return;
+    this.dropped[entryIndex] = 1;
+    this.droppedCount += 1;
   }
 
   /**
@@ -146,24 +179,39 @@ export class TranscriptEdits {
   /** The rewritten transcript (see the module header for what is guaranteed). */
   apply(): Entry[] {
     const { entries } = this.index;
-    if (this.blocks.size === 0 && this.dropped.size === 0 && this.inserted.size === 0) return [...entries];
+    const output = [...entries];
+    for (const entryIndex of this.editedEntries) output[entryIndex] = this.withBlocks(entryIndex);
+    for (const [entryIndex, text] of this.rewritten) {
+      if (!this.copyRemoved.has(entryIndex))
+        output[entryIndex] = this.withoutCopy(output[entryIndex] as Entry, text);
+    }
+    if (this.droppedCount === 0 && this.inserted.size === 0) return output;
+    return this.relinked(output);
+  }
+
+  /** `output` without the dropped entries, with the inserted ones, every parent re-pointed. */
+  private relinked(edited: Entry[]): Entry[] {
     const survivor = this.survivorLookup();
     const output: Entry[] = [];
     const repoint = new Map<string, string>(); // entry uuid → uuid of the entry inserted after it
-    for (let entryIndex = 0; entryIndex < entries.length; entryIndex += 1) {
-      if (this.dropped.has(entryIndex)) continue;
-      let entry = this.edited(entryIndex);
+    for (let entryIndex = 0; entryIndex < edited.length; entryIndex += 1) {
+      if (this.dropped[entryIndex] === 1) continue;
+      let entry = edited[entryIndex] as Entry;
       const parent = entry.parentUuid;
       let newParent = typeof parent === 'string' ? survivor(parent) : parent;
-      if (typeof newParent === 'string') {
+      if (typeof newParent === 'string' && repoint.size > 0) {
         const insertedChild = repoint.get(newParent);
         if (insertedChild !== undefined) {
           repoint.delete(newParent);
           newParent = insertedChild;
         }
       }
-      if (newParent !== parent) entry = { ...entry, parentUuid: newParent };
+      if (newParent !== parent) {
+        if (this.inPlace) entry.parentUuid = newParent;
+        else entry = { ...entry, parentUuid: newParent };
+      }
       output.push(entry);
+      if (this.inserted.size === 0) continue;
       const next = this.inserted.get(entryIndex);
       if (next === undefined) continue;
       output.push(next);
@@ -172,50 +220,61 @@ export class TranscriptEdits {
     return output;
   }
 
-  private blocksOf(entryIndex: number): Map<number, ContentBlock | null> {
-    let edits = this.blocks.get(entryIndex);
+  private setBlock(entryIndex: number, blockIndex: number, block: ContentBlock | null): void {
+    let edits = this.edits[entryIndex];
     if (edits === undefined) {
-      edits = new Map();
-      this.blocks.set(entryIndex, edits);
+      edits = [];
+      this.edits[entryIndex] = edits;
+      this.editedEntries.push(entryIndex);
     }
-    return edits;
+    edits[blockIndex] = block;
   }
 
-  /** The entry with its block edits and duplicate-copy rule applied (the same object if none). */
-  private edited(entryIndex: number): Entry {
+  /** The entry with its block edits (a copy, or in place the same entry). */
+  private withBlocks(entryIndex: number): Entry {
     const entry = this.index.entries[entryIndex] as Entry;
-    const edits = this.blocks.get(entryIndex);
-    if (edits === undefined) return entry;
-    const original = contentListOf(entry);
+    const edits = this.edits[entryIndex] as BlockEdits;
     const content: unknown[] = [];
-    let results = 0;
-    for (let blockIndex = 0; blockIndex < original.length; blockIndex += 1) {
-      const replacement = edits.get(blockIndex);
-      const block = replacement === undefined ? original[blockIndex] : replacement;
-      if (block === null) continue;
-      content.push(block);
-      if ((block as ContentBlock).type === 'tool_result') results += 1;
+    contentListOf(entry).forEach((block, blockIndex) => {
+      const replacement = edits[blockIndex];
+      if (replacement !== null) content.push(replacement ?? block);
+    });
+    if (this.inPlace) {
+      (messageOf(entry) as Record<string, unknown>).content = content;
+      if (this.copyRemoved.has(entryIndex)) delete entry.toolUseResult;
+      return entry;
     }
     const changed: Entry = { ...entry, message: { ...messageOf(entry), content } };
-    if (this.copyRemoved.has(entryIndex)) {
-      delete changed.toolUseResult;
-      return changed;
-    }
-    const text = this.rewritten.get(entryIndex);
-    // Only the harness's shape (one result per entry) says whose copy `toolUseResult` is.
-    if (text !== undefined && results === 1 && changed.toolUseResult !== undefined)
-      changed.toolUseResult = withoutDuplicates(changed.toolUseResult, text, DUPLICATE_DEPTH);
+    if (this.copyRemoved.has(entryIndex)) delete changed.toolUseResult;
     return changed;
+  }
+
+  /** The duplicate-copy rule for an entry whose result now reads `text` (see the module header). */
+  private withoutCopy(entry: Entry, text: string): Entry {
+    if (entry.toolUseResult === undefined) return entry;
+    // Only the harness's shape (one result per entry) says whose copy `toolUseResult` is.
+    let results = 0;
+    for (const block of contentListOf(entry))
+      if ((block as ContentBlock | null)?.type === 'tool_result') results += 1;
+    if (results !== 1) return entry;
+    const copy = withoutDuplicates(entry.toolUseResult, text, DUPLICATE_DEPTH, this.inPlace);
+    if (copy === entry.toolUseResult) return entry;
+    if (this.inPlace) {
+      entry.toolUseResult = copy;
+      return entry;
+    }
+    return { ...entry, toolUseResult: copy };
   }
 
   /** Maps a parent uuid to itself, or to the nearest ancestor that was not dropped (cycle-safe). */
   private survivorLookup(): (uuid: string) => string | null {
     const parentOf = new Map<string, string | null>();
-    for (const entryIndex of this.dropped) {
+    this.dropped.forEach((flag, entryIndex) => {
+      if (flag === 0) return;
       const entry = this.index.entries[entryIndex] as Entry;
       if (typeof entry.uuid === 'string')
         parentOf.set(entry.uuid, (entry.parentUuid as string | null | undefined) ?? null);
-    }
+    });
     return (start) => {
       if (!parentOf.has(start)) return start;
       const seen = new Set<string>();
@@ -229,29 +288,29 @@ export class TranscriptEdits {
   }
 }
 
-/** `value` with every string longer than `text` replaced by `text` (the same object if none is). */
-function withoutDuplicates(value: unknown, text: string, depth: number): unknown {
+/**
+ * `value` with every string longer than `text` replaced by `text`: the same object if none is,
+ * else a copy — or, `inPlace`, the same object changed.
+ */
+function withoutDuplicates(value: unknown, text: string, depth: number, inPlace: boolean): unknown {
   if (typeof value === 'string') return value.length > text.length ? text : value;
   if (depth <= 0 || typeof value !== 'object' || value === null) return value;
-  if (Array.isArray(value)) {
-    let items: unknown[] | undefined;
-    for (let position = 0; position < value.length; position += 1) {
-      const replaced = withoutDuplicates(value[position], text, depth - 1);
-      if (replaced === value[position]) continue;
-      items ??= [...value];
-      items[position] = replaced;
-    }
-    return items ?? value;
+  const source = value as Record<string, unknown>;
+  let target: Record<string, unknown> | undefined = inPlace ? source : undefined;
+  for (const field in source) {
+    const item = source[field];
+    let replaced: unknown;
+    if (typeof item === 'string') {
+      if (item.length <= text.length) continue;
+      replaced = text;
+    } else if (typeof item === 'object' && item !== null) {
+      replaced = withoutDuplicates(item, text, depth - 1, inPlace);
+      if (replaced === item) continue;
+    } else continue;
+    target ??= (Array.isArray(source) ? [...source] : { ...source }) as Record<string, unknown>;
+    target[field] = replaced;
   }
-  const record = value as Record<string, unknown>;
-  let copy: Record<string, unknown> | undefined;
-  for (const field in record) {
-    const replaced = withoutDuplicates(record[field], text, depth - 1);
-    if (replaced === record[field]) continue;
-    copy ??= { ...record };
-    copy[field] = replaced;
-  }
-  return copy ?? value;
+  return target ?? source;
 }
 
 /** A uuid-shaped id derived from its inputs. */

@@ -136,6 +136,8 @@ export interface TranscriptIndex {
   readonly answeredInProtected: ReadonlySet<string>;
   /** Positions of `unreadableRowPlaceholder` entries. */
   readonly unreadable: readonly number[];
+  /** How many tool_result blocks each entry holds (255 stands for 255 or more). */
+  readonly resultCounts: Uint8Array;
 }
 
 export function indexTranscript(entries: readonly Entry[]): TranscriptIndex {
@@ -146,6 +148,7 @@ export function indexTranscript(entries: readonly Entry[]): TranscriptIndex {
   const denials: Array<{ entryIndex: number; toolUseId: string }> = [];
   const answeredInProtected = new Set<string>();
   const unreadable: number[] = [];
+  const resultCounts = new Uint8Array(entries.length);
   for (let entryIndex = 0; entryIndex < entries.length; entryIndex += 1) {
     const entry = entries[entryIndex] as Entry;
     if (entry.type === UNREADABLE_ROW) {
@@ -164,6 +167,8 @@ export function indexTranscript(entries: readonly Entry[]): TranscriptIndex {
         if (!toolUseById.has(block.id)) toolUseById.set(block.id, block);
         if (!guarded) toolUses.push({ entryIndex, blockIndex, block });
       } else if (isToolResult(block)) {
+        const count = resultCounts[entryIndex] as number;
+        if (count < 255) resultCounts[entryIndex] = count + 1;
         if (guarded) answeredInProtected.add(block.tool_use_id);
         else {
           results.push({ entryIndex, blockIndex, block });
@@ -175,5 +180,15 @@ export function indexTranscript(entries: readonly Entry[]): TranscriptIndex {
     if (!guarded && deniedId !== undefined && entry.toolDenialKind === 'permission-rule')
       denials.push({ entryIndex, toolUseId: deniedId });
   }
-  return { entries, results, toolUses, toolUseById, apiErrors, denials, answeredInProtected, unreadable };
+  return {
+    entries,
+    results,
+    toolUses,
+    toolUseById,
+    apiErrors,
+    denials,
+    answeredInProtected,
+    unreadable,
+    resultCounts,
+  };
 }

@@ -68,20 +68,20 @@ export interface TrimResult extends TrimCounts {
 }
 
 /**
- * The texts of an entry that the trim layer may one day replace: plain-text results of at least
- * `minChars` in an unprotected entry. The rewriting store spills them as they are appended.
+ * The results of an entry that the trim layer may one day replace: plain-text results of at
+ * least `minChars` in an unprotected entry. The rewriting store spills them as they are appended.
  */
-export function largeResultTexts(entry: Entry, policy: TrimPolicy): string[] {
+export function largeResults(entry: Entry, policy: TrimPolicy): Array<{ toolUseId: string; text: string }> {
   if (isProtected(entry)) return [];
   const content = messageOf(entry)?.content;
   if (!Array.isArray(content)) return [];
-  const texts: string[] = [];
+  const results: Array<{ toolUseId: string; text: string }> = [];
   for (const block of content) {
     if (!isToolResult(block)) continue;
     const text = toolResultText(block);
-    if (text !== null && text.length >= policy.minChars) texts.push(text);
+    if (text !== null && text.length >= policy.minChars) results.push({ toolUseId: block.tool_use_id, text });
   }
-  return texts;
+  return results;
 }
 
 /** Plan pointers for all but the newest `keepRecent` large results into `edits`. */
@@ -104,7 +104,7 @@ export function planTrim(
   counts.kept = sites.length - cut;
   for (let position = 0; position < cut; position += 1) {
     const { site, text } = sites[position] as { site: ToolResultSite; text: string };
-    const spillPath = spill(text);
+    const spillPath = spill(text, site.block.tool_use_id);
     if (spillPath === undefined) {
       counts.spillFailures += 1;
       continue;

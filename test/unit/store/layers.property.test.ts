@@ -10,7 +10,9 @@ import path from 'node:path';
 import Database from 'better-sqlite3';
 import fc from 'fast-check';
 import { afterAll, describe, expect, it } from 'vitest';
+import { resolvePolicies, rewriteForResume } from '../../../src/store/rewrite.js';
 import { RewritingSessionStore } from '../../../src/store/rewriting-store.js';
+import { createSpillWriter } from '../../../src/store/spill.js';
 import { SqliteSessionStore } from '../../../src/store/sqlite-session-store.js';
 import { transcriptArbitrary } from '../../support/transcript-arbitrary.js';
 import type { Entry } from '../../support/transcript-builder.js';
@@ -96,6 +98,10 @@ describe('rewrite layers on random transcripts (property)', () => {
           }
           expect(store.lastLoadReport(key)).toMatchObject({ spillFailures: 0, unreadableRows: 0 });
           expect(warnings).toEqual([]);
+          // The store edits its freshly parsed rows in place; copying gives the same transcript.
+          const copied = rewriteForResume(entries, store.policies, createSpillWriter(directory, '.flower/spill'));
+          expect(copied.entries).toEqual(loaded);
+          expect(copied.report).toEqual(store.lastLoadReport(key));
         } finally {
           close();
         }

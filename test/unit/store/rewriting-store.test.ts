@@ -49,7 +49,9 @@ const raw = (): Database.Database => {
 const spillDir = () => path.join(workspace, '.flower/spill');
 const spillFiles = (): string[] => {
   try {
-    return readdirSync(spillDir()).sort();
+    return readdirSync(spillDir())
+      .filter((name) => name.endsWith('.txt'))
+      .sort();
   } catch {
     return [];
   }

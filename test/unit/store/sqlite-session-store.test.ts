@@ -377,6 +377,7 @@ describe('SqliteSessionStore: bad input', () => {
         { seq: 1, uuid: null, position: 1 },
         { seq: 2, uuid: 'c', position: 1 },
       ],
+      owned: true,
     });
     expect(await s.readTranscript({ ...key, sessionId: 'none' })).toBeNull();
   });

@@ -1,0 +1,167 @@
+/**
+ * One measurement of `bench/store.bench.mjs`, in a fresh process (the way a resume after a crash
+ * or a new `flower` run pays it): `node bench/store-child.mjs <mode> <json args>`. Prints one JSON
+ * line. Every mode imports the same modules first, so the processes start alike; timers cover
+ * only the measured work, and `peakMb` is the resident-memory high-water mark it added.
+ *
+ * Modes:
+ * - `floor {file, storeKey}`: read the rows with better-sqlite3 and `JSON.parse` each, twice.
+ * - `resume {file, key, workspace}`: the rewriting layer over the SQLite backend with trim on (as
+ *   `go` runs it): `load()` twice, plus what the first load left behind (spill files written,
+ *   the size of the JSONL the SDK writes for the binary, characters the model receives).
+ * - `append {kind, batch, count, seed, workspace}`: append `count` generated entries with random
+ *   v4 uuids in batches of `batch`, awaiting each call as the SDK does: `raw` (a prepared insert
+ *   into the same schema, WAL), `backend` (SqliteSessionStore) or `layered` (the rewriting layer
+ *   over it, trim on: spill files written as results arrive).
+ */
+import { randomUUID } from 'node:crypto';
+import { mkdirSync, readdirSync } from 'node:fs';
+import path from 'node:path';
+import Database from 'better-sqlite3';
+import { RewritingSessionStore } from '../dist/store/rewriting-store.js';
+import { SqliteSessionStore } from '../dist/store/sqlite-session-store.js';
+import { generateTranscript } from './transcript-generator.mjs';
+
+const [mode, rawArgs] = process.argv.slice(2);
+const args = JSON.parse(rawArgs ?? '{}');
+
+const now = () => performance.now();
+/** CPU time of this process (all threads: the GC's helpers too), less sensitive to a busy machine. */
+const cpu = () => {
+  const usage = process.cpuUsage();
+  return (usage.user + usage.system) / 1000;
+};
+const mb = (kilobytes) => kilobytes / 1024;
+const rssMb = () => process.memoryUsage.rss() / 1024 / 1024;
+const peakMb = () => mb(process.resourceUsage().maxRSS);
+const countFiles = (directory) => {
+  try {
+    return readdirSync(directory).filter((name) => name.endsWith('.txt')).length;
+  } catch {
+    return 0;
+  }
+};
+
+/** What the SDK writes for the binary to parse on resume: one JSON line per entry. */
+const jsonlBytes = (entries) =>
+  entries.reduce((sum, entry) => sum + Buffer.byteLength(JSON.stringify(entry)) + 1, 0);
+
+/** What the model is sent: the message content of conversation entries. */
+const charsFedBack = (entries) =>
+  entries.reduce(
+    (sum, entry) =>
+      sum +
+      (entry.type === 'user' || entry.type === 'assistant'
+        ? JSON.stringify(entry.message?.content ?? '').length
+        : 0),
+    0,
+  );
+
+const SCHEMA = `
+CREATE TABLE entries (store_key TEXT NOT NULL, seq INTEGER NOT NULL, uid TEXT, payload TEXT NOT NULL, PRIMARY KEY (store_key, seq));
+CREATE UNIQUE INDEX entries_uid ON entries(store_key, uid) WHERE uid IS NOT NULL;`;
+
+async function floor() {
+  const before = rssMb();
+  const started = now();
+  const startedCpu = cpu();
+  const db = new Database(args.file, { readonly: true });
+  const select = db.prepare('SELECT payload FROM entries WHERE store_key = ? ORDER BY seq').pluck();
+  let entries = select.all(args.storeKey).map((payload) => JSON.parse(payload));
+  const firstMs = now() - started;
+  const firstCpuMs = cpu() - startedCpu;
+  const peak = peakMb() - before;
+  const count = entries.length;
+  entries = undefined;
+  const again = now();
+  const againCpu = cpu();
+  entries = select.all(args.storeKey).map((payload) => JSON.parse(payload));
+  const laterMs = now() - again;
+  const laterCpuMs = cpu() - againCpu;
+  db.close();
+  return { firstMs, laterMs, firstCpuMs, laterCpuMs, peakMb: peak, entries: count };
+}
+
+async function resume() {
+  const spillDirectory = path.join(args.workspace, '.flower', 'spill');
+  const spillBefore = countFiles(spillDirectory);
+  const before = rssMb();
+  const started = now();
+  const startedCpu = cpu();
+  const backend = new SqliteSessionStore(args.file);
+  const store = new RewritingSessionStore(backend, { workspace: args.workspace, trim: { enabled: true } });
+  let entries = await store.load(args.key);
+  const firstMs = now() - started;
+  const firstCpuMs = cpu() - startedCpu;
+  const peak = peakMb() - before;
+  const spillWritten = countFiles(spillDirectory) - spillBefore;
+  entries = undefined;
+  const again = now();
+  const againCpu = cpu();
+  entries = await store.load(args.key);
+  const laterMs = now() - again;
+  const laterCpuMs = cpu() - againCpu;
+  // Measured after both loads, so neither pays for the garbage this makes.
+  const facts = {
+    entries: entries.length,
+    jsonlBytes: jsonlBytes(entries),
+    charsFedBack: charsFedBack(entries),
+  };
+  const report = store.lastLoadReport(args.key);
+  backend.close();
+  return { firstMs, laterMs, firstCpuMs, laterCpuMs, peakMb: peak, spillWritten, report, ...facts };
+}
+
+async function append() {
+  const entries = generateTranscript({ entries: args.count, seed: args.seed }).map((entry) =>
+    typeof entry.uuid === 'string' ? { ...entry, uuid: randomUUID() } : entry,
+  );
+  const batches = [];
+  for (let index = 0; index < entries.length; index += args.batch)
+    batches.push(entries.slice(index, index + args.batch));
+  const file = path.join(args.workspace, 'runs', 'sessions.db');
+  const key = { projectKey: '-home-dev-project', sessionId: '7f3c2a10-5b6d-4e8f-9a1b-2c3d4e5f6a7b' };
+  const storeKey = `${key.projectKey}/${key.sessionId}`;
+  if (args.kind === 'raw') {
+    mkdirSync(path.dirname(file), { recursive: true });
+    const db = new Database(file);
+    db.pragma('journal_mode = WAL');
+    db.pragma('synchronous = NORMAL');
+    db.exec(SCHEMA);
+    const insert = db.prepare('INSERT INTO entries (store_key, seq, uid, payload) VALUES (?, ?, ?, ?)');
+    let seq = 0;
+    const insertOne = (entry) =>
+      insert.run(storeKey, seq++, typeof entry.uuid === 'string' ? entry.uuid : null, JSON.stringify(entry));
+    const insertBatch = db.transaction((batch) => {
+      for (const entry of batch) insertOne(entry);
+    });
+    const started = now();
+    for (const batch of batches) {
+      // The SDK awaits every append; a raw mirror would too.
+      if (batch.length === 1) insertOne(batch[0]);
+      else insertBatch(batch);
+      await Promise.resolve();
+    }
+    const elapsedMs = now() - started;
+    db.close();
+    return { elapsedMs, entries: entries.length };
+  }
+  const backend = new SqliteSessionStore(file);
+  const store =
+    args.kind === 'layered'
+      ? new RewritingSessionStore(backend, { workspace: args.workspace, trim: { enabled: true } })
+      : backend;
+  const started = now();
+  for (const batch of batches) await store.append(key, batch);
+  const elapsedMs = now() - started;
+  backend.close();
+  return {
+    elapsedMs,
+    entries: entries.length,
+    spillFiles: countFiles(path.join(args.workspace, '.flower', 'spill')),
+  };
+}
+
+const modes = { floor, resume, append };
+const result = await modes[mode]();
+console.log(JSON.stringify(result));

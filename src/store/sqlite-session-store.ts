@@ -1,42 +1,40 @@
 /**
  * SqliteSessionStore: the embedded backend. Every transcript flower's agents write (main thread
- * and each subagent) is mirrored into one SQLite file (`runs/sessions.db`) through the SDK's
- * `SessionStore` interface and read back on resume. It stores and finds entries and nothing else:
- * what a resume is fed (expire, trim, prune, spill files) is the rewriting layer's business
- * (rewriting-store.ts), which wraps this store or any other backend (backend.ts).
+ * and each subagent) is mirrored into one SQLite file (`runs/sessions.db`, see sqlite-database.ts)
+ * through the SDK's `SessionStore` interface and read back on resume. It stores and finds entries
+ * and nothing else: what a resume is fed (expire, trim, prune, spill files) is the rewriting
+ * layer's business (rewriting-store.ts), which wraps this store or any other backend (backend.ts).
  *
  * Invariants:
  * - Stored rows are the entries exactly as appended; nothing ever rewrites them.
- * - Durability: `append` resolves only after its transaction committed, so an entry it
- *   acknowledged is on disk (WAL with `synchronous = NORMAL`: it survives a crash or SIGKILL of
- *   flower and of the agent, not a power cut — the agent's own JSONL is the primary copy).
- *   The SDK mirrors one entry per call and awaits each (`sessionStoreFlush: 'eager'`), so one
- *   call costs about one insert: the key's meta row and summary are kept in memory between calls
- *   and trusted only while no other connection has committed (`PRAGMA data_version`, read inside
- *   the write transaction), and the summary row is written only when the fold changed it.
+ * - Durability: `append` resolves only after its rows are committed, so an entry it acknowledged
+ *   is on disk (WAL with `synchronous = NORMAL`: it survives a crash or SIGKILL of flower and of
+ *   the agent, not a power cut — the agent's own JSONL is the primary copy).
+ * - One entry per call costs about one insert. The SDK mirrors entry by entry and awaits each
+ *   call (`sessionStoreFlush: 'eager'`), so after a key's first append its rows are inserted in
+ *   one statement each and the derived `meta` row and summary are brought up to date at most
+ *   `SIDECAR_DELAY_MS` later, in one transaction for everything appended meanwhile; every read
+ *   of them through this store, `sync()` and `close()` do it first, and opening the file finds
+ *   and folds rows a crash left unfolded. A key's first append writes its `meta` row in the same
+ *   transaction as its rows, so a session that has entries is always one `hasSession` finds.
  * - Appends are idempotent by `uuid` (the SDK retries failed batches, and imports replay): an
  *   entry whose uuid is stored, or repeated within the batch, is skipped; entries without a uuid
  *   are always appended. A batch of only known entries changes nothing: no seq, mtime or summary.
- * - `mtime` is epoch milliseconds, strictly increasing per key and per store instance. The SDK
- *   compares it against local files to decide which copy is newer; a clock that stalls or runs
- *   backwards breaks that. A session summary carries its key's current mtime.
- * - A main transcript's summary is folded inside the same transaction as its rows (the SDK's
- *   `foldSessionSummary`, `data` kept verbatim), so concurrent writers cannot interleave a
- *   read-fold-write.
+ * - Seqs count up from 0 per key in append order (taken from the primary key inside the insert,
+ *   so concurrent writers cannot collide). `mtime` is epoch milliseconds, strictly increasing per
+ *   key and per store instance; a session summary carries its key's mtime. The SDK compares it
+ *   against local files to decide which copy is newer.
+ * - A summary is folded with the SDK's `foldSessionSummary` (`data` kept verbatim) inside the
+ *   transaction that writes it, from the stored summary, so concurrent writers cannot interleave
+ *   a read-fold-write; the row is written only when the fold changed it.
  * - The newest `cost-state` entry of a key is found without reading the transcript: `meta`
- *   records its seq on append (`cost_seq`), and `indexed_to` says up to which seq every row was
- *   looked at; rows another writer added (an older flower, the reference's tools) are searched
- *   from the end in SQL, and only those.
+ *   records its seq as rows are folded (`cost_seq`), and rows whose type nobody recorded (not
+ *   yet folded, or added by an older flower or the reference's tools) are searched from the end
+ *   in SQL, and only those.
  * - Failures are whole: a batch that cannot be written leaves nothing behind, `load` of a
  *   transcript with an unreadable row returns nothing (one line names the key and the seq), and
  *   every error names the database file.
- *
- * Schema (the reference's `sessions.db`, so its tooling and queries keep working, plus two
- * columns in `meta`): `entries(store_key, seq, uid, payload)`,
- * `meta(store_key, mtime, next_seq, cost_seq, indexed_to)`,
- * `summaries(project_key, session_id, mtime, data)`; see `SCHEMA`.
  */
-import { mkdirSync } from 'node:fs';
 import path from 'node:path';
 import {
   foldSessionSummary,
@@ -45,42 +43,18 @@ import {
   type SessionStoreEntry,
   type SessionSummaryEntry,
 } from '@anthropic-ai/claude-agent-sdk';
-import Database from 'better-sqlite3';
+import type Database from 'better-sqlite3';
 import type { StoredTranscript, UnreadableRow } from './backend.js';
 import { COST_STATE_TYPE } from './cost-state.js';
 import { storeKeyOf } from './session-key.js';
+import { openDatabase } from './sqlite-database.js';
 
-const SCHEMA = `
-CREATE TABLE IF NOT EXISTS entries (
-    store_key TEXT NOT NULL,
-    seq       INTEGER NOT NULL,
-    uid       TEXT,
-    payload   TEXT NOT NULL,
-    PRIMARY KEY (store_key, seq)
-);
-CREATE UNIQUE INDEX IF NOT EXISTS entries_uid
-    ON entries(store_key, uid) WHERE uid IS NOT NULL;
-CREATE TABLE IF NOT EXISTS meta (
-    store_key  TEXT PRIMARY KEY,
-    mtime      INTEGER NOT NULL,
-    next_seq   INTEGER NOT NULL,
-    cost_seq   INTEGER,
-    indexed_to INTEGER NOT NULL DEFAULT 0
-);
-CREATE TABLE IF NOT EXISTS summaries (
-    project_key TEXT NOT NULL,
-    session_id  TEXT NOT NULL,
-    mtime       INTEGER NOT NULL,
-    data        TEXT NOT NULL,
-    PRIMARY KEY (project_key, session_id)
-);
-`;
-
-/** Columns a database written by the reference (or an older flower) lacks in `meta`. */
-const META_COLUMNS: Record<string, string> = {
-  cost_seq: 'ALTER TABLE meta ADD COLUMN cost_seq INTEGER',
-  indexed_to: 'ALTER TABLE meta ADD COLUMN indexed_to INTEGER NOT NULL DEFAULT 0',
-};
+/**
+ * How long `meta` and summaries may trail the rows after an append. Long enough that a burst of
+ * entries (a turn's tool calls and results) shares one update, short enough that another
+ * process listing sessions sees them current for all practical purposes.
+ */
+export const SIDECAR_DELAY_MS = 50;
 
 export interface SqliteSessionStoreOptions {
   /** How long a write waits for another process holding the database before failing. */
@@ -99,37 +73,26 @@ export class SessionStoreError extends Error {
 
 type MetaRow = { mtime: number; next_seq: number; cost_seq: number | null; indexed_to: number };
 
-/** What `meta` holds for a key, as this instance last committed or read it. */
-interface KeyState {
-  mtime: number;
-  nextSeq: number;
-  costSeq: number | null;
-  indexedTo: number;
-}
-
-/** A main transcript's summary as stored, with its serialised form for cheap comparison. */
-interface SummaryState {
-  data: Record<string, unknown>;
-  json: string;
-}
-
-/** Keys sharing `prefix` form one contiguous range: [prefix, prefix with its last char + 1). */
-function prefixRange(prefix: string): [string, string] {
-  const last = prefix.charCodeAt(prefix.length - 1);
-  return [prefix, prefix.slice(0, -1) + String.fromCharCode(last + 1)];
-}
-
 function prepareStatements(db: Database.Database) {
   return {
-    dataVersion: db.prepare<[], number>('PRAGMA data_version').pluck(),
+    // One statement per appended entry: the seq comes from the primary key in the same step.
+    insert: db.prepare<{ key: string; uid: string | null; payload: string }, { seq: number }>(
+      `INSERT INTO entries (store_key, seq, uid, payload)
+         VALUES (@key, (SELECT coalesce(max(seq), -1) + 1 FROM entries WHERE store_key = @key), @uid, @payload)
+       ON CONFLICT (store_key, uid) WHERE uid IS NOT NULL DO NOTHING
+       RETURNING seq`,
+    ),
     meta: db.prepare<[string], MetaRow>(
       'SELECT mtime, next_seq, cost_seq, indexed_to FROM meta WHERE store_key = ?',
     ),
-    insert: db.prepare<[string, number, string | null, string]>(
-      'INSERT INTO entries (store_key, seq, uid, payload) VALUES (?, ?, ?, ?) ON CONFLICT (store_key, uid) WHERE uid IS NOT NULL DO NOTHING',
-    ),
+    lastSeq: db.prepare<[string], number | null>('SELECT max(seq) FROM entries WHERE store_key = ?').pluck(),
     upsertMeta: db.prepare<[string, number, number, number | null, number]>(
       'INSERT INTO meta (store_key, mtime, next_seq, cost_seq, indexed_to) VALUES (?, ?, ?, ?, ?) ON CONFLICT (store_key) DO UPDATE SET mtime = excluded.mtime, next_seq = excluded.next_seq, cost_seq = excluded.cost_seq, indexed_to = excluded.indexed_to',
+    ),
+    // Keys whose rows run past what `meta` folded (a crash before the fold was written).
+    behind: db.prepare<[], { store_key: string; next_seq: number }>(
+      `SELECT store_key, next_seq FROM meta
+        WHERE (SELECT max(seq) FROM entries WHERE entries.store_key = meta.store_key) >= next_seq`,
     ),
     summary: db
       .prepare<[string, string], string>(
@@ -142,6 +105,9 @@ function prepareStatements(db: Database.Database) {
     payloads: db
       .prepare<[string], string>('SELECT payload FROM entries WHERE store_key = ? ORDER BY seq')
       .pluck(),
+    rowsFrom: db.prepare<[string, number], { seq: number; payload: string }>(
+      'SELECT seq, payload FROM entries WHERE store_key = ? AND seq >= ? ORDER BY seq',
+    ),
     rowAt: db.prepare<[string, number], { seq: number; uid: string | null }>(
       'SELECT seq, uid FROM entries WHERE store_key = ? ORDER BY seq LIMIT 1 OFFSET ?',
     ),
@@ -153,7 +119,7 @@ function prepareStatements(db: Database.Database) {
         'SELECT payload FROM entries WHERE store_key = ? ORDER BY seq DESC LIMIT ?',
       )
       .pluck(),
-    // For rows no cost-aware writer looked at: newest first, stopping at the first match.
+    // For rows whose type nobody recorded: newest first, stopping at the first match.
     newestCostSeq: db
       .prepare<[string, number], number>(
         `SELECT seq FROM entries WHERE store_key = ? AND seq >= ?
@@ -192,11 +158,22 @@ function prepareStatements(db: Database.Database) {
 
 type Statements = ReturnType<typeof prepareStatements>;
 
-/** What one append committed, applied to the in-memory state only after the commit. */
-interface Committed {
-  storeKey: string;
-  key: KeyState;
-  summary: SummaryState | undefined;
+/** A stored row with its entry. */
+interface Row {
+  seq: number;
+  entry: SessionStoreEntry;
+}
+
+/** Rows appended through this store that `meta` and the summary have not folded yet. */
+interface Pending {
+  key: SessionKey;
+  rows: Row[];
+}
+
+/** Keys sharing `prefix` form one contiguous range: [prefix, prefix with its last char + 1). */
+function prefixRange(prefix: string): [string, string] {
+  const last = prefix.charCodeAt(prefix.length - 1);
+  return [prefix, prefix.slice(0, -1) + String.fromCharCode(last + 1)];
 }
 
 export class SqliteSessionStore implements Required<SessionStore> {
@@ -204,24 +181,33 @@ export class SqliteSessionStore implements Required<SessionStore> {
   private readonly db: Database.Database;
   private lastMtime = 0;
   private readonly statements: Statements;
-  private readonly appendTransaction: Database.Transaction<
-    (
-      key: SessionKey,
-      storeKey: string,
-      entries: readonly SessionStoreEntry[],
-      payloads: string[],
-    ) => Committed | undefined
+  /** Keys known to have a `meta` row, whose appends take the one-statement path. */
+  private readonly established = new Set<string>();
+  private readonly pending = new Map<string, Pending>();
+  private timer: NodeJS.Timeout | undefined;
+  private readonly insertBatch: Database.Transaction<
+    (storeKey: string, entries: readonly SessionStoreEntry[], payloads: string[]) => Row[]
   >;
-  /** `PRAGMA data_version` when `keyStates`/`summaryStates` were last known to match the file. */
-  private knownVersion = -1;
-  private readonly keyStates = new Map<string, KeyState>();
-  private readonly summaryStates = new Map<string, SummaryState>();
+  private readonly firstAppend: Database.Transaction<
+    (key: SessionKey, storeKey: string, entries: readonly SessionStoreEntry[], payloads: string[]) => void
+  >;
+  private readonly foldPending: Database.Transaction<(pending: Pending[]) => void>;
 
   constructor(file: string, options: SqliteSessionStoreOptions = {}) {
     this.path = path.resolve(file);
     this.db = this.guard('open', () => openDatabase(this.path, options));
     this.statements = prepareStatements(this.db);
-    this.appendTransaction = this.db.transaction(this.appendRows.bind(this));
+    this.insertBatch = this.db.transaction((storeKey, entries, payloads) =>
+      this.insertRows(storeKey, entries, payloads),
+    );
+    this.firstAppend = this.db.transaction((key, storeKey, entries, payloads) => {
+      const rows = this.insertRows(storeKey, entries, payloads);
+      if (rows.length > 0) this.fold(key, storeKey, rows);
+    });
+    this.foldPending = this.db.transaction((pending) => {
+      for (const { key, rows } of pending) this.fold(key, storeKeyOf(key), rows);
+    });
+    this.foldLeftovers();
   }
 
   /** Where the entries are kept, for messages. */
@@ -247,88 +233,114 @@ export class SqliteSessionStore implements Required<SessionStore> {
       }
       return JSON.stringify(entry);
     });
-    let committed: Committed | undefined;
-    try {
-      committed = this.guard(`append to ${storeKey}`, () =>
-        this.appendTransaction.immediate(key, storeKey, entries, payloads),
-      );
-    } catch (error) {
-      this.knownVersion = -1; // the cached state may be ahead of what was committed
-      throw error;
-    }
-    if (committed === undefined) return;
-    this.keyStates.set(committed.storeKey, committed.key);
-    if (committed.summary !== undefined)
-      this.summaryStates.set(`${key.projectKey}/${key.sessionId}`, committed.summary);
+    this.guard(`append to ${storeKey}`, () => {
+      if (!this.established.has(storeKey)) {
+        if (this.statements.hasKey.get(storeKey) !== 1) {
+          this.firstAppend.immediate(key, storeKey, entries, payloads);
+          this.established.add(storeKey);
+          return;
+        }
+        this.established.add(storeKey);
+      }
+      const rows =
+        entries.length === 1
+          ? this.insertRows(storeKey, entries, payloads)
+          : this.insertBatch.immediate(storeKey, entries, payloads);
+      if (rows.length > 0) this.defer(key, storeKey, rows);
+    });
   }
 
-  private appendRows(
-    key: SessionKey,
-    storeKey: string,
-    entries: readonly SessionStoreEntry[],
-    payloads: string[],
-  ): Committed | undefined {
-    const { insert, upsertMeta } = this.statements;
-    // Inside the write lock: if no other connection committed since our last write, what we
-    // remember of the meta row and the summary is exactly what the file holds.
-    const version = this.statements.dataVersion.get() as number;
-    if (version !== this.knownVersion) {
-      this.keyStates.clear();
-      this.summaryStates.clear();
-      this.knownVersion = version;
+  /**
+   * Bring `meta` and the summaries up to date with everything appended through this store.
+   * Every read of them and `close` do it; call it before reading the file by other means.
+   */
+  sync(): void {
+    if (this.timer !== undefined) {
+      clearTimeout(this.timer);
+      this.timer = undefined;
     }
-    const before = this.keyState(storeKey);
-    let seq = before.nextSeq;
-    let costSeq = before.costSeq;
-    const inserted: SessionStoreEntry[] = [];
+    if (this.pending.size === 0) return;
+    const pending = [...this.pending.values()];
+    this.guard('update the session index', () => this.foldPending.immediate(pending));
+    this.pending.clear();
+  }
+
+  private insertRows(storeKey: string, entries: readonly SessionStoreEntry[], payloads: string[]): Row[] {
+    const rows: Row[] = [];
     for (let index = 0; index < entries.length; index += 1) {
       const entry = entries[index] as SessionStoreEntry;
       const uid = typeof entry.uuid === 'string' ? entry.uuid : null;
-      if (insert.run(storeKey, seq, uid, payloads[index] as string).changes === 0) continue;
-      if (entry.type === COST_STATE_TYPE) costSeq = seq;
-      seq += 1;
-      inserted.push(entry);
+      const inserted = this.statements.insert.get({ key: storeKey, uid, payload: payloads[index] as string });
+      if (inserted !== undefined) rows.push({ seq: inserted.seq, entry });
     }
-    if (inserted.length === 0) return undefined; // a replayed batch: leave mtime and summary alone
-    const after: KeyState = {
-      mtime: this.nextMtime(before.mtime),
-      nextSeq: seq,
-      costSeq,
-      // Only a gap-free record of looked-at rows may advance (see `lastCostStateNow`).
-      indexedTo: before.indexedTo === before.nextSeq ? seq : before.indexedTo,
-    };
-    upsertMeta.run(storeKey, after.mtime, after.nextSeq, after.costSeq, after.indexedTo);
-    const summary = key.subpath === undefined ? this.foldSummary(key, inserted, after.mtime) : undefined;
-    return { storeKey, key: after, summary };
+    return rows;
   }
 
-  private keyState(storeKey: string): KeyState {
-    const known = this.keyStates.get(storeKey);
-    if (known !== undefined) return known;
-    const row = this.statements.meta.get(storeKey);
-    return row === undefined
-      ? { mtime: 0, nextSeq: 0, costSeq: null, indexedTo: 0 }
-      : { mtime: row.mtime, nextSeq: row.next_seq, costSeq: row.cost_seq, indexedTo: row.indexed_to };
+  private defer(key: SessionKey, storeKey: string, rows: Row[]): void {
+    const pending = this.pending.get(storeKey);
+    if (pending === undefined) this.pending.set(storeKey, { key, rows });
+    else pending.rows.push(...rows);
+    if (this.timer !== undefined) return;
+    this.timer = setTimeout(() => {
+      this.timer = undefined;
+      try {
+        this.sync();
+      } catch {
+        // The rows are committed; the index waits for the next read, close or open.
+      }
+    }, SIDECAR_DELAY_MS);
+    this.timer.unref();
   }
 
-  /** Fold the inserted entries into the session summary; writes the row only when it changed. */
-  private foldSummary(key: SessionKey, inserted: SessionStoreEntry[], mtime: number): SummaryState {
-    const sessionKey = `${key.projectKey}/${key.sessionId}`;
-    let previous = this.summaryStates.get(sessionKey);
-    if (previous === undefined) {
-      const json = this.statements.summary.get(key.projectKey, key.sessionId);
-      if (json !== undefined) previous = { data: JSON.parse(json), json };
-    }
-    const folded = foldSessionSummary(
-      previous === undefined ? undefined : { sessionId: key.sessionId, mtime, data: previous.data },
+  /**
+   * Fold rows into the key's `meta` row and (for a main transcript) its summary. Runs inside a
+   * write transaction; `rows` are rows of this key at or beyond `meta.next_seq`, in seq order.
+   */
+  private fold(key: SessionKey, storeKey: string, rows: readonly Row[]): void {
+    const { statements } = this;
+    const meta = statements.meta.get(storeKey);
+    const folded = meta?.next_seq ?? 0;
+    const nextSeq = (statements.lastSeq.get(storeKey) ?? -1) + 1;
+    let costSeq = meta?.cost_seq ?? null;
+    for (const { seq, entry } of rows)
+      if (entry.type === COST_STATE_TYPE && (costSeq === null || seq > costSeq)) costSeq = seq;
+    // Every row from the mark to the end was looked at: the record of looked-at rows may advance.
+    const indexedTo = meta?.indexed_to ?? 0;
+    const complete = indexedTo === folded && rows.length === nextSeq - folded;
+    const mtime = this.nextMtime(meta?.mtime ?? 0);
+    statements.upsertMeta.run(storeKey, mtime, nextSeq, costSeq, complete ? nextSeq : indexedTo);
+    if (key.subpath !== undefined) return;
+    const stored = statements.summary.get(key.projectKey, key.sessionId);
+    const previous = stored === undefined ? undefined : (JSON.parse(stored) as Record<string, unknown>);
+    const summary = foldSessionSummary(
+      previous === undefined ? undefined : { sessionId: key.sessionId, mtime, data: previous },
       key,
-      inserted,
+      rows.map((row) => row.entry),
       { mtime },
     );
-    const json = JSON.stringify(folded.data);
-    if (json !== previous?.json)
-      this.statements.upsertSummary.run(key.projectKey, key.sessionId, mtime, json);
-    return { data: folded.data, json };
+    const json = JSON.stringify(summary.data);
+    if (json !== stored) statements.upsertSummary.run(key.projectKey, key.sessionId, mtime, json);
+  }
+
+  /** Fold rows a crash left behind (appended, acknowledged, not yet in `meta`); best effort. */
+  private foldLeftovers(): void {
+    try {
+      const behind = this.statements.behind.all();
+      if (behind.length === 0) return;
+      this.db
+        .transaction(() => {
+          for (const { store_key: storeKey, next_seq: from } of behind) {
+            const rows = this.statements.rowsFrom.all(storeKey, from).flatMap((row) => {
+              const entry = parseEntry(row.payload);
+              return entry === undefined ? [] : [{ seq: row.seq, entry }];
+            });
+            this.fold(keyOf(storeKey), storeKey, rows);
+          }
+        })
+        .immediate();
+    } catch {
+      // A read-only file or a busy writer: reads still work, and the next open tries again.
+    }
   }
 
   /** Epoch ms, strictly after both this instance's last stamp and the key's stored one. */
@@ -381,14 +393,15 @@ export class SqliteSessionStore implements Required<SessionStore> {
 
   lastCostStateNow(key: SessionKey): SessionStoreEntry | null {
     const storeKey = storeKeyOf(key);
+    this.sync();
     return this.guard(`read the cost of ${storeKey}`, () => {
       const meta = this.statements.meta.get(storeKey);
       if (meta === undefined) return null;
       let seq = meta.cost_seq;
-      if (meta.indexed_to < meta.next_seq) {
-        const from = Math.max(meta.indexed_to, (seq ?? -1) + 1);
+      // Rows past the record (another writer's) are searched, newest first.
+      const from = Math.max(meta.indexed_to, (seq ?? -1) + 1);
+      if (from <= (this.statements.lastSeq.get(storeKey) ?? -1))
         seq = this.statements.newestCostSeq.get(storeKey, from) ?? seq;
-      }
       if (seq === null) return null;
       const payload = this.statements.payloadAt.get(storeKey, seq);
       const entry = payload === undefined ? undefined : parseEntry(payload);
@@ -397,6 +410,7 @@ export class SqliteSessionStore implements Required<SessionStore> {
   }
 
   async listSessions(projectKey: string): Promise<Array<{ sessionId: string; mtime: number }>> {
+    this.sync();
     const prefix = `${projectKey}/`;
     return this.guard('list sessions', () => this.statements.keysInRange.all(...prefixRange(prefix)))
       .map((row) => ({ sessionId: row.store_key.slice(prefix.length), mtime: row.mtime }))
@@ -404,6 +418,7 @@ export class SqliteSessionStore implements Required<SessionStore> {
   }
 
   async listSessionSummaries(projectKey: string): Promise<SessionSummaryEntry[]> {
+    this.sync();
     return this.guard('list summaries', () => this.statements.summaries.all(projectKey)).map((row) => ({
       sessionId: row.session_id,
       mtime: row.mtime,
@@ -413,6 +428,7 @@ export class SqliteSessionStore implements Required<SessionStore> {
 
   /** A main key removes the session with all its subagent transcripts and its summary; a subpath only itself. */
   async delete(key: SessionKey): Promise<void> {
+    this.sync();
     const storeKey = storeKeyOf(key);
     const { deleteEntries, deleteMeta, deleteEntriesInRange, deleteMetaInRange, deleteSummary } =
       this.statements;
@@ -426,14 +442,12 @@ export class SqliteSessionStore implements Required<SessionStore> {
       deleteMetaInRange.run(...range);
       deleteSummary.run(key.projectKey, key.sessionId);
     });
-    try {
-      this.guard(`delete ${storeKey}`, () => remove.immediate());
-    } finally {
-      this.knownVersion = -1;
-    }
+    this.guard(`delete ${storeKey}`, () => remove.immediate());
+    this.established.clear();
   }
 
   async listSubkeys(key: { projectKey: string; sessionId: string }): Promise<string[]> {
+    this.sync();
     const prefix = `${key.projectKey}/${key.sessionId}/`;
     return this.guard('list subkeys', () => this.statements.keysInRange.all(...prefixRange(prefix))).map(
       (row) => row.store_key.slice(prefix.length),
@@ -468,11 +482,17 @@ export class SqliteSessionStore implements Required<SessionStore> {
 
   /** Project keys that have at least one transcript, sorted. */
   projects(): string[] {
+    this.sync();
     return this.guard('list projects', () => this.statements.projects.all());
   }
 
   close(): void {
-    if (this.db.open) this.db.close();
+    if (!this.db.open) return;
+    try {
+      this.sync();
+    } finally {
+      this.db.close();
+    }
   }
 
   private unreadableRowError(storeKey: string, row: UnreadableRow): SessionStoreError {
@@ -517,41 +537,12 @@ export class SqliteSessionStore implements Required<SessionStore> {
   }
 }
 
-/** Open (creating if needed) the database file with flower's pragmas and schema. */
-function openDatabase(file: string, options: SqliteSessionStoreOptions): Database.Database {
-  mkdirSync(path.dirname(file), { recursive: true });
-  const db = new Database(file);
-  try {
-    db.pragma(`busy_timeout = ${options.busyTimeoutMs ?? 5000}`);
-    db.pragma('journal_mode = WAL');
-    // The local JSONL is the primary copy (the store is a mirror), so WAL's NORMAL sync —
-    // durable against process crashes, not power loss — is the right trade for speed.
-    db.pragma('synchronous = NORMAL');
-    // A damaged file is to be recognised here, before anything is written to it.
-    db.exec(SCHEMA);
-    addMissingColumns(db);
-  } catch (error) {
-    db.close();
-    throw error;
-  }
-  return db;
-}
-
-/** Bring a reference-era `meta` table up to date; safe when two processes open the file at once. */
-function addMissingColumns(db: Database.Database): void {
-  const missing = (): string[] => {
-    const present = new Set(
-      db
-        .prepare<[], { name: string }>('PRAGMA table_info(meta)')
-        .all()
-        .map((column) => column.name),
-    );
-    return Object.keys(META_COLUMNS).filter((column) => !present.has(column));
-  };
-  if (missing().length === 0) return;
-  db.transaction(() => {
-    for (const column of missing()) db.exec(META_COLUMNS[column] as string);
-  }).immediate();
+/** The key a store key names (`<project>/<session>[/<subpath>]`; project keys hold no '/'). */
+function keyOf(storeKey: string): SessionKey {
+  const [projectKey = '', sessionId = '', ...subpath] = storeKey.split('/');
+  return subpath.length === 0
+    ? { projectKey, sessionId }
+    : { projectKey, sessionId, subpath: subpath.join('/') };
 }
 
 /** The entry a payload holds, or undefined when it is not a JSON object. */

@@ -99,7 +99,11 @@ describe('rewrite layers on random transcripts (property)', () => {
           expect(store.lastLoadReport(key)).toMatchObject({ spillFailures: 0, unreadableRows: 0 });
           expect(warnings).toEqual([]);
           // The store edits its freshly parsed rows in place; copying gives the same transcript.
-          const copied = rewriteForResume(entries, store.policies, createSpillWriter(directory, '.flower/spill'));
+          const copied = rewriteForResume(
+            entries,
+            store.policies,
+            createSpillWriter(directory, '.flower/spill'),
+          );
           expect(copied.entries).toEqual(loaded);
           expect(copied.report).toEqual(store.lastLoadReport(key));
         } finally {

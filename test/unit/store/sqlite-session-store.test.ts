@@ -5,7 +5,11 @@ import { foldSessionSummary, type SessionKey } from '@anthropic-ai/claude-agent-
 import Database from 'better-sqlite3';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { projectKeyFor, storeKeyOf } from '../../../src/store/session-key.js';
-import { SessionStoreError, SqliteSessionStore } from '../../../src/store/sqlite-session-store.js';
+import {
+  SessionStoreError,
+  SIDECAR_DELAY_MS,
+  SqliteSessionStore,
+} from '../../../src/store/sqlite-session-store.js';
 import { TranscriptBuilder } from '../../support/transcript-builder.js';
 
 let directory: string;
@@ -271,6 +275,7 @@ describe('SqliteSessionStore: appends at one entry per call', () => {
     expect(await first.load(key)).toEqual(t.entries);
     const seqs = raw().prepare('SELECT seq FROM entries ORDER BY seq').pluck().all();
     expect(seqs).toEqual(t.entries.map((_, index) => index));
+    first.sync(); // each store folds its own appends into the shared index
     const [summary] = await second.listSessionSummaries(key.projectKey);
     expect(summary?.data).toEqual(foldSessionSummary(undefined, key, t.entries).data);
     expect(summary?.mtime).toBe((await first.listSessions(key.projectKey))[0]?.mtime);
@@ -287,12 +292,65 @@ describe('SqliteSessionStore: appends at one entry per call', () => {
     await new Promise((resolve) => setTimeout(resolve, 5));
     t.say('working on it');
     await s.append(key, [t.entries[1] as never]);
+    s.sync();
     expect(stored()).toEqual(before);
     const listed = (await s.listSessions(key.projectKey))[0]?.mtime as number;
     expect(listed).toBeGreaterThan(before.mtime);
     expect((await s.listSessionSummaries(key.projectKey))[0]?.mtime).toBe(listed);
     await s.append(key, [{ type: 'custom-title', customTitle: 'A title' }]);
+    s.sync();
     expect(JSON.parse(stored().data)).toMatchObject({ customTitle: 'A title' });
+  });
+
+  it('meta and the summary follow the rows within SIDECAR_DELAY_MS; reads through the store never lag', async () => {
+    const s = store();
+    const t = new TranscriptBuilder();
+    t.prompt('go');
+    await s.append(key, t.entries); // a key's first append writes its meta row with the rows
+    const db = raw();
+    const folded = () => db.prepare('SELECT next_seq FROM meta').pluck().get();
+    expect(folded()).toBe(1);
+    t.say('one');
+    t.say('two');
+    for (const entry of t.entries.slice(1)) await s.append(key, [entry]);
+    expect(db.prepare('SELECT count(*) FROM entries').pluck().get()).toBe(3); // the rows are committed
+    const deadline = Date.now() + 20 * SIDECAR_DELAY_MS;
+    while (folded() !== 3 && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 5));
+    expect(folded()).toBe(3);
+
+    t.say('three');
+    await s.append(key, [t.entries[3] as never]);
+    const [listed] = await s.listSessions(key.projectKey);
+    expect(folded()).toBe(4);
+    expect(listed?.mtime).toBe(db.prepare('SELECT mtime FROM meta').pluck().get());
+  });
+
+  it('rows a crash left unfolded are folded when the file is opened next', async () => {
+    const s = store();
+    const t = new TranscriptBuilder();
+    t.prompt('Port the parser');
+    await s.append(key, t.entries);
+    const before = (await s.listSessions(key.projectKey))[0]?.mtime as number;
+    s.close();
+    // What a SIGKILL between the inserts and the fold leaves: rows committed, meta and summary behind.
+    const db = raw();
+    const insert = db.prepare('INSERT INTO entries VALUES (?, ?, ?, ?)');
+    t.say('working');
+    t.marker('custom-title', { customTitle: 'Parser port' });
+    insert.run(storeKeyOf(key), 1, t.entries[1]?.uuid, JSON.stringify(t.entries[1]));
+    insert.run(storeKeyOf(key), 2, null, JSON.stringify(t.entries[2]));
+    insert.run(storeKeyOf(key), 3, null, JSON.stringify(cost(0.25)));
+    db.close();
+
+    const reopened = store();
+    const direct = raw();
+    expect(direct.prepare('SELECT next_seq FROM meta').pluck().get()).toBe(4);
+    expect((await reopened.listSessions(key.projectKey))[0]?.mtime).toBeGreaterThan(before);
+    const [summary] = await reopened.listSessionSummaries(key.projectKey);
+    expect(summary?.data).toMatchObject({ firstPrompt: 'Port the parser', customTitle: 'Parser port' });
+    expect((await reopened.lastCostState(key))?.totalCostUSD).toBe(0.25);
+    await reopened.append(key, [{ type: 'user', uuid: 'next' }]);
+    expect(direct.prepare('SELECT max(seq) FROM entries').pluck().get()).toBe(4);
   });
 });
 

@@ -1,0 +1,92 @@
+/**
+ * The SQLite file behind `SqliteSessionStore`: opening it with flower's pragmas, its schema, and
+ * the columns newer than the reference's.
+ *
+ * Schema (the reference's `sessions.db`, so its tooling and queries keep working, plus two
+ * columns in `meta`): `entries(store_key, seq, uid, payload)`,
+ * `meta(store_key, mtime, next_seq, cost_seq, indexed_to)`,
+ * `summaries(project_key, session_id, mtime, data)`.
+ * - `entries` is the record; `meta` and `summaries` are derived from it (see the store's header
+ *   for when they are brought up to date).
+ * - `meta.next_seq` is one past the last row folded into `meta` and `summaries`; rows at or
+ *   beyond it are new to them (appended, not yet folded, or written before a crash).
+ * - `meta.cost_seq` is the seq of the newest `cost-state` row folded; `meta.indexed_to` says
+ *   below which seq every row's type was looked at (rows another writer added are not).
+ */
+import { mkdirSync } from 'node:fs';
+import path from 'node:path';
+import Database from 'better-sqlite3';
+
+const SCHEMA = `
+CREATE TABLE IF NOT EXISTS entries (
+    store_key TEXT NOT NULL,
+    seq       INTEGER NOT NULL,
+    uid       TEXT,
+    payload   TEXT NOT NULL,
+    PRIMARY KEY (store_key, seq)
+);
+CREATE UNIQUE INDEX IF NOT EXISTS entries_uid
+    ON entries(store_key, uid) WHERE uid IS NOT NULL;
+CREATE TABLE IF NOT EXISTS meta (
+    store_key  TEXT PRIMARY KEY,
+    mtime      INTEGER NOT NULL,
+    next_seq   INTEGER NOT NULL,
+    cost_seq   INTEGER,
+    indexed_to INTEGER NOT NULL DEFAULT 0
+);
+CREATE TABLE IF NOT EXISTS summaries (
+    project_key TEXT NOT NULL,
+    session_id  TEXT NOT NULL,
+    mtime       INTEGER NOT NULL,
+    data        TEXT NOT NULL,
+    PRIMARY KEY (project_key, session_id)
+);
+`;
+
+/** Columns a database written by the reference (or an older flower) lacks in `meta`. */
+const META_COLUMNS: Record<string, string> = {
+  cost_seq: 'ALTER TABLE meta ADD COLUMN cost_seq INTEGER',
+  indexed_to: 'ALTER TABLE meta ADD COLUMN indexed_to INTEGER NOT NULL DEFAULT 0',
+};
+
+export interface OpenOptions {
+  /** How long a write waits for another process holding the database before failing. */
+  busyTimeoutMs?: number;
+}
+
+/** Open (creating if needed) the database file with flower's pragmas and schema. */
+export function openDatabase(file: string, options: OpenOptions): Database.Database {
+  mkdirSync(path.dirname(file), { recursive: true });
+  const db = new Database(file);
+  try {
+    db.pragma(`busy_timeout = ${options.busyTimeoutMs ?? 5000}`);
+    db.pragma('journal_mode = WAL');
+    // The local JSONL is the primary copy (the store is a mirror), so WAL's NORMAL sync —
+    // durable against process crashes, not power loss — is the right trade for speed.
+    db.pragma('synchronous = NORMAL');
+    // A check that the file is sound belongs here: before anything is written to it.
+    db.exec(SCHEMA);
+    addMissingColumns(db);
+  } catch (error) {
+    db.close();
+    throw error;
+  }
+  return db;
+}
+
+/** Bring a reference-era `meta` table up to date; safe when two processes open the file at once. */
+function addMissingColumns(db: Database.Database): void {
+  const missing = (): string[] => {
+    const present = new Set(
+      db
+        .prepare<[], { name: string }>('PRAGMA table_info(meta)')
+        .all()
+        .map((column) => column.name),
+    );
+    return Object.keys(META_COLUMNS).filter((column) => !present.has(column));
+  };
+  if (missing().length === 0) return;
+  db.transaction(() => {
+    for (const column of missing()) db.exec(META_COLUMNS[column] as string);
+  }).immediate();
+}

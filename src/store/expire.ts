@@ -60,6 +60,9 @@ export function planExpiry(index: TranscriptIndex, edits: TranscriptEdits, polic
   const verdicts = new Map<string, boolean>();
   const sites: Array<{ site: ToolResultSite; command: string }> = [];
   for (const site of index.results) {
+    // Size first: it is the cheapest test, and half the results of a long run are too large.
+    const text = toolResultText(site.block);
+    if (text === null || text.length > policy.maxChars) continue;
     const use = index.toolUseById.get(site.block.tool_use_id);
     if (use === undefined || use.name !== 'Bash') continue;
     const command = (use.input as { command?: unknown } | undefined)?.command;
@@ -69,10 +72,7 @@ export function planExpiry(index: TranscriptIndex, edits: TranscriptEdits, polic
       ephemeral = isEphemeral(command);
       verdicts.set(command, ephemeral);
     }
-    if (!ephemeral) continue;
-    const text = toolResultText(site.block);
-    if (text === null || text.length > policy.maxChars) continue;
-    sites.push({ site, command });
+    if (ephemeral) sites.push({ site, command });
   }
   const targets = sites.length - Math.max(0, policy.keepRecent);
   for (let position = 0; position < targets; position += 1) {

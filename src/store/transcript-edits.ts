@@ -181,10 +181,18 @@ export class TranscriptEdits {
     const { entries } = this.index;
     const output = [...entries];
     for (const entryIndex of this.editedEntries) output[entryIndex] = this.withBlocks(entryIndex);
-    for (const [entryIndex, text] of this.rewritten) {
-      if (!this.copyRemoved.has(entryIndex))
-        output[entryIndex] = this.withoutCopy(output[entryIndex] as Entry, text);
-    }
+    this.rewritten.forEach((text, entryIndex) => {
+      // Only the harness's shape (one result per entry) says whose copy `toolUseResult` is.
+      if (this.index.resultCounts[entryIndex] !== 1 || this.copyRemoved.has(entryIndex)) return;
+      const copy = this.index.copies[entryIndex];
+      if (copy === undefined) return;
+      const replaced = withoutDuplicates(copy, text, DUPLICATE_DEPTH, this.inPlace);
+      // In place, an object copy was changed where it is; only a replaced value needs setting.
+      if (replaced === copy) return;
+      const entry = output[entryIndex] as Entry;
+      if (this.inPlace) entry.toolUseResult = replaced;
+      else output[entryIndex] = { ...entry, toolUseResult: replaced };
+    });
     if (this.droppedCount === 0 && this.inserted.size === 0) return output;
     return this.relinked(output);
   }
@@ -247,23 +255,6 @@ export class TranscriptEdits {
     const changed: Entry = { ...entry, message: { ...messageOf(entry), content } };
     if (this.copyRemoved.has(entryIndex)) delete changed.toolUseResult;
     return changed;
-  }
-
-  /** The duplicate-copy rule for an entry whose result now reads `text` (see the module header). */
-  private withoutCopy(entry: Entry, text: string): Entry {
-    if (entry.toolUseResult === undefined) return entry;
-    // Only the harness's shape (one result per entry) says whose copy `toolUseResult` is.
-    let results = 0;
-    for (const block of contentListOf(entry))
-      if ((block as ContentBlock | null)?.type === 'tool_result') results += 1;
-    if (results !== 1) return entry;
-    const copy = withoutDuplicates(entry.toolUseResult, text, DUPLICATE_DEPTH, this.inPlace);
-    if (copy === entry.toolUseResult) return entry;
-    if (this.inPlace) {
-      entry.toolUseResult = copy;
-      return entry;
-    }
-    return { ...entry, toolUseResult: copy };
   }
 
   /** Maps a parent uuid to itself, or to the nearest ancestor that was not dropped (cycle-safe). */

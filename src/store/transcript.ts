@@ -9,7 +9,8 @@
  * - Protected entries (`isCompactSummary`, `isMeta`) are the only surviving form of compacted
  *   history and of harness bookkeeping; the layers never change their content, so their
  *   tool_result blocks are not among the `results` the index offers for rewriting.
- * - `indexTranscript` reads each entry once. A resume of a ten-hour run walks 20,000 entries of
+ * - `indexTranscript` reads each entry once, and only user and assistant entries beyond their
+ *   type: the others (attachments, bookkeeping) hold no message blocks the layers change. A resume of a ten-hour run walks 20,000 entries of
  *   a dozen different shapes, and every extra pass over them costs as much as a layer's whole
  *   work (measured: five separate passes took longer than parsing the rows).
  */
@@ -128,7 +129,7 @@ export interface TranscriptIndex {
   readonly toolUses: readonly ToolUseSite[];
   /** Every tool_use block by id, protected entries included: "was this result ever asked for". */
   readonly toolUseById: ReadonlyMap<string, ToolUseBlock>;
-  /** Unprotected entries with the harness's synthetic API-error marks. */
+  /** Unprotected conversation entries with the harness's synthetic API-error marks. */
   readonly apiErrors: readonly number[];
   /** Unprotected entries a permission rule denied, with the tool_use id their result answers. */
   readonly denials: ReadonlyArray<{ entryIndex: number; toolUseId: string }>;
@@ -138,6 +139,11 @@ export interface TranscriptIndex {
   readonly unreadable: readonly number[];
   /** How many tool_result blocks each entry holds (255 stands for 255 or more). */
   readonly resultCounts: Uint8Array;
+  /**
+   * The harness's second copy of each result entry's output (`toolUseResult`), read while the
+   * entry is at hand: rewriting it later then does not have to visit thousands of entries again.
+   */
+  readonly copies: ReadonlyArray<unknown>;
 }
 
 export function indexTranscript(entries: readonly Entry[]): TranscriptIndex {
@@ -149,24 +155,34 @@ export function indexTranscript(entries: readonly Entry[]): TranscriptIndex {
   const answeredInProtected = new Set<string>();
   const unreadable: number[] = [];
   const resultCounts = new Uint8Array(entries.length);
+  const copies: unknown[] = new Array(entries.length);
   for (let entryIndex = 0; entryIndex < entries.length; entryIndex += 1) {
     const entry = entries[entryIndex] as Entry;
-    if (entry.type === UNREADABLE_ROW) {
-      unreadable.push(entryIndex);
+    // Only conversation entries hold blocks the layers look at. Checking the type first keeps
+    // the other dozen entry shapes to one property read each (measured: a third of the pass).
+    const type = entry.type;
+    if (type !== 'user' && type !== 'assistant') {
+      if (type === UNREADABLE_ROW) unreadable.push(entryIndex);
       continue;
     }
-    const guarded = isProtected(entry);
     const message = entry.message;
-    const content = isRecord(message) ? message.content : undefined;
-    if (!guarded && isApiError(entry)) apiErrors.push(entryIndex);
+    if (!isRecord(message)) continue;
+    const guarded = isProtected(entry);
+    if (!guarded && (message.model === '<synthetic>' || entry.isApiErrorMessage === true))
+      apiErrors.push(entryIndex);
+    const content = message.content;
     if (!Array.isArray(content)) continue;
     let deniedId: string | undefined;
     for (let blockIndex = 0; blockIndex < content.length; blockIndex += 1) {
       const block: unknown = content[blockIndex];
-      if (isToolUse(block)) {
+      if (typeof block !== 'object' || block === null) continue;
+      const blockType = (block as ContentBlock).type;
+      if (blockType === 'tool_use') {
+        if (!isToolUse(block)) continue;
         if (!toolUseById.has(block.id)) toolUseById.set(block.id, block);
         if (!guarded) toolUses.push({ entryIndex, blockIndex, block });
-      } else if (isToolResult(block)) {
+      } else if (blockType === 'tool_result') {
+        if (!isToolResult(block)) continue;
         const count = resultCounts[entryIndex] as number;
         if (count < 255) resultCounts[entryIndex] = count + 1;
         if (guarded) answeredInProtected.add(block.tool_use_id);
@@ -176,9 +192,10 @@ export function indexTranscript(entries: readonly Entry[]): TranscriptIndex {
         }
       }
     }
+    if (deniedId === undefined) continue;
+    copies[entryIndex] = entry.toolUseResult;
     // The harness's structural marker, not the wording of the denial, says a rule refused the call.
-    if (!guarded && deniedId !== undefined && entry.toolDenialKind === 'permission-rule')
-      denials.push({ entryIndex, toolUseId: deniedId });
+    if (entry.toolDenialKind === 'permission-rule') denials.push({ entryIndex, toolUseId: deniedId });
   }
   return {
     entries,
@@ -190,5 +207,6 @@ export function indexTranscript(entries: readonly Entry[]): TranscriptIndex {
     answeredInProtected,
     unreadable,
     resultCounts,
+    copies,
   };
 }

@@ -181,16 +181,12 @@ function messageEnd(index: TranscriptIndex, edits: TranscriptEdits, entryIndex: 
  * far), plan one user entry answering all of them; returns how many entries are inserted.
  */
 function planHealing(index: TranscriptIndex, edits: TranscriptEdits, text: string): number {
-  const answered = new Set(index.answeredInProtected);
-  for (const site of index.results) {
-    if (!edits.isDropped(site.entryIndex) && edits.blockAt(site) !== null)
-      answered.add(site.block.tool_use_id);
-  }
+  const healed = new Set<string>();
   const orphans = new Map<number, ToolUseBlock[]>();
   for (const site of index.toolUses) {
+    if (index.answered.has(site.block.id) || healed.has(site.block.id)) continue;
     if (edits.isDropped(site.entryIndex) || edits.blockAt(site) === null) continue;
-    if (answered.has(site.block.id)) continue;
-    answered.add(site.block.id);
+    healed.add(site.block.id);
     const end = messageEnd(index, edits, site.entryIndex);
     const uses = orphans.get(end);
     if (uses === undefined) orphans.set(end, [site.block]);

@@ -111,7 +111,8 @@ export class TranscriptEdits {
 
   /** A result's content becomes `content` (expire, trim); the block itself stays. */
   rewriteResult(site: BlockSite, content: string): void {
-    this.patchBlock(site, { content });
+    if (this.inPlace) site.block.content = content;
+    else this.patchBlock(site, { content });
     this.rewritten.set(site.entryIndex, content);
   }
 

@@ -83,11 +83,6 @@ export function toolResultText(block: ToolResultBlock): string | null {
   return text;
 }
 
-/** A harness-written error turn rather than something the model said. */
-export function isApiError(entry: Entry): boolean {
-  return entry.isApiErrorMessage === true || messageOf(entry)?.model === '<synthetic>';
-}
-
 /**
  * The stand-in for a stored row that is not a JSON object. The rewriting store puts one where the
  * row was, with the row's uuid and, as its parent, the uuid of the entry before it (the harness
@@ -129,12 +124,16 @@ export interface TranscriptIndex {
   readonly toolUses: readonly ToolUseSite[];
   /** Every tool_use block by id, protected entries included: "was this result ever asked for". */
   readonly toolUseById: ReadonlyMap<string, ToolUseBlock>;
-  /** Unprotected conversation entries with the harness's synthetic API-error marks. */
+  /** Unprotected assistant entries with the harness's synthetic API-error marks. */
   readonly apiErrors: readonly number[];
   /** Unprotected entries a permission rule denied, with the tool_use id their result answers. */
   readonly denials: ReadonlyArray<{ entryIndex: number; toolUseId: string }>;
-  /** Ids answered by a tool_result in a protected entry (results the layers never remove). */
-  readonly answeredInProtected: ReadonlySet<string>;
+  /**
+   * Every id a tool_result answers, anywhere. (A result the layers remove is either a denied
+   * call's, whose tool_use goes with it, or a stray one that answers no tool_use: no removal
+   * leaves a call unanswered that this set calls answered.)
+   */
+  readonly answered: ReadonlySet<string>;
   /** Positions of `unreadableRowPlaceholder` entries. */
   readonly unreadable: readonly number[];
   /** How many tool_result blocks each entry holds (255 stands for 255 or more). */
@@ -152,7 +151,7 @@ export function indexTranscript(entries: readonly Entry[]): TranscriptIndex {
   const toolUseById = new Map<string, ToolUseBlock>();
   const apiErrors: number[] = [];
   const denials: Array<{ entryIndex: number; toolUseId: string }> = [];
-  const answeredInProtected = new Set<string>();
+  const answered = new Set<string>();
   const unreadable: number[] = [];
   const resultCounts = new Uint8Array(entries.length);
   const copies: unknown[] = new Array(entries.length);
@@ -168,7 +167,11 @@ export function indexTranscript(entries: readonly Entry[]): TranscriptIndex {
     const message = entry.message;
     if (!isRecord(message)) continue;
     const guarded = isProtected(entry);
-    if (!guarded && (message.model === '<synthetic>' || entry.isApiErrorMessage === true))
+    if (
+      type === 'assistant' &&
+      !guarded &&
+      (message.model === '<synthetic>' || entry.isApiErrorMessage === true)
+    )
       apiErrors.push(entryIndex);
     const content = message.content;
     if (!Array.isArray(content)) continue;
@@ -185,8 +188,8 @@ export function indexTranscript(entries: readonly Entry[]): TranscriptIndex {
         if (!isToolResult(block)) continue;
         const count = resultCounts[entryIndex] as number;
         if (count < 255) resultCounts[entryIndex] = count + 1;
-        if (guarded) answeredInProtected.add(block.tool_use_id);
-        else {
+        answered.add(block.tool_use_id);
+        if (!guarded) {
           results.push({ entryIndex, blockIndex, block });
           deniedId ??= block.tool_use_id;
         }
@@ -204,7 +207,7 @@ export function indexTranscript(entries: readonly Entry[]): TranscriptIndex {
     toolUseById,
     apiErrors,
     denials,
-    answeredInProtected,
+    answered,
     unreadable,
     resultCounts,
     copies,

@@ -275,7 +275,7 @@ export class Runtime {
   }
 
   close(): void {
-    this.store.close();
+    void this.resumeStore.close();
   }
 
   /**

@@ -36,6 +36,7 @@ import { type RewriteOptions, type RewritePolicies, resolvePolicies, rewriteForR
 import { storeKeyOf } from './session-key.js';
 import { createSpillWriter, type SpilledName, type SpillWriter, spillDirectory } from './spill.js';
 import { appendSpillRecord, readSpillRecord } from './spill-record.js';
+import { SIDECAR_DELAY_MS } from './sqlite-session-store.js';
 import { type Entry, unreadableRowPlaceholder } from './transcript.js';
 import { largeResults } from './trim.js';
 
@@ -45,6 +46,9 @@ export interface RewritingSessionStoreOptions extends RewriteOptions {
   /** One line per problem the user should know about. Default: standard error. */
   onWarning?: (line: string) => void;
 }
+
+/** Spill-record lines wait this long to be written together (a turn's results share one write). */
+const RECORD_DELAY_MS = 50;
 
 const warnOnStderr = (line: string): void => {
   process.stderr.write(`flower: ${line}\n`);
@@ -70,6 +74,9 @@ export class RewritingSessionStore<Backend extends SessionBackend = SessionBacke
   private readonly reports = new Map<string, LoadReport>();
   private spillWarned = false;
   private named: Array<[string, SpilledName]> = [];
+  /** Record lines not written yet, by store key (written together, like the backend's index). */
+  private readonly unrecorded = new Map<string, Array<[string, SpilledName]>>();
+  private recordTimer: NodeJS.Timeout | undefined;
 
   constructor(backend: Backend, options: RewritingSessionStoreOptions) {
     this.backend = backend;
@@ -101,6 +108,7 @@ export class RewritingSessionStore<Backend extends SessionBackend = SessionBacke
     const stored = await this.read(key);
     if (stored === null) return null;
     const storeKey = storeKeyOf(key);
+    this.writeRecords();
     const spill = this.policies.trim.enabled
       ? this.spillWriter(readSpillRecord(this.spillDirectory, storeKey))
       : this.appendSpill;
@@ -146,8 +154,10 @@ export class RewritingSessionStore<Backend extends SessionBackend = SessionBacke
     return this.backend.listSubkeys(key);
   }
 
-  async close(): Promise<void> {
-    await this.backend.close?.();
+  /** Writes what waits to be written, then closes the backend. */
+  close(): void | Promise<void> {
+    this.writeRecords();
+    return this.backend.close?.();
   }
 
   /** A spill writer that warns once per store and collects the names it learns for the record. */
@@ -165,10 +175,23 @@ export class RewritingSessionStore<Backend extends SessionBackend = SessionBacke
     });
   }
 
+  /** Keep the names the writer learnt for `storeKey`'s record (written within 50 ms). */
   private recordNames(storeKey: string): void {
     if (this.named.length === 0) return;
-    appendSpillRecord(this.spillDirectory, storeKey, this.named);
+    const lines = this.unrecorded.get(storeKey);
+    if (lines === undefined) this.unrecorded.set(storeKey, this.named);
+    else lines.push(...this.named);
     this.named = [];
+    if (this.recordTimer !== undefined) return;
+    this.recordTimer = setTimeout(() => this.writeRecords(), RECORD_DELAY_MS);
+    this.recordTimer.unref();
+  }
+
+  private writeRecords(): void {
+    if (this.recordTimer !== undefined) clearTimeout(this.recordTimer);
+    this.recordTimer = undefined;
+    for (const [storeKey, lines] of this.unrecorded) appendSpillRecord(this.spillDirectory, storeKey, lines);
+    this.unrecorded.clear();
   }
 
   private async read(key: SessionKey): Promise<StoredTranscript | null> {

@@ -42,7 +42,7 @@ export interface StoredTranscript {
    * True when `entries` are fresh objects made for this call that the caller may change (parsed
    * rows, say); the rewriting layer then edits them in place instead of copying them.
    */
-  owned: boolean;
+  owned?: boolean;
 }
 
 export type SessionBackend = Required<SessionStore> & {

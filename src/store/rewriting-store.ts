@@ -36,7 +36,6 @@ import { type RewriteOptions, type RewritePolicies, resolvePolicies, rewriteForR
 import { storeKeyOf } from './session-key.js';
 import { createSpillWriter, type SpilledName, type SpillWriter, spillDirectory } from './spill.js';
 import { appendSpillRecord, readSpillRecord } from './spill-record.js';
-import { SIDECAR_DELAY_MS } from './sqlite-session-store.js';
 import { type Entry, unreadableRowPlaceholder } from './transcript.js';
 import { largeResults } from './trim.js';
 
@@ -113,7 +112,7 @@ export class RewritingSessionStore<Backend extends SessionBackend = SessionBacke
       ? this.spillWriter(readSpillRecord(this.spillDirectory, storeKey))
       : this.appendSpill;
     const { entries, report } = rewriteForResume(withPlaceholders(stored), this.policies, spill, {
-      inPlace: stored.owned,
+      inPlace: stored.owned === true,
     });
     this.recordNames(storeKey);
     this.reports.set(storeKey, report);

@@ -35,6 +35,7 @@ import {
 } from '@anthropic-ai/claude-agent-sdk';
 import type pg from 'pg';
 import { maskStoreUrl, type PostgresTarget, parseStoreTarget } from '../../config/store-url.js';
+import type { StoredTranscript } from '../backend.js';
 import { storeKeyOf } from '../session-key.js';
 import { createPool, defaultPoolPolicy, type PostgresPoolPolicy } from './connection.js';
 import { errorCode, PostgresStoreError, storeFailure } from './errors.js';
@@ -43,19 +44,6 @@ import { APPEND_SIGNALS, ensureSchema } from './schema.js';
 export interface PostgresSessionStoreOptions {
   /** Pool sizing and timeouts; unset fields keep `defaultPoolPolicy`. */
   pool?: Partial<PostgresPoolPolicy>;
-}
-
-/** A stored row that is not a JSON object (the rewriting layer's backend seam names it the same). */
-export interface UnreadableRow {
-  seq: number;
-  uuid: string | null;
-  /** How many readable entries of the transcript come before it. */
-  position: number;
-}
-
-export interface StoredTranscript {
-  entries: SessionStoreEntry[];
-  unreadable: UnreadableRow[];
 }
 
 /** One batch, checked and serialised before anything is sent. */
@@ -260,7 +248,8 @@ export class PostgresSessionStore implements SessionStore {
       rowMode: 'array',
     });
     if (rows.length === 0) return null;
-    const transcript: StoredTranscript = { entries: [], unreadable: [] };
+    // Each row is parsed afresh for this call: the rewriting layer may edit the entries in place.
+    const transcript: StoredTranscript = { entries: [], unreadable: [], owned: true };
     for (const [seq, uuid, text] of rows) {
       const entry = parseObject(text);
       if (entry === undefined)

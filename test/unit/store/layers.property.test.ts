@@ -10,7 +10,7 @@ import path from 'node:path';
 import Database from 'better-sqlite3';
 import fc from 'fast-check';
 import { afterAll, describe, expect, it } from 'vitest';
-import { resolvePolicies, rewriteForResume } from '../../../src/store/rewrite.js';
+import { rewriteForResume } from '../../../src/store/rewrite.js';
 import { RewritingSessionStore } from '../../../src/store/rewriting-store.js';
 import { createSpillWriter } from '../../../src/store/spill.js';
 import { SqliteSessionStore } from '../../../src/store/sqlite-session-store.js';

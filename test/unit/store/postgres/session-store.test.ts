@@ -340,6 +340,7 @@ describe('failures are whole', () => {
         { seq: 1, uuid: entries[1]?.uuid, position: 1 },
         { seq: 2, uuid: entries[2]?.uuid, position: 1 },
       ],
+      owned: true,
     });
     expect(await db.readTranscript({ ...main, sessionId: 'never' })).toBeNull();
     await expect(db.load(main)).rejects.toThrow(

@@ -82,6 +82,9 @@ function prepareStatements(db: Database.Database) {
        ON CONFLICT (store_key, uid) WHERE uid IS NOT NULL DO NOTHING
        RETURNING seq`,
     ),
+    insertAt: db.prepare<[string, number, string | null, string]>(
+      'INSERT INTO entries (store_key, seq, uid, payload) VALUES (?, ?, ?, ?) ON CONFLICT (store_key, uid) WHERE uid IS NOT NULL DO NOTHING',
+    ),
     meta: db.prepare<[string], MetaRow>(
       'SELECT mtime, next_seq, cost_seq, indexed_to FROM meta WHERE store_key = ?',
     ),
@@ -198,10 +201,10 @@ export class SqliteSessionStore implements Required<SessionStore> {
     this.db = this.guard('open', () => openDatabase(this.path, options));
     this.statements = prepareStatements(this.db);
     this.insertBatch = this.db.transaction((storeKey, entries, payloads) =>
-      this.insertRows(storeKey, entries, payloads),
+      this.insertBatchRows(storeKey, entries, payloads),
     );
     this.firstAppend = this.db.transaction((key, storeKey, entries, payloads) => {
-      const rows = this.insertRows(storeKey, entries, payloads);
+      const rows = this.insertBatchRows(storeKey, entries, payloads);
       if (rows.length > 0) this.fold(key, storeKey, rows);
     });
     this.foldPending = this.db.transaction((pending) => {
@@ -265,13 +268,28 @@ export class SqliteSessionStore implements Required<SessionStore> {
     this.pending.clear();
   }
 
+  /** One entry, in one statement that takes its seq from the primary key (no transaction needed). */
   private insertRows(storeKey: string, entries: readonly SessionStoreEntry[], payloads: string[]): Row[] {
+    const entry = entries[0] as SessionStoreEntry;
+    const uid = typeof entry.uuid === 'string' ? entry.uuid : null;
+    const inserted = this.statements.insert.get({ key: storeKey, uid, payload: payloads[0] as string });
+    return inserted === undefined ? [] : [{ seq: inserted.seq, entry }];
+  }
+
+  /** A batch, inside a write transaction: the next seq is read once and counted up. */
+  private insertBatchRows(
+    storeKey: string,
+    entries: readonly SessionStoreEntry[],
+    payloads: string[],
+  ): Row[] {
     const rows: Row[] = [];
+    let seq = (this.statements.lastSeq.get(storeKey) ?? -1) + 1;
     for (let index = 0; index < entries.length; index += 1) {
       const entry = entries[index] as SessionStoreEntry;
       const uid = typeof entry.uuid === 'string' ? entry.uuid : null;
-      const inserted = this.statements.insert.get({ key: storeKey, uid, payload: payloads[index] as string });
-      if (inserted !== undefined) rows.push({ seq: inserted.seq, entry });
+      if (this.statements.insertAt.run(storeKey, seq, uid, payloads[index] as string).changes === 0) continue;
+      rows.push({ seq, entry });
+      seq += 1;
     }
     return rows;
   }

@@ -5,10 +5,12 @@
  * only the measured work, and `peakMb` is the resident-memory high-water mark it added.
  *
  * Modes:
- * - `floor {file, storeKey}`: read the rows with better-sqlite3 and `JSON.parse` each, twice.
+ * - `floor {file, storeKey}`: read the rows with better-sqlite3 and `JSON.parse` each, twice
+ *   (the second time after a garbage collection, see `settle`).
  * - `resume {file, key, workspace}`: the rewriting layer over the SQLite backend with trim on (as
- *   `go` runs it): `load()` twice, plus what the first load left behind (spill files written,
- *   the size of the JSONL the SDK writes for the binary, characters the model receives).
+ *   `go` runs it): `load()` twice in the same way, plus what the first load left behind (spill
+ *   files written) and what the load hands the SDK (the size of the JSONL it writes for the
+ *   binary, characters the model receives).
  * - `append {kind, batch, count, seed, workspace}`: append `count` generated entries with random
  *   v4 uuids in batches of `batch`, awaiting each call as the SDK does: `raw` (a prepared insert
  *   into the same schema, WAL), `backend` (SqliteSessionStore) or `layered` (the rewriting layer
@@ -34,6 +36,12 @@ const cpu = () => {
 const mb = (kilobytes) => kilobytes / 1024;
 const rssMb = () => process.memoryUsage.rss() / 1024 / 1024;
 const peakMb = () => mb(process.resourceUsage().maxRSS);
+/**
+ * Between a first and a later load: collect the first one's garbage. A later resume comes minutes
+ * after the first, not back to back, so neither side should pay for the other load's leftovers.
+ */
+const settle = () => globalThis.gc?.();
+
 const countFiles = (directory) => {
   try {
     return readdirSync(directory).filter((name) => name.endsWith('.txt')).length;
@@ -73,6 +81,7 @@ async function floor() {
   const peak = peakMb() - before;
   const count = entries.length;
   entries = undefined;
+  settle();
   const again = now();
   const againCpu = cpu();
   entries = select.all(args.storeKey).map((payload) => JSON.parse(payload));
@@ -96,6 +105,7 @@ async function resume() {
   const peak = peakMb() - before;
   const spillWritten = countFiles(spillDirectory) - spillBefore;
   entries = undefined;
+  settle();
   const again = now();
   const againCpu = cpu();
   entries = await store.load(args.key);

@@ -75,9 +75,15 @@ export function planExpiry(index: TranscriptIndex, edits: TranscriptEdits, polic
     if (ephemeral) sites.push({ site, command });
   }
   const targets = sites.length - Math.max(0, policy.keepRecent);
+  const labels = new Map<string, string>();
   for (let position = 0; position < targets; position += 1) {
     const { site, command } = sites[position] as { site: ToolResultSite; command: string };
-    edits.rewriteResult(site, policy.placeholder(commandLabel(command), sites.length - position));
+    let label = labels.get(command);
+    if (label === undefined) {
+      label = commandLabel(command);
+      labels.set(command, label);
+    }
+    edits.rewriteResult(site, policy.placeholder(label, sites.length - position));
   }
   return Math.max(0, targets);
 }

@@ -67,8 +67,11 @@ export class RewritingSessionStore<Backend extends SessionBackend = SessionBacke
   readonly policies: RewritePolicies;
   private readonly workspace: string;
   private readonly spillDirectory: string;
-  /** The writer appends use (it lists the directory once and remembers what it wrote). */
-  private readonly appendSpill: SpillWriter;
+  /** One writer for appends and loads: it lists the directory once and remembers what it wrote. */
+  private readonly spill: SpillWriter;
+  /** Spill names by tool_use id: the records of the transcripts loaded so far, and what was learnt since. */
+  private readonly names = new Map<string, SpilledName>();
+  private readonly recordsRead = new Set<string>();
   private readonly warn: (line: string) => void;
   private readonly reports = new Map<string, LoadReport>();
   private spillWarned = false;
@@ -83,7 +86,7 @@ export class RewritingSessionStore<Backend extends SessionBackend = SessionBacke
     this.warn = options.onWarning ?? warnOnStderr;
     this.workspace = options.workspace;
     this.spillDirectory = spillDirectory(options.workspace, this.policies.trim.spillDirname);
-    this.appendSpill = this.spillWriter();
+    this.spill = this.spillWriter();
   }
 
   async append(key: SessionKey, entries: SessionStoreEntry[]): Promise<void> {
@@ -95,7 +98,7 @@ export class RewritingSessionStore<Backend extends SessionBackend = SessionBacke
         // Anything else is the backend's to refuse, with its own message.
         if (typeof entry !== 'object' || entry === null) continue;
         for (const { toolUseId, text } of largeResults(entry, this.policies.trim))
-          this.appendSpill(text, toolUseId);
+          this.spill(text, toolUseId);
       }
       this.recordNames(storeKeyOf(key));
     }
@@ -107,11 +110,13 @@ export class RewritingSessionStore<Backend extends SessionBackend = SessionBacke
     const stored = await this.read(key);
     if (stored === null) return null;
     const storeKey = storeKeyOf(key);
-    this.writeRecords();
-    const spill = this.policies.trim.enabled
-      ? this.spillWriter(readSpillRecord(this.spillDirectory, storeKey))
-      : this.appendSpill;
-    const { entries, report } = rewriteForResume(withPlaceholders(stored), this.policies, spill, {
+    if (this.policies.trim.enabled && !this.recordsRead.has(storeKey)) {
+      this.writeRecords();
+      for (const [toolUseId, spilled] of readSpillRecord(this.spillDirectory, storeKey))
+        this.names.set(toolUseId, spilled);
+      this.recordsRead.add(storeKey);
+    }
+    const { entries, report } = rewriteForResume(withPlaceholders(stored), this.policies, this.spill, {
       inPlace: stored.owned === true,
     });
     this.recordNames(storeKey);
@@ -159,11 +164,14 @@ export class RewritingSessionStore<Backend extends SessionBackend = SessionBacke
     return this.backend.close?.();
   }
 
-  /** A spill writer that warns once per store and collects the names it learns for the record. */
-  private spillWriter(recorded?: ReadonlyMap<string, SpilledName>): SpillWriter {
+  /** The spill writer: warns once per store, keeps the names it learns for the records. */
+  private spillWriter(): SpillWriter {
     return createSpillWriter(this.workspace, this.policies.trim.spillDirname, {
-      ...(recorded === undefined ? {} : { recorded }),
-      onNamed: (toolUseId, spilled) => this.named.push([toolUseId, spilled]),
+      recorded: this.names,
+      onNamed: (toolUseId, spilled) => {
+        this.names.set(toolUseId, spilled);
+        this.named.push([toolUseId, spilled]);
+      },
       onFailure: (error, directory) => {
         if (this.spillWarned) return;
         this.spillWarned = true;

@@ -14,7 +14,7 @@
  *   assistant entry (healing, not deleting: that message may also hold text or thinking).
  * - Stray results: a tool_result whose tool_use appears nowhere in the transcript (its entry was
  *   an unreadable row the load went around) is rejected by the API just the same; it goes.
- * - Entries the load could not read (`isUnreadableRow` placeholders) are dropped and the chain
+ * - Entries the load could not read (`unreadableRowPlaceholder` entries) are dropped and the chain
  *   relinked around them.
  *
  * Red lines (each one, broken, makes the API refuse the history or silently loses it):

@@ -94,10 +94,6 @@ export function unreadableRowPlaceholder(uuid: string | null, parentUuid: string
   return { type: UNREADABLE_ROW, ...(uuid === null ? {} : { uuid }), parentUuid, seq };
 }
 
-export function isUnreadableRow(entry: Entry): boolean {
-  return entry.type === UNREADABLE_ROW;
-}
-
 /** A tool_result block of an unprotected entry, in transcript order. */
 export interface ToolResultSite {
   entryIndex: number;

@@ -174,7 +174,8 @@ try {
   }
 
   say();
-  if (APPEND_COUNT > 0) say(`Append ${APPEND_COUNT} entries with random v4 uuids (fresh processes; medians):`);
+  if (APPEND_COUNT > 0)
+    say(`Append ${APPEND_COUNT} entries with random v4 uuids (fresh processes; medians):`);
   for (const batch of APPEND_COUNT > 0 ? [1, 500] : []) {
     const times = { raw: [], backend: [], layered: [] };
     let spillFiles = 0;

@@ -13,8 +13,8 @@
  * 2. Durability: `append` resolves only once its entries are committed. The SDK mirrors one
  *    entry per call (`sessionStoreFlush: 'eager'`) and awaits each call before the next, so a
  *    call's fixed cost is paid per entry: keep it near one insert (sqlite-session-store.ts shows
- *    how: cached per-key state validated against other writers, summary rows written only when
- *    the fold changed them).
+ *    one way: one statement per entry, the derived session index brought up to date shortly after
+ *    for everything appended meanwhile, and on open after a crash).
  * 3. The fast paths below are optional; without them the layer falls back to `load`, which is
  *    correct but reads the whole transcript:
  *    - `readTranscript` returns a damaged row as `unreadable` (with its position) instead of

@@ -5,7 +5,9 @@
  * load reports; the backend keeps entries and knows nothing of them.
  *
  * Invariants:
- * - The backend stores exactly what the SDK appended; only the copy `load` returns is rewritten.
+ * - The backend stores exactly what the SDK appended; only what `load` returns is rewritten (the
+ *   entries a backend parsed for this load are edited in place, anything else is copied).
+ * - An empty batch never reaches the backend (a no-op by contract, which not every backend keeps).
  * - Spill at write time: with trim on, every result the trim layer may later replace gets its
  *   spill file while it is appended, before the backend's append — so an entry the store holds
  *   has its file, and a resume after a crash writes nothing that could have been written

@@ -49,13 +49,8 @@ const META_COLUMNS: Record<string, string> = {
   indexed_to: 'ALTER TABLE meta ADD COLUMN indexed_to INTEGER NOT NULL DEFAULT 0',
 };
 
-export interface OpenOptions {
-  /** How long a write waits for another process holding the database before failing. */
-  busyTimeoutMs?: number;
-}
-
 /** Open (creating if needed) the database file with flower's pragmas and schema. */
-export function openDatabase(file: string, options: OpenOptions): Database.Database {
+export function openDatabase(file: string, options: { busyTimeoutMs?: number }): Database.Database {
   mkdirSync(path.dirname(file), { recursive: true });
   const db = new Database(file);
   try {

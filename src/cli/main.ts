@@ -87,7 +87,9 @@ export async function main(argv: string[]): Promise<number> {
       if (error.code === 'commander.help') return EXIT.ok;
       return EXIT.usage;
     }
-    process.stderr.write(`flower: ${error instanceof Error ? error.message : String(error)}\n`);
+    // Loaded only now: a failing command may quote a value (masked, sanitised) in its one line.
+    const { errorLine } = await import('./terminal/shown-text.js');
+    process.stderr.write(`${errorLine(error)}\n`);
     if (error instanceof UsageError) return EXIT.usage;
     if (error instanceof InterruptedError) return EXIT.interrupted;
     return EXIT.failed;

@@ -15,6 +15,8 @@
  *   (the directory was copied or moved, so the SDK's project key differs and the sessions cannot
  *   be found) or a recorded session the store no longer has. The reason is kept for `-v`.
  * - Writing never throws: continuity is a bonus, and failing to record it must not stop the work.
+ * - A damaged file is never dropped silently: it is set aside with one warning, and `damaged` tells
+ *   the runtime to rebuild the steps from the manifest and the session store.
  */
 import { join, resolve } from 'node:path';
 import {
@@ -92,6 +94,11 @@ export interface LineageOptions extends JsonFileOptions {
 export class Lineage {
   /** Why an existing lineage file was ignored when opened, if it was. */
   readonly ignoredReason: string | undefined;
+  /**
+   * The file was damaged when opened (set aside, or unreadable): its steps are lost from here, and
+   * the runtime rebuilds them from the manifest and the session store (`lineage-rebuild.ts`).
+   */
+  readonly damaged: boolean;
   private record: LineageRecord;
 
   private constructor(
@@ -100,23 +107,37 @@ export class Lineage {
     private readonly options: LineageOptions,
     record: LineageRecord,
     ignoredReason: string | undefined,
+    damaged = false,
   ) {
     this.record = record;
     this.ignoredReason = ignoredReason;
+    this.damaged = damaged;
   }
 
-  /** Opens the lineage of `workspace` kept in `runDir`; a missing or foreign file reads as empty. */
+  /**
+   * Opens the lineage of `workspace` kept in `runDir`; a missing or foreign file reads as empty. A
+   * damaged one is set aside with one warning (see `locked-json-file.ts`) and reads as empty.
+   */
   static open(runDir: string, workspace: string, options: LineageOptions = {}): Lineage {
     const path = lineagePath(runDir);
     const absolute = resolve(workspace);
     let onDisk: LineageRecord;
+    let setAside = false;
     try {
-      onDisk = readJsonDocument(path, lineageCodec, options);
+      onDisk = readJsonDocument(path, lineageCodec, {
+        ...options,
+        onWarning: (line) => {
+          setAside = true;
+          options.onWarning?.(line);
+        },
+      });
     } catch (error) {
-      const reason = `${path} could not be read (${(error as Error).message}); starting without lineage.`;
-      options.onVerbose?.(reason);
-      return new Lineage(path, absolute, options, Lineage.emptyFor(absolute), reason);
+      const reason = `${path} could not be read (${(error as Error).message}); this run keeps no lineage.`;
+      options.onWarning?.(reason);
+      return new Lineage(path, absolute, options, Lineage.emptyFor(absolute), reason, true);
     }
+    if (setAside)
+      return new Lineage(path, absolute, options, { ...onDisk, workspace: absolute }, undefined, true);
     if (
       onDisk.workspace === absolute ||
       (onDisk.workspace === '' && Object.keys(onDisk.steps).length === 0)
@@ -128,6 +149,18 @@ export class Lineage {
       '(the directory was probably copied or moved); its sessions are not resumed.';
     options.onVerbose?.(reason);
     return new Lineage(path, absolute, options, Lineage.emptyFor(absolute), reason);
+  }
+
+  /**
+   * What the file says, read without the lock and without setting a damaged file aside (for views
+   * that must not change anything, such as the wake banner): the steps of this workspace, or none.
+   */
+  static peek(runDir: string, workspace: string): { woke: number; steps: Record<string, string> } {
+    const peeked = peekLineage(runDir);
+    const record = peeked.document;
+    if (peeked.state !== 'ok' || (record.workspace !== resolve(workspace) && record.workspace !== ''))
+      return { woke: 0, steps: {} };
+    return { woke: record.woke, steps: { ...record.steps } };
   }
 
   private static emptyFor(workspace: string): LineageRecord {

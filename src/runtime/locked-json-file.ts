@@ -14,7 +14,9 @@
  *   processes taking over at once cannot both win.
  * - Unreadable content is never a crash and never lost: the bad file is kept beside the original
  *   as `<file>.corrupt-<timestamp>`, the caller's warning callback is told where, and the file
- *   starts again from fresh content.
+ *   starts again from fresh content. A directory where the file should be counts as unreadable
+ *   content too (it would otherwise make every later write fail).
+ * - Files and locks are created owner-only (0600): they sit in the private run directory.
  *
  * Everything here is synchronous on purpose: a SIGTERM handler must be able to finish its write
  * before the process ends, and the lock is only held for one small read and write (milliseconds).
@@ -35,6 +37,7 @@ import {
 import { hostname } from 'node:os';
 import { dirname } from 'node:path';
 import { writeFileAtomic } from '../config/atomic-file.js';
+import { PRIVATE_FILE_MODE } from '../config/private-files.js';
 import { compactTimestamp } from './run-id.js';
 
 export interface LockPolicy {
@@ -170,7 +173,7 @@ function acquireLock(lockPath: string, policy: LockPolicy): () => void {
   for (;;) {
     let fd: number | undefined;
     try {
-      fd = openSync(lockPath, 'wx');
+      fd = openSync(lockPath, 'wx', PRIVATE_FILE_MODE);
     } catch (error) {
       if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
     }
@@ -178,8 +181,18 @@ function acquireLock(lockPath: string, policy: LockPolicy): () => void {
       const record: LockRecord = { pid: process.pid, host: hostname(), createdAt: Date.now(), token };
       try {
         writeSync(fd, JSON.stringify(record));
-      } finally {
+      } catch (error) {
+        // A full disk: an empty lock left behind would make the next process wait `staleAfterMs`.
         closeSync(fd);
+        fd = undefined;
+        try {
+          unlinkSync(lockPath);
+        } catch {
+          // already gone
+        }
+        throw error;
+      } finally {
+        if (fd !== undefined) closeSync(fd);
       }
       return () => releaseLock(lockPath, token);
     }
@@ -227,6 +240,11 @@ function setAside(path: string): string {
   return target;
 }
 
+/** These files live in the private run directory and carry step texts: owner-only, like it. */
+function writePrivate(path: string, document: unknown): void {
+  writeFileAtomic(path, formatJson(document), { mode: PRIVATE_FILE_MODE });
+}
+
 /** Serialises a document the way flower writes all its JSON: 2-space indent, trailing newline. */
 export function formatJson(value: unknown): string {
   return `${JSON.stringify(value, null, 2)}\n`;
@@ -241,27 +259,29 @@ function loadLocked<Document>(
   codec: JsonDocumentCodec<Document>,
   onWarning: ((message: string) => void) | undefined,
 ): Document {
-  let text: string;
+  let text: string | undefined;
   try {
     text = readFileSync(path, 'utf8');
   } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return codec.empty();
-    throw error;
+    const code = (error as NodeJS.ErrnoException).code;
+    if (code === 'ENOENT') return codec.empty();
+    if (code !== 'EISDIR') throw error;
   }
   let decoded: Document | undefined;
   try {
-    decoded = codec.decode(JSON.parse(text));
+    decoded = text === undefined ? undefined : codec.decode(JSON.parse(text));
   } catch {
     decoded = undefined;
   }
   if (decoded !== undefined) return decoded;
   const keptAt = setAside(path);
   const fresh = codec.empty();
-  writeFileAtomic(path, formatJson(fresh));
-  onWarning?.(
-    `${path} could not be read (not valid JSON, or not the expected structure). ` +
-      `It was kept as ${keptAt} for inspection, and a fresh file was started.`,
-  );
+  writePrivate(path, fresh);
+  const what =
+    text === undefined
+      ? 'is a directory, not a file'
+      : 'could not be read (not valid JSON, or not the expected structure)';
+  onWarning?.(`${path} ${what}. It was kept as ${keptAt} for inspection, and a fresh file was started.`);
   return fresh;
 }
 
@@ -323,7 +343,7 @@ export function updateJsonDocument<Document>(
     path,
     () => {
       const next = change(loadLocked(path, codec, options.onWarning));
-      writeFileAtomic(path, formatJson(next));
+      writePrivate(path, next);
       return next;
     },
     options.lock,

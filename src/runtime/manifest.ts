@@ -83,3 +83,22 @@ export function saveManifestRows(
     return false;
   }
 }
+
+/**
+ * Appends `rows` as they are, keeping every row already there: for rows of a process that can no
+ * longer write its own (see `in-flight.ts`). Returns false (after telling `onWarning`) on failure.
+ */
+export function addManifestRows(
+  runDir: string,
+  rows: readonly ManifestRow[],
+  options: JsonFileOptions = {},
+): boolean {
+  try {
+    const added = rows.map((row): StoredManifestRow => ({ ...row }));
+    updateJsonDocument(manifestPath(runDir), manifestCodec, (current) => [...current, ...added], options);
+    return true;
+  } catch (error) {
+    options.onWarning?.(`Could not write ${manifestPath(runDir)}: ${(error as Error).message}.`);
+    return false;
+  }
+}

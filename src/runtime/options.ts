@@ -13,12 +13,15 @@
  *   compaction setting writes. The SDK replaces the child's environment wholesale when `env` is given, so the parent's
  *   variables (PATH, HOME, credentials) are always copied in first.
  * - `fork` and `resumeAt` mean nothing without `resume`; they are dropped rather than passed on.
+ * - The agent process is started by `spawnAgentProcess`, which ends it when flower ends (even on
+ *   SIGKILL) and names an environment variable too large to start it with.
  */
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { type Options, type Query, query, type SessionStore } from '@anthropic-ai/claude-agent-sdk';
 import { CompactPolicy } from '../config/policies.js';
 import { packageRoot } from '../version.js';
+import { spawnAgentProcess } from './agent-process.js';
 import type { AgentSpec, HookTable } from './agent-spec.js';
 
 /** Where the domain skills shipped with the package live (`plugin/` at the package root). */
@@ -112,6 +115,14 @@ export function buildOptions(spec: AgentSpec, setup: SessionSetup): Options {
   }
   if (setup.abortController) options.abortController = setup.abortController;
   if (setup.stderr) options.stderr = setup.stderr;
+  if (process.platform !== 'win32') {
+    // The agent must not outlive flower (see agent-process.ts). With a spawner of our own the SDK
+    // would put MCP server settings on the command line unless told otherwise; stdin keeps them private.
+    const onStderr = setup.stderr;
+    options.spawnClaudeCodeProcess = (spawnOptions) =>
+      spawnAgentProcess(spawnOptions, onStderr ? { onStderr } : {});
+    options.mcpServersDelivery = 'initialize';
+  }
   return options;
 }
 

@@ -78,6 +78,11 @@ const FATAL = new RegExp(
     'budget',
     'max_turns',
     'CLINotFound',
+    // The agent cannot even start (a variable too large for the kernel); the message names it.
+    'E2BIG',
+    // A damaged session database: retrying reads the same broken pages (it is set aside at open).
+    'database disk image is malformed',
+    'file is not a database',
   ].join('|'),
   'i',
 );

@@ -8,17 +8,9 @@
  * their own clock, and it sorts chronologically as plain text.
  */
 import { randomBytes } from 'node:crypto';
+import { compactTimestamp } from '../config/timestamp.js';
 
-function twoDigits(value: number): string {
-  return String(value).padStart(2, '0');
-}
-
-/** `YYYYmmdd-HHMMSS` in local time; sorts chronologically as text. */
-export function compactTimestamp(at: Date = new Date()): string {
-  const date = `${at.getFullYear()}${twoDigits(at.getMonth() + 1)}${twoDigits(at.getDate())}`;
-  const time = `${twoDigits(at.getHours())}${twoDigits(at.getMinutes())}${twoDigits(at.getSeconds())}`;
-  return `${date}-${time}`;
-}
+export { compactTimestamp };
 
 /** A fresh run id: `YYYYmmdd-HHMMSS-<6 hex>`, unique per process (per Runtime). */
 export function newRunId(

@@ -25,8 +25,10 @@ import { mkdirSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { checkCredentials } from '../config/credentials.js';
+import { environmentSizeMessage } from '../config/environment-size.js';
 import type { EnvMap } from '../config/paths.js';
 import { HandoffPolicy, type HandoffPolicyOptions } from '../config/policies.js';
+import { type SecretMask, secretMask } from '../config/secret-mask.js';
 import { defaultWindow, rememberOverflow } from '../config/window.js';
 import { totalCostOf } from '../store/cost-state.js';
 import type { RewriteOptions } from '../store/rewrite.js';
@@ -40,7 +42,9 @@ import { type EventSink, type FlowerEvent, messageMetaOf } from './events.js';
 import { AttemptSentinel, type FailFastStop } from './fail-fast.js';
 import { degradedLimitReason, generationLimitReason, isContextOverflow } from './handoff-document.js';
 import { type HandoffRequest, writeHandoff } from './handoff-turn.js';
+import { clearInFlight, markInFlight } from './in-flight.js';
 import { ledgerForStep, type TranscriptReader } from './ledger.js';
+import { settleLeftovers } from './leftovers.js';
 import { Lineage } from './lineage.js';
 import { manifestPath, saveManifestRows } from './manifest.js';
 import { buildOptions } from './options.js';
@@ -57,6 +61,7 @@ import {
   shouldRetry,
   waitOnline,
 } from './resilience.js';
+import { prepareRunDirectory } from './run-directory.js';
 import { newRunId } from './run-id.js';
 import { onTerminationSignal } from './signals.js';
 import {
@@ -70,6 +75,7 @@ import {
   resumeRewrite,
   type StepResult,
 } from './step-result.js';
+import { TranscriptSafety } from './transcript-safety.js';
 
 /** Failures that are limits the caller set (budget, turns): fatal, but no reason to run `flower setup`. */
 const SPENT_LIMIT = /budget|max_turns/i;
@@ -177,10 +183,15 @@ export class Runtime {
   readonly resumeStore: RewritingSessionStore<SqliteSessionStore>;
   readonly lineage: Lineage;
   readonly notesDir: string | undefined;
+  /** Keeps transcript entries the store refused and brings the store up to date again. */
+  private readonly transcripts: TranscriptSafety;
+  private prepared: Promise<void> | undefined;
   /** Every step this runtime ran, in order. */
   readonly results: StepResult[] = [];
 
   private readonly options: RuntimeOptions;
+  /** Masks credential values of `env` in what the manifest shows (see `config/secret-mask.ts`). */
+  private readonly mask: SecretMask;
   private pendingInterrupt: string | null = null;
   private current: StepResult | null = null;
   /** Handoffs in a row that had to be assembled mechanically (across steps: the cause is the setup). */
@@ -200,12 +211,15 @@ export class Runtime {
   constructor(options: RuntimeOptions) {
     this.options = options;
     this.env = options.env ?? process.env;
+    this.mask = secretMask(this.env);
     const missing = checkCredentials(this.env);
     if (missing !== undefined) throw new Error(missing);
+    const tooLarge = environmentSizeMessage(this.env);
+    if (tooLarge !== undefined) throw new Error(tooLarge);
     this.workspace = resolve(options.workspace);
     this.runDir = resolve(this.workspace, options.runDir ?? 'runs');
     mkdirSync(this.workspace, { recursive: true });
-    mkdirSync(this.runDir, { recursive: true });
+    prepareRunDirectory(this.runDir);
     this.portable = options.portable ?? true;
     this.resilience =
       options.resilience === false
@@ -213,7 +227,7 @@ export class Runtime {
         : resiliencePolicy(options.resilience === true ? {} : (options.resilience ?? {}));
     this.handoff = handoffPolicyOf(options.handoff, this.env);
     this.notesDir = options.notesDir;
-    this.store = new SqliteSessionStore(join(this.runDir, 'sessions.db'));
+    this.store = new SqliteSessionStore(join(this.runDir, 'sessions.db'), this.fileOptions());
     this.resumeStore = new RewritingSessionStore(this.store, {
       workspace: this.workspace,
       ...options.store,
@@ -224,6 +238,15 @@ export class Runtime {
       resolve(this.workspace, options.endpointHistoryDir ?? this.runDir),
       this.env.ANTHROPIC_BASE_URL,
     );
+    this.transcripts = new TranscriptSafety({
+      // The SDK mirrors into (and resumes from) the rewriting layer; recovery compares raw rows.
+      backend: this.resumeStore,
+      target: this.store,
+      runDir: this.runDir,
+      projectKey: this.projectKey,
+      env: this.env,
+      ...this.fileOptions(),
+    });
   }
 
   get manifestPath(): string {
@@ -260,21 +283,53 @@ export class Runtime {
     this.stopTurn?.();
   }
 
+  /**
+   * Work left over from earlier processes in this run directory, done once before the first step
+   * (`run` calls it; a workflow calls it before it looks sessions up): transcript entries that
+   * never reached the store are copied in, a damaged lineage is rebuilt (see `leftovers.ts`).
+   * Never rejects.
+   */
+  prepare(): Promise<void> {
+    this.prepared ??= settleLeftovers({
+      runDir: this.runDir,
+      projectKey: this.projectKey,
+      store: this.store,
+      lineage: this.lineage,
+      transcripts: this.transcripts,
+      ...this.fileOptions(),
+    }).catch((error) => {
+      this.options.onWarning?.(
+        `Could not settle what earlier runs left in ${this.runDir}: ${(error as Error).message}`,
+      );
+    });
+    return this.prepared;
+  }
+
+  /**
+   * Why this process must not end as a success although its steps may have: transcript entries
+   * that are not in the session store (one line), or undefined.
+   */
+  transcriptProblem(): string | undefined {
+    return this.transcripts.problem();
+  }
+
   /** Writes the step in flight as killed by a signal. Synchronous and never throws (signal handlers). */
   rescue(): void {
     try {
+      this.transcripts.saveHeld();
       const result = this.current;
       if (result === null || result.endedAt !== 0) return;
       markKilledBySignal(result);
       this.results.push(result);
       this.current = null;
-      this.persist();
+      if (this.persist()) clearInFlight(this.runDir, sessionsOf(result));
     } catch {
       // Last words must not turn into a crash report.
     }
   }
 
   close(): void {
+    this.transcripts.saveHeld();
     void this.resumeStore.close();
   }
 
@@ -297,6 +352,7 @@ export class Runtime {
     const result = newStepResult(step.name, this.runId);
     const emit = (event: FlowerEvent): void => options.onEvent?.(event);
     const continuous = options.continuous ?? false;
+    await this.prepare();
     this.current = result;
     const stopRescue = onTerminationSignal(() => this.rescue());
     let target: SessionTarget = {
@@ -345,7 +401,10 @@ export class Runtime {
       }
     } finally {
       // Before the rescue is unregistered: a signal during the read still gets the row written.
-      if (this.current === result) await this.closeBooks(result);
+      if (this.current === result) {
+        await this.closeBooks(result);
+        await this.transcripts.settle(result);
+      }
       stopRescue();
       // An interrupt that arrived after the last message boundary belongs to this step, not the next.
       this.pendingInterrupt = null;
@@ -353,7 +412,7 @@ export class Runtime {
         finishStepResult(result);
         this.current = null;
         this.results.push(result);
-        this.persist();
+        if (this.persist()) clearInFlight(this.runDir, sessionsOf(result));
       }
     }
     return result;
@@ -507,7 +566,7 @@ export class Runtime {
     });
     const options = buildOptions(effective, {
       cwd: this.workspace,
-      sessionStore: this.resumeStore,
+      sessionStore: this.transcripts.sessionStore,
       resume: target.resume,
       fork: target.fork,
       resumeAt: target.resumeAt,
@@ -516,11 +575,23 @@ export class Runtime {
       baseEnv: this.env,
       stderr: sentinel.onStderr,
     });
+    const baseline = target.resume ? await this.sessionCostOf(target.resume) : 0;
+    const startedAt = epochSeconds();
     const watch = {
-      ...this.watchFor(step, sink, onSession),
+      ...this.watchFor(step, sink, (sessionId) => {
+        // Until the step's row is written, a SIGKILL would lose this attempt's books (see in-flight.ts).
+        markInFlight(this.runDir, {
+          sessionId,
+          step: step.name,
+          run: this.runId,
+          startedAt,
+          baselineUsd: baseline,
+          resumed: Boolean(target.resume),
+        });
+        onSession(sessionId);
+      }),
       inspect: async (event: FlowerEvent) => (await sentinel.inspect(event))?.message,
     };
-    const baseline = target.resume ? await this.sessionCostOf(target.resume) : 0;
     let total: number;
     try {
       total = await runAttempt(
@@ -598,6 +669,7 @@ export class Runtime {
         if (!step.writingHandoff) this.stopTurn = stopTurn;
       },
       observe: (event, result) => {
+        this.transcripts.observe(event);
         if (step.writingHandoff) return;
         const meta = messageMetaOf(event);
         if (meta === undefined || meta.subagent) return;
@@ -682,9 +754,23 @@ export class Runtime {
     return options;
   }
 
-  private persist(): void {
-    saveManifestRows(this.runDir, this.runId, this.results, this.fileOptions());
+  private persist(): boolean {
+    // The manifest is read and shared by people: credential values in step texts are masked there
+    // (only there: the results in memory are what the next step is told).
+    const mask = this.mask;
+    const shown = this.results.map((result) => ({
+      ...result,
+      text: mask(result.text),
+      error: result.error === null ? null : mask(result.error),
+      errors: result.errors.map(mask),
+    }));
+    return saveManifestRows(this.runDir, this.runId, shown, this.fileOptions());
   }
+}
+
+/** The sessions a step's row names: the one holding it now and those its handoffs retired. */
+function sessionsOf(result: StepResult): string[] {
+  return [...result.retired, ...(result.sessionId ? [result.sessionId] : [])];
 }
 
 /** The handoff policy from the constructor option; the window defaults from `env`, not `process.env`. */

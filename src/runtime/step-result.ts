@@ -12,7 +12,8 @@
  *
  * The manifest row keeps the reference's on-disk shape (snake_case keys, this field order, plus
  * `duration_s` and `run`) so that existing tooling and older run directories stay readable. Fields
- * added since (`main`, `workers`, `handoff_at`, `rewrites`) are optional: older rows lack them.
+ * added since (`main`, `workers`, `handoff_at`, `rewrites`, `transcript`) are optional: older rows
+ * lack them.
  */
 
 import type { LoadReport } from '../store/load-report.js';
@@ -24,6 +25,20 @@ export const INTERRUPTED_BY_HUMAN = 'interrupted-by-human';
 export const CONTEXT_FULL_HANDOFF = 'context-full-handoff';
 /** Error value of a step that was in flight when the process received SIGTERM or SIGHUP. */
 export const KILLED_BY_SIGNAL = 'killed-by-signal';
+
+/**
+ * The session store did not get every transcript entry of the step (see `transcript-safety.ts`).
+ * `recovered`: all were written later; `unsaved`: some are only in `runs/unsaved/` or the agent's
+ * own transcript, and the next start copies them in; `lost`: the agent could not save them either.
+ */
+export interface TranscriptRisk {
+  state: 'recovered' | 'unsaved' | 'lost';
+  sessions: string[];
+  /** Entries written late (`recovered`) or still outside the store (`unsaved`). */
+  entries: number;
+  /** One line for a person. */
+  detail: string;
+}
 
 export interface StepResult {
   /** Step label: the step name, or a suffixed label such as `work#retry2` or `work:verdict#1`. */
@@ -65,6 +80,8 @@ export interface StepResult {
   rewrites?: ResumeRewrite[];
   /** Fields a gate added after the step ended (see `RowAnnotations`); written after the fixed keys. */
   annotations?: RowAnnotations;
+  /** Set when the session store did not get every transcript entry of the step. */
+  transcript?: TranscriptRisk;
 }
 
 /** One resume's rewrite effects, as the manifest row keeps them. */
@@ -194,6 +211,8 @@ export interface ManifestRow extends RowAnnotations {
   workers?: WorkerLedger[];
   handoff_at?: number;
   rewrites?: ResumeRewrite[];
+  /** Only present when the session store missed transcript entries (see `TranscriptRisk`). */
+  transcript?: TranscriptRisk;
 }
 
 /** The manifest row for `result`, keys in the documented order. Arrays are copied. */
@@ -221,5 +240,8 @@ export function toManifestRow(result: StepResult): ManifestRow {
     ...(result.handoffAt !== undefined ? { handoff_at: result.handoffAt } : {}),
     ...(result.rewrites?.length ? { rewrites: result.rewrites.map((rewrite) => ({ ...rewrite })) } : {}),
     ...structuredClone(result.annotations ?? {}),
+    ...(result.transcript
+      ? { transcript: { ...result.transcript, sessions: [...result.transcript.sessions] } }
+      : {}),
   };
 }

@@ -33,6 +33,7 @@ import { randomBytes } from 'node:crypto';
 import { linkSync, mkdirSync, readFileSync, rmdirSync, unlinkSync, writeFileSync } from 'node:fs';
 import { hostname } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
+import { PRIVATE_FILE_MODE } from '../config/private-files.js';
 import { processIsAlive, takeOverStaleLock } from './locked-json-file.js';
 import { onTerminationSignal } from './signals.js';
 
@@ -223,12 +224,12 @@ export class FileTaskLocks implements TaskLocks {
   private place(path: string, text: string): boolean {
     const draft = `${path}.${process.pid}.${randomBytes(4).toString('hex')}.new`;
     try {
-      writeFileSync(draft, text, { mode: 0o644 });
+      writeFileSync(draft, text, { mode: PRIVATE_FILE_MODE });
     } catch (error) {
       // A holder that just released removed the directory it had created: make it again.
       if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error;
       mkdirSync(dirname(path), { recursive: true });
-      writeFileSync(draft, text, { mode: 0o644 });
+      writeFileSync(draft, text, { mode: PRIVATE_FILE_MODE });
     }
     try {
       linkSync(draft, path);
@@ -240,7 +241,7 @@ export class FileTaskLocks implements TaskLocks {
       // A file system without hard links: exclusive create, then the content (a reader in the
       // microseconds between the two would take the empty file for damage).
       try {
-        writeFileSync(path, text, { flag: 'wx', mode: 0o644 });
+        writeFileSync(path, text, { flag: 'wx', mode: PRIVATE_FILE_MODE });
         return true;
       } catch (fallback) {
         if ((fallback as NodeJS.ErrnoException).code === 'EEXIST') return false;

@@ -15,7 +15,8 @@
  */
 import { mkdirSync } from 'node:fs';
 import path from 'node:path';
-import Database from 'better-sqlite3';
+import type Database from 'better-sqlite3';
+import { openCheckedDatabase } from './sqlite-integrity.js';
 
 const SCHEMA = `
 CREATE TABLE IF NOT EXISTS entries (
@@ -50,16 +51,19 @@ const META_COLUMNS: Record<string, string> = {
 };
 
 /** Open (creating if needed) the database file with flower's pragmas and schema. */
-export function openDatabase(file: string, options: { busyTimeoutMs?: number }): Database.Database {
+export function openDatabase(
+  file: string,
+  options: { busyTimeoutMs?: number; onWarning?: (line: string) => void },
+): Database.Database {
   mkdirSync(path.dirname(file), { recursive: true });
-  const db = new Database(file);
+  // Checked before anything is written to it; a damaged file is set aside (sqlite-integrity.ts).
+  const db = openCheckedDatabase(file, options.onWarning ? { onWarning: options.onWarning } : {});
   try {
     db.pragma(`busy_timeout = ${options.busyTimeoutMs ?? 5000}`);
     db.pragma('journal_mode = WAL');
     // The local JSONL is the primary copy (the store is a mirror), so WAL's NORMAL sync —
     // durable against process crashes, not power loss — is the right trade for speed.
     db.pragma('synchronous = NORMAL');
-    // A check that the file is sound belongs here: before anything is written to it.
     db.exec(SCHEMA);
     addMissingColumns(db);
   } catch (error) {

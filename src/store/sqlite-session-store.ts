@@ -48,6 +48,7 @@ import type { StoredTranscript, UnreadableRow } from './backend.js';
 import { COST_STATE_TYPE } from './cost-state.js';
 import { storeKeyOf } from './session-key.js';
 import { openDatabase } from './sqlite-database.js';
+import { stampCleanClose } from './sqlite-integrity.js';
 
 /**
  * How long `meta` and summaries may trail the rows after an append. Long enough that a burst of
@@ -59,6 +60,8 @@ export const SIDECAR_DELAY_MS = 50;
 export interface SqliteSessionStoreOptions {
   /** How long a write waits for another process holding the database before failing. */
   busyTimeoutMs?: number;
+  /** Told once when a damaged database was found at open and set aside (see `sqlite-integrity.ts`). */
+  onWarning?: (line: string) => void;
 }
 
 /** A database problem the user has to act on; the message names the file and what to do. */
@@ -511,6 +514,7 @@ export class SqliteSessionStore implements Required<SessionStore> {
     } finally {
       this.db.close();
     }
+    stampCleanClose(this.path);
   }
 
   private unreadableRowError(storeKey: string, row: UnreadableRow): SessionStoreError {

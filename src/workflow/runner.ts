@@ -36,6 +36,11 @@ export interface StepRunner {
    * that step's manifest row. Optional: a runner without books just keeps them in memory.
    */
   annotate?(result: StepResult, fields: RowAnnotations): void;
+  /**
+   * Work left over by earlier processes (transcript entries to copy into the store, a damaged
+   * lineage to rebuild), done before the workflow looks its sessions up. Never rejects.
+   */
+  prepare?(): Promise<void>;
 }
 
 /** Adds `fields` to `result`'s row through the runner when it keeps books, else in memory. */
@@ -57,5 +62,6 @@ export function wrapRunner(inner: StepRunner, run: StepRunner['run']): StepRunne
     // Bound, so a class-based runner keeps its `this`.
     ...(inner.hasSession ? { hasSession: inner.hasSession.bind(inner) } : {}),
     ...(inner.annotate ? { annotate: inner.annotate.bind(inner) } : {}),
+    ...(inner.prepare ? { prepare: inner.prepare.bind(inner) } : {}),
   };
 }

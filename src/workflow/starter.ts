@@ -110,7 +110,8 @@ export interface WakeState {
 /** What a banner needs before the run starts. Reads only; writes nothing. */
 export function wakeState(location: StarterLocation = {}): WakeState {
   const paths = starterPaths(location);
-  const lineage = Lineage.open(paths.runDir, paths.workspace);
+  // Read only: a damaged lineage is the runtime's to set aside, with its warning and its rebuild.
+  const lineage = Lineage.peek(paths.runDir, paths.workspace);
   const goal = Goal.load(paths.goal);
   const { last } = goalHistory(paths.runDir, WORK_VERDICT, SET_GOAL_STEP);
   return {

@@ -92,6 +92,7 @@ export class Workflow {
     ctx.runtime = runner;
     ctx.onEvent = onEvent;
 
+    await runner.prepare?.();
     const lineage = this.openLineage(runner);
     const total = this.steps.length;
     for (const [index, step] of this.steps.entries()) {

@@ -9,8 +9,36 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { readBlock } from '../../src/bequest/managed-block.js';
 import { DEMO_CHECK, DEMO_GREETING, DEMO_OPTIONS } from '../../src/cli/commands/demo-script.js';
+import { descendants, isRunning, killAll } from '../support/process-tree.js';
 import { flowerBin, isolatedEnv, runFlower, tempDir } from './cli-harness.js';
 import { expectReadableRun } from './report-harness.js';
+
+/** Starts `flower demo <workspace>` and SIGKILLs it once `marker` is on its screen; resolves with the output. */
+function killDemoAt(workspace: string, marker: string): Promise<{ stdout: string; leftovers: number[] }> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, [flowerBin, 'demo', workspace], {
+      env: isolatedEnv(),
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let stdout = '';
+    let leftovers: number[] = [];
+    const timer = setTimeout(() => {
+      child.kill('SIGKILL');
+      reject(new Error(`"${marker}" never appeared:\n${stdout}`));
+    }, 150_000);
+    child.stdout.on('data', (chunk: Buffer) => {
+      stdout += chunk.toString('utf8');
+      if (stdout.includes(marker) && leftovers.length === 0) {
+        leftovers = descendants(child.pid!);
+        child.kill('SIGKILL');
+      }
+    });
+    child.on('close', () => {
+      clearTimeout(timer);
+      resolve({ stdout, leftovers });
+    });
+  });
+}
 
 describe('flower demo', () => {
   it('clarifies, sets a goal, has a worker write and run a program, and the judge rules achieved', async () => {
@@ -88,6 +116,55 @@ describe('flower demo', () => {
       DEMO_GREETING,
     );
   }, 180_000);
+
+  it('continues a demo that was killed, against the built-in mock, and says so (issue 10 §5)', async () => {
+    const workspace = join(tempDir('demo-killed'), 'here');
+    // Killed while the coder works in the background: the resumed coordinator must notice it is gone.
+    const killed = await killDemoAt(workspace, 'The coder is on it');
+    expect(killed.stdout).toContain('> dispatch coder');
+    expect(killed.stdout).not.toContain('Conclusion: hello.js is written');
+    // The agent processes go with the demo (issue 10 §2); give them their moment, then make sure.
+    for (let tries = 0; tries < 100 && killed.leftovers.some(isRunning); tries += 1)
+      await new Promise((r) => setTimeout(r, 100));
+    killAll(killed.leftovers);
+    const workSession = JSON.parse(readFileSync(join(workspace, 'runs', 'lineage.json'), 'utf8')).steps.work;
+    expect(workSession).toEqual(expect.any(String));
+
+    const run = await runFlower(['demo', workspace], { env: isolatedEnv(), timeoutMs: 170_000 });
+    expect(run.stderr).toBe('');
+    expect(run.status).toBe(0);
+    expect(run.stdout).toContain('continuing it where it stopped');
+    // The brief and goal were already there: no question again; the work step resumed its session.
+    expect(run.stdout).not.toContain('? Which language');
+    expect(run.stdout).toContain('<- resumed the last session');
+    expect(run.stdout).toContain('> dispatch coder');
+    expect(run.stdout).toContain("The judge's verdict: achieved.");
+    expect(run.stdout).not.toContain('had no script for');
+    const rows = JSON.parse(readFileSync(join(workspace, 'runs', 'manifest.json'), 'utf8')) as Array<{
+      step: string;
+      ok: boolean;
+      session_id: string;
+      error: string | null;
+    }>;
+    expect(rows.find((row) => row.step === 'work' && row.ok)?.session_id).toBe(workSession);
+    // The coordinator saw that its coder was lost with the killed process and asked again.
+    expect(run.stdout).toContain('Picking this up again: the coder never reported back');
+    // And the killed attempt's books were completed from the store.
+    expect(rows.find((row) => row.step === 'work' && !row.ok)).toMatchObject({
+      error: 'killed-unrecorded',
+      session_id: workSession,
+    });
+    expect(execFileSync(process.execPath, [join(workspace, 'hello.js')], { encoding: 'utf8' }).trim()).toBe(
+      DEMO_GREETING,
+    );
+
+    // A finished demo is not run again by accident.
+    const again = await runFlower(['demo', workspace], { env: isolatedEnv() });
+    expect(again.status).toBe(1);
+    expect(again.stderr.trim()).toBe(
+      `flower: The demo in ${workspace} already finished; look at what it left there, or give a new path (or none) to watch it again.`,
+    );
+  }, 330_000);
 
   it('refuses a directory that already has files in it, before starting anything', async () => {
     const workspace = tempDir('demo-busy');

@@ -2,7 +2,7 @@
  * Acceptance 4–6 of the runtime: what is left on disk lets a later process continue.
  * - kill -9 in the middle of a step, run again in the same directory: the step resumes its
  *   recorded session, and every transcript entry written before the kill is still in sessions.db;
- * - SIGTERM: the in-flight step is in the manifest as killed-by-signal;
+ * (SIGTERM and SIGHUP, which leave a killed-by-signal row, are in `manifest-signal.test.ts`.)
  * - two processes writing one run directory at once lose nothing;
  * - corrupt manifest.json / lineage.json: a warning, a fresh file, the corrupt one kept.
  *
@@ -30,6 +30,20 @@ function entryUuids(runDir: string): string[] {
     return (db.prepare('SELECT uid FROM entries WHERE uid IS NOT NULL').all() as Array<{ uid: string }>).map(
       (row) => row.uid,
     );
+  } finally {
+    db.close();
+  }
+}
+
+/** The running cost total of the newest `cost-state` entry in a run directory's store. */
+function lastCostTotal(runDir: string): number {
+  const db = new Database(join(runDir, 'sessions.db'), { readonly: true });
+  try {
+    const payloads = db
+      .prepare('SELECT payload FROM entries WHERE payload LIKE \'%"cost-state"%\' ORDER BY rowid DESC')
+      .pluck()
+      .all() as string[];
+    return (JSON.parse(payloads[0] ?? '{}') as { totalCostUSD?: number }).totalCostUSD ?? Number.NaN;
   } finally {
     db.close();
   }
@@ -92,30 +106,28 @@ describe('Runtime continuity across processes (real SDK and binary against the m
 
     const after = new Set(entryUuids(runDir));
     expect(beforeKill.filter((uuid) => !after.has(uuid))).toEqual([]);
+    // The killed attempt's books are completed from the store (issue 10 §2): before, its cost and
+    // turns were simply missing, because SIGKILL runs no rescue.
     const rows = readJson(join(runDir, 'manifest.json')) as Array<Record<string, unknown>>;
-    expect(rows).toHaveLength(1);
-    expect(rows[0]).toMatchObject({ step: 'work', ok: true, resumed: true, session_id: killedSession });
-  });
-
-  it('on SIGTERM writes the in-flight step to the manifest as killed-by-signal', async () => {
-    harness = await startHarness([mock.text('slow', { delayMs: 60_000 })]);
-    const h = harness;
-    let group = 0;
-    const outcome = await drive(h, 'work', 'Take your time.', (child) => {
-      group = child.pid ?? 0;
-      void h.model
-        .waitForRequest(() => h.model.mainRequests().length >= 1, 60_000)
-        .then(() => child.kill('SIGTERM'));
+    expect(rows).toHaveLength(2);
+    const [booked, resumed] = rows;
+    expect(booked).toMatchObject({
+      step: 'work',
+      ok: false,
+      error: 'killed-unrecorded',
+      session_id: killedSession,
+      num_turns: 1,
     });
-    // The agent process the driver started is not ours to leave behind.
-    try {
-      process.kill(-group, 'SIGKILL');
-    } catch {}
-    expect(outcome.signal).toBe('SIGTERM');
-    const rows = readJson(join(h.workspace, 'runs', 'manifest.json')) as Array<Record<string, unknown>>;
-    expect(rows).toHaveLength(1);
-    expect(rows[0]).toMatchObject({ step: 'work', ok: false, error: 'killed-by-signal' });
-    expect(rows[0]?.ended_at).toBeGreaterThan(0);
+    expect(booked?.cost_usd).toBeGreaterThan(0);
+    expect(booked?.run).not.toBe(resumed?.run);
+    expect(resumed).toMatchObject({ step: 'work', ok: true, resumed: true, session_id: killedSession });
+    // The resumed step is charged only what it added: the two rows together are the session's total.
+    expect((booked?.cost_usd as number) + (resumed?.cost_usd as number)).toBeCloseTo(
+      lastCostTotal(runDir),
+      6,
+    );
+    expect(existsSync(join(runDir, 'in-flight'))).toBe(true);
+    expect(readdirSync(join(runDir, 'in-flight'))).toEqual([]);
   });
 
   it('two processes writing one run directory at once keep all manifest rows and lineage steps', async () => {

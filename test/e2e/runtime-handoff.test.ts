@@ -64,6 +64,7 @@ function route(replies: {
 }): MockScript {
   let handoffs = 0;
   let successors = 0;
+  let working = 0;
   const pick = <T>(list: T[], index: number): T => list[Math.min(index, list.length - 1)] as T;
   return {
     main: [],
@@ -74,10 +75,17 @@ function route(replies: {
         const reply = pick(replies.successor, successors++);
         if (reply) return reply;
       }
+      // A handoff that never fires must fail the test's assertions, not climb until the worker
+      // runs out of memory: every script here hands off within a few turns.
+      if (++working > MAX_WORKING_TURNS) return mock.text(NEVER_HANDED_OFF);
       return readAt(pick(replies.climb, turn));
     },
   };
 }
+
+/** More working turns than any script here needs before its handoffs are done. */
+const MAX_WORKING_TURNS = 30;
+const NEVER_HANDED_OFF = 'Stopped by the test script: the handoff never came.';
 
 let harness: Harness | undefined;
 afterEach(async () => {
@@ -144,6 +152,69 @@ describe('Runtime handoff (real SDK and binary against the mock model)', () => {
       retired: result.retired,
       session_id: result.sessionId,
     });
+  });
+
+  it('hands off at exactly the threshold, not only past it', async () => {
+    const policy = new HandoffPolicy({ window: 200_000 });
+    harness = await startHarness(
+      route({
+        climb: [40_000, policy.at],
+        handoff: [mock.text(FULL_HANDOFF)],
+        successor: [mock.text('Finished in the new session.')],
+      }),
+    );
+    const runtime = harness.runtime({ handoff: policy });
+    const result = await runtime.run(spec, TASK);
+    expect(result.ok).toBe(true);
+    expect(result.retired).toHaveLength(1);
+    expect(result.text).toBe('Finished in the new session.');
+    const handoffTurn = harness.model
+      .mainRequests()
+      .find((request) => lastUserText(request).includes('nearly full'));
+    expect(lastUserText(handoffTurn!)).toContain('150.0K of 200K');
+  });
+
+  it('counts the main thread only: a worker at 170K does not hand off a coordinator at 12K', async () => {
+    harness = await startHarness({
+      main: [
+        mock.toolUse(
+          'Agent',
+          {
+            subagent_type: 'worker',
+            description: 'read',
+            prompt: 'Read the readme.',
+            run_in_background: false,
+          },
+          { usage: { input_tokens: 12_000 } },
+        ),
+        mock.text('The worker is done.', { usage: { input_tokens: 12_000 } }),
+      ],
+      agents: {
+        worker: [
+          mock.toolUse('Read', { file_path: 'README.md' }, { usage: { input_tokens: 170_000 } }),
+          mock.text('Read it.', { usage: { input_tokens: 170_000 } }),
+        ],
+      },
+    });
+    const runtime = harness.runtime({ handoff: new HandoffPolicy({ window: 200_000 }) });
+    const log = eventLog();
+    const coordinator: AgentSpec = {
+      ...spec,
+      allowedTools: ['Read', 'Agent'],
+      agents: { worker: { description: 'Reads files.', prompt: 'You read files.', tools: ['Read'] } },
+    };
+    const result = await runtime.run(coordinator, TASK, { onEvent: log.sink });
+
+    // The worker's big context really was in the stream the runtime watches.
+    const workerContexts = log.events.flatMap((event) =>
+      event.kind === 'tool_call' && event.payload.subagent ? [event.payload.context] : [],
+    );
+    expect(workerContexts).toContain(170_000);
+    expect(result).toMatchObject({ ok: true, retired: [], context: 12_000, text: 'The worker is done.' });
+    expect(log.events.filter((event) => event.kind === 'handoff')).toEqual([]);
+    expect(
+      harness.model.mainRequests().some((request) => lastUserText(request).includes('nearly full')),
+    ).toBe(false);
   });
 
   it('archives the previous generation when a step hands off twice', async () => {

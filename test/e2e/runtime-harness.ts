@@ -132,7 +132,8 @@ export function runNode(
  * A tiny program that runs one step through the built runtime (`dist/`), the way an application
  * embedding flower would: `node -e <driver> <workspace> <step> <prompt> [<options JSON>]`.
  * Continuity on; the JSON is merged into the `Runtime` options; warnings are printed as
- * `warning <line>`.
+ * `warning <line>`. The agent may use Read, Glob and Grep, or the comma-separated tools in
+ * `DRIVER_TOOLS`.
  */
 export const stepDriver = `
 const [workspace, step, prompt, extra] = process.argv.slice(1);
@@ -144,7 +145,7 @@ const runtime = new Runtime({
   ...(extra ? JSON.parse(extra) : {}),
 });
 const result = await runtime.run(
-  { name: step, instructions: '', allowedTools: ['Read', 'Glob', 'Grep'], permissionMode: 'default' },
+  { name: step, instructions: '', allowedTools: (process.env.DRIVER_TOOLS ?? 'Read,Glob,Grep').split(','), permissionMode: 'default' },
   prompt,
   { continuous: true, onSession: (id) => console.log('session ' + id) },
 );

@@ -7,13 +7,9 @@
 //     (as the run loop does after every step), and records lineage step "step-<writer>-<i>".
 //   node manifest-writer.mjs once <runDir> <workspace> <runId>
 //     saves one result and one lineage step; warnings go to stderr.
-//   node manifest-writer.mjs in-flight <runDir> <runId>
-//     saves one finished step, registers a second one as in flight, prints "ready", and idles
-//     until a signal ends it.
 import { Lineage } from '../../dist/runtime/lineage.js';
 import { saveManifestRows } from '../../dist/runtime/manifest.js';
-import { onTerminationSignal } from '../../dist/runtime/signals.js';
-import { finishStepResult, markKilledBySignal, newStepResult } from '../../dist/runtime/step-result.js';
+import { finishStepResult, newStepResult } from '../../dist/runtime/step-result.js';
 
 const [mode, ...args] = process.argv.slice(2);
 const warn = (line) => process.stderr.write(`warning: ${line}\n`);
@@ -41,20 +37,6 @@ if (mode === 'concurrent') {
   const [runDir, workspace, runId] = args;
   saveManifestRows(runDir, runId, [finished('work', runId)], { onWarning: warn });
   Lineage.open(runDir, workspace, { onWarning: warn }).remember('work', 'session-after-corruption');
-} else if (mode === 'in-flight') {
-  const [runDir, runId] = args;
-  const results = [finished('clarify', runId)];
-  saveManifestRows(runDir, runId, results, { onWarning: warn });
-  const inFlight = newStepResult('work', runId);
-  inFlight.sessionId = 'session-in-flight';
-  inFlight.costUsd = 0.5;
-  onTerminationSignal(() => {
-    markKilledBySignal(inFlight);
-    results.push(inFlight);
-    saveManifestRows(runDir, runId, results, { onWarning: warn });
-  });
-  process.stdout.write('ready\n');
-  setInterval(() => {}, 1_000);
 } else {
   process.stderr.write(`unknown mode ${mode}\n`);
   process.exit(2);

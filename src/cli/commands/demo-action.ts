@@ -7,7 +7,9 @@
  * - No credentials and no network: the agents' environment is built from scratch for the mock model
  *   (host ANTHROPIC_* and CLAUDE_* settings are dropped), with a throw-away CLAUDE_CONFIG_DIR.
  * - It works in a fresh directory: a temporary one, or the one given, which must be empty or new,
- *   so the demo never wakes up an earlier task or writes into someone's project.
+ *   so the demo never wakes up an earlier task or writes into someone's project. The one exception
+ *   is a demo of its own that was stopped (it leaves `runs/demo.json`): that one is continued, and
+ *   the demo says so, so that crash recovery can be watched without credentials.
  * - The demo answers its own question (by number, as a person would), so it needs no keyboard.
  * - It ends by saying where everything flower left behind is, so it can be looked at.
  * - Every dollar figure it shows says it is simulated: the scripted model reports token usage, the
@@ -17,9 +19,11 @@
  *   closed (`cleanUpDemo`), and a demo that did not finish says where its partial workspace is.
  * - Imported only when the command runs: it pulls in the mock model, the SDK and the workflow layer.
  */
-import { mkdirSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
+import { ensurePrivateDirectory } from '../../config/private-files.js';
+import { peekManifest } from '../../runtime/manifest.js';
 import { mockModelEnv } from '../../testing/env.js';
 import { type MockModel, startMockModel } from '../../testing/server.js';
 import { starterFlow, starterPaths } from '../../workflow/starter.js';
@@ -41,17 +45,50 @@ export interface DemoPolicy {
 
 export const defaultDemoPolicy: DemoPolicy = { answerDelayMs: 800, maxRetries: 2, replyDelayMs: 1000 };
 
-/** The demo's workspace: `dir` (created; must be empty) or a new temporary directory. */
-function demoWorkspace(dir: string | undefined): string {
-  if (dir === undefined) return mkdtempSync(join(tmpdir(), 'flower-demo-'));
-  const workspace = resolve(dir);
+/** Written into a demo's run directory when it starts: this directory may be continued as a demo. */
+export const DEMO_MARKER = 'demo.json';
+
+interface DemoWorkspace {
+  workspace: string;
+  /** An earlier demo in this directory stopped before the judge ruled: this run continues it. */
+  continuing: boolean;
+}
+
+/** Whether an earlier demo in `workspace` got as far as the judge's ruling. */
+function demoFinished(workspace: string): boolean {
+  return peekManifest(join(workspace, 'runs')).document.some(
+    (row) => typeof row.step === 'string' && row.step.includes(':verdict#') && row.ok === true,
+  );
+}
+
+/**
+ * The demo's workspace: a new temporary directory; `dir` when it is new or empty; or `dir` again
+ * when an earlier demo there was stopped (killed, the terminal closed): then the demo continues it
+ * against the built-in mock, which answers resumed sessions too. Any other directory with files is
+ * refused: the demo never wakes up someone's real task or writes into their project.
+ */
+function demoWorkspace(dir: string | undefined): DemoWorkspace {
+  const workspace = dir === undefined ? mkdtempSync(join(tmpdir(), 'flower-demo-')) : resolve(dir);
   mkdirSync(workspace, { recursive: true });
+  const marker = join(workspace, 'runs', DEMO_MARKER);
   if (readdirSync(workspace).length > 0) {
-    throw new Error(
-      `${workspace} is not empty; the demo needs a fresh directory. Give a new path, or none for a temporary one.`,
-    );
+    if (!existsSync(marker)) {
+      throw new Error(
+        `${workspace} is not empty; the demo needs a fresh directory. Give a new path, or none for a temporary one.`,
+      );
+    }
+    if (demoFinished(workspace)) {
+      throw new Error(
+        `The demo in ${workspace} already finished; look at what it left there, or give a new path (or none) to watch it again.`,
+      );
+    }
+    return { workspace, continuing: true };
   }
-  return workspace;
+  ensurePrivateDirectory(join(workspace, 'runs'));
+  writeFileSync(marker, `${JSON.stringify({ demo: true, startedAt: new Date().toISOString() })}\n`, {
+    mode: 0o600,
+  });
+  return { workspace, continuing: false };
 }
 
 /** What a demo holds while it runs, and must give back however it ends. */
@@ -117,7 +154,7 @@ export async function runDemo(
   globalFlags: GlobalOptions,
   policy: DemoPolicy = defaultDemoPolicy,
 ): Promise<void> {
-  const workspace = demoWorkspace(dir);
+  const { workspace, continuing } = demoWorkspace(dir);
   const global = { ...globalFlags, workspace, runDir: join(workspace, 'runs') };
   const color = stdoutColor();
   const paint = colorsFor();
@@ -143,6 +180,13 @@ export async function runDemo(
       ),
       paint.dim('No credentials, no network.'),
       `workspace: ${workspace}`,
+      ...(continuing
+        ? [
+            paint.yellow(
+              'The demo in this directory was stopped before it finished: continuing it where it stopped.',
+            ),
+          ]
+        : []),
       '',
       `> ${DEMO_REQUEST}`,
     ]);

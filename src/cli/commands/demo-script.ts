@@ -16,6 +16,9 @@
  *   instead of copying them.
  * - Everything happens inside the demo's workspace; the program is plain Node.js, which is there
  *   wherever flower runs.
+ * - A resumed session is answered too (`flower demo DIR` continues a stopped demo): every role
+ *   decides from what its conversation holds, and a coordinator whose coder was lost with the
+ *   stopped process dispatches it again.
  */
 import { join } from 'node:path';
 import { CLARIFIER_RULES, COORDINATOR_RULES, JUDGE_RULES, ORACLE_RULES } from '../../agents/rules.js';
@@ -103,19 +106,19 @@ Unverified: nothing.`;
 
 function conversationOf(request: RecordedRequest) {
   const messages = request.body?.messages ?? [];
-  const hasToolResult = messages.some(
-    (message) =>
-      Array.isArray(message.content) && message.content.some((block) => block.type === 'tool_result'),
-  );
+  const holdsToolResult = (message: (typeof messages)[number] | undefined) =>
+    Array.isArray(message?.content) && message.content.some((block) => block.type === 'tool_result');
+  const hasToolResult = messages.some(holdsToolResult);
   const text = messages.map((message) => contentText(message.content)).join('\n');
   const firstUser = contentText(messages.find((message) => message.role === 'user')?.content ?? '');
-  return { hasToolResult, text, firstUser };
+  const lastUser = [...messages].reverse().find((message) => message.role === 'user');
+  return { hasToolResult, lastIsToolResult: holdsToolResult(lastUser), text, firstUser };
 }
 
 /** The reply for one main-thread request, decided by who asks and how far its conversation got. */
 function mainTurn(request: RecordedRequest, workspace: string): MockReply {
   const system = systemText(request.body);
-  const { hasToolResult, text, firstUser } = conversationOf(request);
+  const { hasToolResult, lastIsToolResult, text, firstUser } = conversationOf(request);
   if (system.includes(CLARIFIER)) {
     if (!hasToolResult) {
       return {
@@ -140,9 +143,14 @@ function mainTurn(request: RecordedRequest, workspace: string): MockReply {
     if (text.includes(REPORT_MARKER)) {
       return { text: `Done: the coder wrote ${DEMO_PROGRAM} and ran it; it prints "${DEMO_GREETING}".` };
     }
-    if (!hasToolResult) {
+    // A fresh start ends with the task, a resumed session (the demo was stopped and run again) with
+    // the prompt to carry on; neither with the result of a call. The coder of a stopped run is
+    // gone with it, so a resumed coordinator asks for the job again.
+    if (!lastIsToolResult) {
       return {
-        text: 'One small job: I will have the coder write and run it.',
+        text: hasToolResult
+          ? 'Picking this up again: the coder never reported back, so I ask it once more.'
+          : 'One small job: I will have the coder write and run it.',
         toolUses: [
           {
             name: 'Agent',

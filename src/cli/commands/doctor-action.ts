@@ -8,20 +8,19 @@
  * (FLOWER_STORE_URL checked read-only), and with `--probe` the credential probe (one small real
  * request).
  *
+ * Everything from a file is masked where secret and sanitised like model text before it is shown
+ * (a `.env` can hold random bytes or escape sequences, see `terminal/shown-text.ts`).
+ *
  * Exit 0 when credentials are usable, the store is usable (and, with `--probe`, the probe passed);
  * 1 otherwise. An unreachable endpoint alone is reported but is not a failure: the runtime waits
  * out outages.
  */
 
 import { hiddenSavedCredential } from '../../config/credential-shadow.js';
-import {
-  activeCredentialKey,
-  checkCredentials,
-  DEFAULT_BASE_URL,
-  displayValue,
-} from '../../config/credentials.js';
+import { activeCredentialKey, checkCredentials, DEFAULT_BASE_URL } from '../../config/credentials.js';
 import {
   chainWarnings,
+  type EnvChainReport,
   type EnvSetting,
   type EnvSourceReport,
   KNOWN_KEYS,
@@ -33,9 +32,12 @@ import {
 import { type EnvMap, userEnvPath } from '../../config/paths.js';
 import { type ProbeVerdict, probeCredentials, probeDisabled } from '../../config/probe.js';
 import { checkReachable } from '../../config/reachability.js';
+import { type SecretMask, secretMask } from '../../config/secret-mask.js';
 import { readEnvFileValues } from '../../config/user-env-file.js';
 import { resolveWindow, type WindowSource } from '../../config/window.js';
 import { pc } from '../terminal/colors.js';
+import { shownSetting } from '../terminal/shown-text.js';
+import { oneLine, sanitize } from '../terminal/terminal-text.js';
 import { checkStoreSetting } from './doctor-store.js';
 
 /** flower's own switches, shown when set so their effect is never a mystery. */
@@ -65,14 +67,28 @@ function sourceState(report: EnvSourceReport): string {
 }
 
 function settingLine(key: string, setting: EnvSetting | undefined): string {
-  const name = key.padEnd(32);
+  const name = oneLine(key).padEnd(32);
   if (setting === undefined) {
     return key === 'ANTHROPIC_BASE_URL'
       ? `  ${name}${DEFAULT_BASE_URL} ${pc.dim('(default)')}`
       : `  ${name}${pc.dim('(not set)')}`;
   }
-  const shown = setting.value === '' ? pc.yellow('(empty)') : displayValue(key, setting.value);
-  return `  ${name}${shown}  ${pc.dim(`from ${settingLocation(setting)}`)}`;
+  const shown = setting.value === '' ? pc.yellow('(empty)') : shownSetting(key, setting.value);
+  return `  ${name}${shown}  ${pc.dim(`from ${oneLine(settingLocation(setting))}`)}`;
+}
+
+/**
+ * Masks every credential value the chain knows of, shadowed ones included: a pitfall warning can
+ * quote a line whose value lost to another source.
+ */
+function chainMask(report: EnvChainReport, env: EnvMap): SecretMask {
+  const values: Record<string, string | undefined> = { ...env };
+  for (const [key, setting] of report.winners) values[`${key}#winner`] = setting.value;
+  for (const shadow of report.shadowWarnings)
+    shadow.hidden.forEach((setting, index) => {
+      values[`${shadow.key}#hidden${index}`] = setting.value;
+    });
+  return secretMask(values);
 }
 
 const WINDOW_SOURCE_TEXT: Record<WindowSource, string> = {
@@ -89,7 +105,7 @@ export async function runDoctor(flags: DoctorFlags): Promise<void> {
   out(pc.bold('Where flower looks (the first value found for a key wins):'));
   report.sources.forEach((source, index) => {
     const name = source.source.path ? `${source.source.label}: ${source.source.path}` : source.source.label;
-    out(`  ${index + 1}. ${name}  ${sourceState(source)}`.trimEnd());
+    out(`  ${index + 1}. ${oneLine(name)}  ${sourceState(source)}`.trimEnd());
   });
 
   out();
@@ -110,15 +126,16 @@ export async function runDoctor(flags: DoctorFlags): Promise<void> {
   const hidden = hiddenSavedCredential(report, env, readEnvFileValues(userEnvPath(env)), userEnvPath(env));
   const warnings = [...chainWarnings(report), ...(hidden ? [hidden] : [])];
   out(pc.bold(`Warnings: ${warnings.length === 0 ? 'none' : warnings.length}`));
-  for (const warning of warnings) out(pc.yellow(`  ! ${warning}`));
+  const mask = chainMask(report, env);
+  for (const warning of warnings) out(pc.yellow(`  ! ${oneLine(mask(warning))}`));
 
   out();
   const reach = await checkReachable(env.ANTHROPIC_BASE_URL);
-  const endpoint = reach.host === '' ? 'ANTHROPIC_BASE_URL' : `${reach.host}:${reach.port}`;
+  const endpoint = reach.host === '' ? 'ANTHROPIC_BASE_URL' : oneLine(`${reach.host}:${reach.port}`);
   out(
     reach.reachable
       ? `${pc.bold('Endpoint:')} ${endpoint} reachable (TCP, ${reach.elapsedMs} ms)`
-      : `${pc.bold('Endpoint:')} ${pc.yellow(`${endpoint} unreachable: ${reach.reason}`)}`,
+      : `${pc.bold('Endpoint:')} ${pc.yellow(`${endpoint} unreachable: ${oneLine(reach.reason ?? '')}`)}`,
   );
 
   const store = await checkStoreSetting(env.FLOWER_STORE_URL);
@@ -129,11 +146,11 @@ export async function runDoctor(flags: DoctorFlags): Promise<void> {
   if (missing === undefined && credential !== undefined) {
     const setting = sourceOf(report, credential, env);
     out(
-      `${pc.bold('Credentials:')} ${pc.green('usable')} (${credential}${setting ? ` from ${settingLocation(setting)}` : ''})`,
+      `${pc.bold('Credentials:')} ${pc.green('usable')} (${credential}${setting ? ` from ${oneLine(settingLocation(setting))}` : ''})`,
     );
   } else {
     out(`${pc.bold('Credentials:')} ${pc.red('missing')}`);
-    for (const line of (missing ?? '').split('\n')) out(`  ${line}`);
+    for (const line of sanitize(missing ?? '').split('\n')) out(`  ${line}`);
   }
   if (!flags.probe)
     out(`${pc.bold('Probe:')} ${pc.dim('not run (add --probe to send one small real request)')}`);
@@ -167,6 +184,6 @@ async function reportProbe(
   }
   const probe = await probeCredentials(env);
   out(`${pc.bold('Probe:')} ${probe.verdict}: ${PROBE_ADVICE[probe.verdict]}`);
-  out(`  POST ${probe.url} (model ${probe.model}) → ${probe.detail}`);
+  out(`  ${oneLine(`POST ${probe.url} (model ${probe.model}) → ${probe.detail}`)}`);
   return probe.verdict === 'ok';
 }

@@ -20,6 +20,7 @@ import { workbenchHooks } from '../../agents/guards/workbench-hooks.js';
 import { Workbench } from '../../agents/workbench.js';
 import { checkCredentials } from '../../config/credentials.js';
 import { loadEnvironment } from '../../config/env-chain.js';
+import { secretMask } from '../../config/secret-mask.js';
 import type { AgentSpec } from '../../runtime/agent-spec.js';
 import { Runtime } from '../../runtime/runtime.js';
 import { lockTask } from '../../runtime/task-lock.js';
@@ -29,6 +30,7 @@ import { formatElapsed, formatTurns } from '../terminal/format.js';
 import { LiveStatus, showLiveStatus } from '../terminal/live-status.js';
 import { TerminalRenderer } from '../terminal/renderer.js';
 import { settingsLines } from '../terminal/settings-lines.js';
+import { shownMessage } from '../terminal/shown-text.js';
 import { Terminal } from '../terminal/terminal.js';
 import { requireKnownTools } from './tool-list.js';
 
@@ -85,18 +87,20 @@ export async function runOnce(prompt: string, flags: OnceFlags, global: GlobalOp
   const terminal = new Terminal({ input: process.stdin, output: process.stdout });
   // Warnings go to stderr, except on a screen with a status row, where they must pass above it.
   const note = (line: string) => (terminal.drawsFooter ? terminal.print([line]) : err(line));
+  const mask = secretMask(process.env);
   const runtime = new Runtime({
     workspace: global.workspace,
     runDir: global.runDir,
     store: { trim: { enabled: global.trim } },
     ...(workbench ? { notesDir: workbench.notes } : {}),
-    onWarning: (line) => note(pc.yellow(`! ${line}`)),
-    ...(global.verbose ? { onVerbose: (line: string) => note(pc.dim(line)) } : {}),
+    onWarning: (line) => note(pc.yellow(`! ${shownMessage(line, mask)}`)),
+    ...(global.verbose ? { onVerbose: (line: string) => note(pc.dim(shownMessage(line, mask))) } : {}),
   });
   const renderer = new TerminalRenderer({
     verbose: global.verbose,
     color: stdoutColor(),
     width: () => terminal.width(),
+    mask,
   });
   const live = new LiveStatus();
   const stopLive = showLiveStatus(terminal, live, { paint: pc.dim });
@@ -117,6 +121,8 @@ export async function runOnce(prompt: string, flags: OnceFlags, global: GlobalOp
     }
     process.stdout.write(`${pc.green(`  + finished · ${summary}`)}\n`);
     if (global.verbose) err(pc.dim(`session ${result.sessionId} · ${runtime.manifestPath}`));
+    const unsaved = runtime.transcriptProblem();
+    if (unsaved !== undefined) throw new Error(unsaved);
   } finally {
     stopLive();
     terminal.close();

@@ -25,6 +25,7 @@ import { workbenchHooks } from '../../agents/guards/workbench-hooks.js';
 import { Workbench } from '../../agents/workbench.js';
 import type { EnvMap } from '../../config/paths.js';
 import type { HandoffPolicyOptions } from '../../config/policies.js';
+import { secretMask } from '../../config/secret-mask.js';
 import { totalLine } from '../../report/total-line.js';
 import type { AgentSpec } from '../../runtime/agent-spec.js';
 import type { EventSink, FlowerEvent } from '../../runtime/events.js';
@@ -36,6 +37,7 @@ import type { Workflow } from '../../workflow/workflow.js';
 import type { GlobalOptions } from '../command-line/global-options.js';
 import { LiveStatus, showLiveStatus } from '../terminal/live-status.js';
 import { TerminalRenderer } from '../terminal/renderer.js';
+import { shownMessage } from '../terminal/shown-text.js';
 import type { Terminal } from '../terminal/terminal.js';
 import { answerAside } from './aside.js';
 import { configure } from './credentials-gate.js';
@@ -138,6 +140,7 @@ export async function drive(options: DriveOptions): Promise<DriveOutcome> {
     (global.workbench
       ? new Workbench(global.workspace, { home: join(global.runDir, 'workbench') }).ensure()
       : undefined);
+  const mask = secretMask(options.env ?? process.env);
   let runtime: Runtime;
   try {
     runtime = new Runtime({
@@ -148,8 +151,10 @@ export async function drive(options: DriveOptions): Promise<DriveOutcome> {
       store: { trim: { enabled: options.trim } },
       ...(workbench ? { notesDir: workbench.notes } : {}),
       ...(workbench?.external ? { addDirs: [workbench.root] } : {}),
-      onWarning: (line) => print([paint.yellow(`! ${line}`)]),
-      ...(global.verbose ? { onVerbose: (line: string) => print([paint.dim(line)]) } : {}),
+      onWarning: (line) => print([paint.yellow(`! ${shownMessage(line, mask)}`)]),
+      ...(global.verbose
+        ? { onVerbose: (line: string) => print([paint.dim(shownMessage(line, mask))]) }
+        : {}),
     });
   } catch (error) {
     // The request prompt may have left the terminal raw; give it back before the message.
@@ -163,6 +168,7 @@ export async function drive(options: DriveOptions): Promise<DriveOutcome> {
     width: () => terminal.width(),
     labelSpeakers: true,
     simulatedCost: options.simulatedCost ?? false,
+    mask,
   });
   const live = new LiveStatus();
   // With -v the oracle's own events are shown too, through a renderer of their own so that the
@@ -171,6 +177,7 @@ export async function drive(options: DriveOptions): Promise<DriveOutcome> {
     verbose: true,
     color: options.color,
     width: () => terminal.width(),
+    mask,
   });
   const recent = new RecentEvents();
 
@@ -257,6 +264,7 @@ export async function drive(options: DriveOptions): Promise<DriveOutcome> {
     '',
     `${totalLine(global.runDir, totalCostUsd, startedAt, costNote)} · manifest ${runtime.manifestPath}`,
   ]);
+  const unsaved = runtime.transcriptProblem();
 
   if (context.failedAt !== undefined) {
     const failed = context.results[context.failedAt];
@@ -282,5 +290,7 @@ export async function drive(options: DriveOptions): Promise<DriveOutcome> {
     const detail = reason ? `: ${reason.split('\n')[0]?.slice(0, 200)}` : '';
     throw new Error(`stopped at step '${context.failedAt}'${detail}.${credentials}`);
   }
+  // The work may have succeeded, but a run whose transcript is not safely stored is not a success.
+  if (unsaved !== undefined) throw new Error(unsaved);
   return { context, totalCostUsd, manifestPath: runtime.manifestPath };
 }

@@ -6,6 +6,7 @@
  * Invariants:
  * - Every kind has a branch, and an unknown one falls through to a `-v`-only line, so a new event
  *   kind can never crash the screen.
+ * - Credential values are masked in everything shown (given a `mask`), before anything else.
  * - Model and tool text is sanitised before it is wrapped; colour is added last, per line, so
  *   wrapping and truncation only ever measure plain text and no line is wider than `width()`.
  * - Icons are ASCII only (`= | ~ > * - ? + x # <- ! .`): emoji and box drawing have crashed terminals.
@@ -21,8 +22,10 @@
  */
 import { createColors } from 'picocolors';
 import { ASK_TOOL } from '../../agents/tools.js';
+import type { SecretMask } from '../../config/secret-mask.js';
 import type { FlowerEvent, HandoffPayload, MessageMeta } from '../../runtime/events.js';
 import { formatElapsed, formatTokens, formatTurns } from './format.js';
+import { maskEvent } from './masked-event.js';
 import { displayWidth, oneLine, sanitize, truncate, wrap } from './terminal-text.js';
 import { WorkerTally } from './worker-tally.js';
 
@@ -39,6 +42,8 @@ export interface RendererOptions {
   readonly labelSpeakers?: boolean;
   /** The money is not real (a scripted model): mark every dollar figure as simulated. */
   readonly simulatedCost?: boolean;
+  /** Masks credential values in everything shown (`secretMask(env)`); default: nothing masked. */
+  readonly mask?: SecretMask;
 }
 
 /** How many characters of a dispatch description the `>` line shows. */
@@ -92,6 +97,7 @@ export class TerminalRenderer {
   private readonly colors: Colors;
   private readonly width: () => number;
   private readonly now: () => number;
+  private readonly mask: SecretMask | undefined;
   private readonly startedAt: number;
   private readonly labelSpeakers: boolean;
   private readonly costNote: string;
@@ -109,6 +115,7 @@ export class TerminalRenderer {
     this.colors = createColors(options.color ?? true);
     this.width = options.width ?? (() => 80);
     this.now = options.now ?? Date.now;
+    this.mask = options.mask;
     this.startedAt = this.now();
     this.labelSpeakers = options.labelSpeakers ?? false;
     this.costNote = options.simulatedCost ? ' (simulated)' : '';
@@ -129,7 +136,8 @@ export class TerminalRenderer {
   }
 
   /** The screen lines for one event (possibly none). */
-  render(event: FlowerEvent): string[] {
+  render(original: FlowerEvent): string[] {
+    const event = this.mask ? maskEvent(original, this.mask) : original;
     const c = this.colors;
     this.tally.observe(event);
     switch (event.kind) {

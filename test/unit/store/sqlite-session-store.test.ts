@@ -1,4 +1,12 @@
-import { mkdirSync, mkdtempSync, realpathSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import {
+  mkdirSync,
+  mkdtempSync,
+  readFileSync,
+  realpathSync,
+  rmSync,
+  symlinkSync,
+  writeFileSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { foldSessionSummary, type SessionKey } from '@anthropic-ai/claude-agent-sdk';
@@ -355,19 +363,17 @@ describe('SqliteSessionStore: appends at one entry per call', () => {
 });
 
 describe('SqliteSessionStore: bad input', () => {
-  it('a corrupt database file gives a clear error naming it and what to do', () => {
+  it('a file that is not a database is kept aside with one warning, and a fresh store opens (issue 10)', () => {
     mkdirSync(path.dirname(file), { recursive: true });
-    writeFileSync(file, 'this is not a database, just text that happens to be here'.repeat(100));
-    let error: unknown;
-    try {
-      store();
-    } catch (caught) {
-      error = caught;
-    }
-    expect(error).toBeInstanceOf(SessionStoreError);
-    expect((error as SessionStoreError).file).toBe(file);
-    expect((error as Error).message).toContain(file);
-    expect((error as Error).message).toMatch(/not a readable SQLite database. Move it aside/);
+    const text = 'this is not a database, just text that happens to be here'.repeat(100);
+    writeFileSync(file, text);
+    const warnings: string[] = [];
+    const opened = store({ onWarning: (line) => warnings.push(line) });
+    expect(opened.hasSession(key.projectKey, key.sessionId)).toBe(false);
+    expect(warnings).toHaveLength(1);
+    expect(warnings[0]).toContain(file);
+    const kept = /It was kept as (\S+) /.exec(warnings[0] ?? '')?.[1] ?? '';
+    expect(readFileSync(kept, 'utf8')).toBe(text);
   });
 
   it('a database locked by another writer fails the append whole, naming the file', async () => {

@@ -1,0 +1,90 @@
+/**
+ * Starting the Claude Code process (the SDK's `spawnClaudeCodeProcess`) so that it goes with
+ * flower, however flower ends.
+ *
+ * Measured (Claude Code 2.1.332, SDK 0.3.332): after `kill -9` of flower the agent process kept
+ * running until its current request or tool call finished (32 s for a 30-second reply, 29 s for a
+ * `sleep 30` in Bash), and its tools with it. Closing its input is not enough: the pipe from a dead
+ * parent does close, but the binary finishes its turn first. A `finally`, an exit handler or a
+ * process-group kill from flower cannot help either, since SIGKILL runs none of them.
+ *
+ * So each agent process gets a watchdog: a tiny `sh` in its own session that blocks reading a pipe
+ * only flower holds. When flower exits in any way the kernel closes that pipe; the watchdog reads
+ * end-of-file and ends the agent's whole process group (SIGTERM, then SIGKILL 2 s later), so the
+ * agent and its tools go within about a second instead of running on unobserved. When the agent
+ * exits first, flower writes `done` and the watchdog leaves quietly. No polling, one small `sh`
+ * per agent process (POSIX only; elsewhere the SDK's own spawn is kept).
+ *
+ * Invariants:
+ * - Everything else is what the SDK's own spawn does: the same command, arguments, directory,
+ *   environment and abort signal, stdio pipes, `windowsHide`. The agent runs in a process group
+ *   of its own (so the watchdog can end its tools too); it has no controlling terminal, which the
+ *   SDK's pipes never gave it a use for.
+ * - stderr is always read (a full pipe would block the agent) and handed to `onStderr` if given.
+ * - An environment the kernel would refuse is reported before anything is started, naming the
+ *   variable, instead of surfacing as a bare "spawn E2BIG".
+ */
+import { spawn } from 'node:child_process';
+import type { Socket } from 'node:net';
+import type { SpawnedProcess, SpawnOptions } from '@anthropic-ai/claude-agent-sdk';
+import { environmentSizeMessage } from '../config/environment-size.js';
+
+/**
+ * How the watchdog ends the group: a polite signal first, then one that cannot be ignored. The
+ * group is written `-<pgid>` right after the signal name: dash (Debian's /bin/sh) rejects `--`.
+ */
+const WATCHDOG_SCRIPT = [
+  "trap '' INT HUP TERM QUIT",
+  'IFS= read -r line',
+  '[ "$line" = done ] && exit 0',
+  'kill -TERM "-$1" 2>/dev/null || exit 0',
+  'sleep 2',
+  'kill -KILL "-$1" 2>/dev/null',
+  'exit 0',
+].join('\n');
+
+export interface AgentProcessOptions {
+  /** Receives the agent's stderr (its own diagnostics). */
+  onStderr?: (text: string) => void;
+}
+
+/** Starts the watchdog for the process group `group`; returns how to tell it the agent is gone. */
+function startWatchdog(group: number): () => void {
+  const watchdog = spawn('/bin/sh', ['-c', WATCHDOG_SCRIPT, 'flower-agent-watchdog', String(group)], {
+    stdio: ['pipe', 'ignore', 'ignore'],
+    detached: true,
+  });
+  watchdog.on('error', () => {
+    // No /bin/sh: the agent simply has no watchdog, as before.
+  });
+  watchdog.unref();
+  const input = watchdog.stdin;
+  input?.on('error', () => {});
+  (input as Socket | null)?.unref?.();
+  return () => {
+    input?.end('done\n');
+  };
+}
+
+/** A `spawnClaudeCodeProcess` for the SDK (see the module comment). */
+export function spawnAgentProcess(options: SpawnOptions, extra: AgentProcessOptions = {}): SpawnedProcess {
+  const tooLarge = environmentSizeMessage(options.env, undefined, () => undefined);
+  if (tooLarge !== undefined) throw new Error(tooLarge);
+  const posix = process.platform !== 'win32';
+  const child = spawn(options.command, options.args, {
+    ...(options.cwd === undefined ? {} : { cwd: options.cwd }),
+    env: options.env,
+    stdio: ['pipe', 'pipe', 'pipe'],
+    signal: options.signal,
+    windowsHide: true,
+    detached: posix,
+  });
+  child.stderr.setEncoding('utf8');
+  child.stderr.on('data', (text: string) => extra.onStderr?.(text));
+  child.stderr.on('error', () => {});
+  if (posix && child.pid !== undefined) {
+    const release = startWatchdog(child.pid);
+    child.once('exit', release);
+  }
+  return child;
+}

@@ -1,0 +1,81 @@
+/**
+ * What a runtime settles before its first step, left over by earlier processes in the same run
+ * directory (`Runtime.prepare`):
+ * 1. transcript entries that never reached the session store are copied in (`transcript-safety`);
+ * 2. a damaged `lineage.json` is rebuilt from the manifest and the store (`lineage-rebuild`), and
+ *    the choice is said in one line;
+ * 3. steps of processes killed with SIGKILL get their manifest rows from the store (`in-flight`).
+ *
+ * Invariants: runs once per runtime; never throws (each part warns instead); the manifest is read
+ * without its lock, and only killed processes' rows are added to it.
+ */
+
+import type { SqliteSessionStore } from '../store/sqlite-session-store.js';
+import { bookKilledAttempts } from './in-flight.js';
+import type { Lineage } from './lineage.js';
+import { firstPromptText, type LineageChoice, rebuildLineage } from './lineage-rebuild.js';
+import { peekManifest, type StoredManifestRow } from './manifest.js';
+import type { TranscriptSafety } from './transcript-safety.js';
+
+export interface Leftovers {
+  runDir: string;
+  projectKey: string;
+  store: SqliteSessionStore;
+  lineage: Lineage;
+  transcripts: TranscriptSafety;
+  onWarning?: (line: string) => void;
+}
+
+/** Every session a manifest row names (its current one and those retired by handoffs). */
+function rowSessions(rows: readonly StoredManifestRow[]): string[] {
+  return rows.flatMap((row) => [
+    ...(typeof row.session_id === 'string' ? [row.session_id] : []),
+    ...(Array.isArray(row.retired) ? row.retired.filter((id): id is string => typeof id === 'string') : []),
+  ]);
+}
+
+function describeChoices(path: string, choices: readonly LineageChoice[]): string {
+  if (choices.length === 0)
+    return `${path} could not be rebuilt: no step in the manifest has a session the store still holds, so the steps start new sessions.`;
+  const parts = choices.map(
+    (choice) => `${choice.step} continues session ${choice.sessionId} (${choice.reason})`,
+  );
+  return `Rebuilt ${path} from the manifest and the session store: ${parts.join('; ')}.`;
+}
+
+async function rebuild(leftovers: Leftovers, rows: readonly StoredManifestRow[]): Promise<void> {
+  const { store, projectKey, lineage } = leftovers;
+  const sessions = await store.listSessions(projectKey);
+  const firstPrompts = new Map<string, string | undefined>();
+  const firstPromptOf = (sessionId: string) => {
+    if (!firstPrompts.has(sessionId))
+      firstPrompts.set(sessionId, firstPromptText(store.loadRaw({ projectKey, sessionId }) ?? []));
+    return firstPrompts.get(sessionId);
+  };
+  const choices = rebuildLineage(rows, sessions, firstPromptOf);
+  for (const choice of choices) lineage.remember(choice.step, choice.sessionId);
+  leftovers.onWarning?.(describeChoices(lineage.path, choices));
+}
+
+export async function settleLeftovers(leftovers: Leftovers): Promise<void> {
+  const rows = peekManifest(leftovers.runDir).document;
+  const known = [...Object.values(leftovers.lineage.steps), ...rowSessions(rows)];
+  await leftovers.transcripts.recoverAtStart(known);
+  if (leftovers.lineage.damaged) {
+    try {
+      await rebuild(leftovers, rows);
+    } catch (error) {
+      leftovers.onWarning?.(`Could not rebuild ${leftovers.lineage.path}: ${(error as Error).message}`);
+    }
+  }
+  const { store, projectKey } = leftovers;
+  bookKilledAttempts(
+    leftovers.runDir,
+    rows,
+    {
+      entries: (sessionId) => store.loadRaw({ projectKey, sessionId }) ?? [],
+      context: (sessionId) => store.lastContext(projectKey, sessionId),
+    },
+    leftovers.onWarning ? { onWarning: leftovers.onWarning } : {},
+  );
+}

@@ -1,0 +1,139 @@
+import { spawnSync } from 'node:child_process';
+import { mkdirSync, mkdtempSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { hostname, tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { SessionStoreEntry } from '@anthropic-ai/claude-agent-sdk';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import {
+  bookKilledAttempts,
+  clearInFlight,
+  IN_FLIGHT_DIRECTORY,
+  KILLED_UNRECORDED,
+  lastCostState,
+  markInFlight,
+} from '../../../src/runtime/in-flight.js';
+import { readManifest } from '../../../src/runtime/manifest.js';
+
+let runDir: string;
+beforeEach(() => {
+  runDir = mkdtempSync(join(tmpdir(), 'flower-in-flight-'));
+});
+afterEach(() => rmSync(runDir, { recursive: true, force: true }));
+
+/** A pid that is certainly not running: a child that has already exited. */
+const deadPid = () => spawnSync(process.execPath, ['-e', '0']).pid as number;
+
+const iso = (seconds: number) => new Date(seconds * 1000).toISOString();
+const transcript: SessionStoreEntry[] = [
+  { type: 'user', uuid: 'u0', timestamp: iso(900) },
+  { type: 'assistant', uuid: 'a0', timestamp: iso(950), message: { id: 'msg-old', model: 'm' } },
+  { type: 'cost-state', totalCostUSD: 0.25 },
+  { type: 'user', uuid: 'u1', timestamp: iso(1001) },
+  // One API response, two content blocks: one turn.
+  { type: 'assistant', uuid: 'a1', timestamp: iso(1002), message: { id: 'msg-1', model: 'm' } },
+  { type: 'assistant', uuid: 'a2', timestamp: iso(1002), message: { id: 'msg-1', model: 'm' } },
+  { type: 'assistant', uuid: 'a3', timestamp: iso(1005), message: { id: 'msg-2', model: 'm' } },
+  { type: 'assistant', uuid: 'e1', timestamp: iso(1006), message: { id: 'x', model: '<synthetic>' } },
+  { type: 'cost-state', totalCostUSD: 0.75 },
+];
+const source = { entries: () => transcript, context: () => 4321 };
+
+function marker(sessionId: string, pid: number, extra: Record<string, unknown> = {}): void {
+  mkdirSync(join(runDir, IN_FLIGHT_DIRECTORY), { recursive: true });
+  writeFileSync(
+    join(runDir, IN_FLIGHT_DIRECTORY, `${sessionId}.json`),
+    JSON.stringify({
+      sessionId,
+      step: 'work',
+      run: 'run-killed',
+      pid,
+      host: hostname(),
+      startedAt: 1000,
+      baselineUsd: 0.25,
+      resumed: true,
+      ...extra,
+    }),
+  );
+}
+
+describe('in-flight markers', () => {
+  it('are written owner-only for this process and removed when the row is written', () => {
+    markInFlight(runDir, {
+      sessionId: 's1',
+      step: 'work',
+      run: 'r',
+      startedAt: 1,
+      baselineUsd: 0,
+      resumed: false,
+    });
+    expect(readdirSync(join(runDir, IN_FLIGHT_DIRECTORY))).toEqual(['s1.json']);
+    expect(statSync(join(runDir, IN_FLIGHT_DIRECTORY, 's1.json')).mode & 0o777).toBe(0o600);
+    clearInFlight(runDir, ['s1', 'never-marked']);
+    expect(readdirSync(join(runDir, IN_FLIGHT_DIRECTORY))).toEqual([]);
+  });
+});
+
+describe('bookKilledAttempts', () => {
+  it("books a dead process's attempt from the transcript: cost over the baseline, turns since it started", () => {
+    marker('s1', deadPid());
+    const warnings: string[] = [];
+    const rows = bookKilledAttempts(runDir, [], source, { onWarning: (line) => warnings.push(line) });
+    expect(rows).toHaveLength(1);
+    expect(readManifest(runDir)).toEqual(rows);
+    expect(rows[0]).toMatchObject({
+      step: 'work',
+      session_id: 's1',
+      ok: false,
+      error: KILLED_UNRECORDED,
+      cost_usd: 0.5,
+      num_turns: 2,
+      started_at: 1000,
+      ended_at: 1006,
+      duration_s: 6,
+      context: 4321,
+      resumed: true,
+      run: 'run-killed',
+    });
+    expect(warnings).toEqual([
+      'A step of an earlier run ended without a manifest row (the process was killed): booked work with $0.5000 from the stored transcript.',
+    ]);
+    expect(readdirSync(join(runDir, IN_FLIGHT_DIRECTORY))).toEqual([]);
+  });
+
+  it('leaves the marker of a live process alone', () => {
+    markInFlight(runDir, {
+      sessionId: 's1',
+      step: 'work',
+      run: 'r',
+      startedAt: 1000,
+      baselineUsd: 0,
+      resumed: false,
+    });
+    expect(bookKilledAttempts(runDir, [], source)).toEqual([]);
+    expect(readdirSync(join(runDir, IN_FLIGHT_DIRECTORY))).toEqual(['s1.json']);
+  });
+
+  it('adds no second row when a row that ended after the attempt started already holds it', () => {
+    marker('s1', deadPid());
+    const rows = [{ step: 'work', session_id: 's1', started_at: 10, ended_at: 1100, run: 'run-killed' }];
+    expect(bookKilledAttempts(runDir, rows, source)).toEqual([]);
+    expect(readdirSync(join(runDir, IN_FLIGHT_DIRECTORY))).toEqual([]);
+  });
+
+  it('keeps the other rows of the manifest', () => {
+    writeFileSync(
+      join(runDir, 'manifest.json'),
+      JSON.stringify([{ step: 'clarify', run: 'run-killed', custom: 1 }]),
+    );
+    marker('s1', deadPid());
+    bookKilledAttempts(runDir, [], source);
+    expect(readManifest(runDir).map((row) => row.step)).toEqual(['clarify', 'work']);
+  });
+});
+
+describe('lastCostState', () => {
+  it('is the total of the newest cost-state entry', () => {
+    expect(lastCostState(transcript)).toBe(0.75);
+    expect(lastCostState([{ type: 'user' }])).toBeUndefined();
+  });
+});

@@ -1,0 +1,92 @@
+import { describe, expect, it } from 'vitest';
+import { firstPromptText, plainStepOf, rebuildLineage } from '../../../src/runtime/lineage-rebuild.js';
+
+const at = (hours: number, minutes: number) => new Date(2026, 0, 2, hours, minutes, 0).getTime();
+
+describe('plainStepOf', () => {
+  it('maps attempts to their step and leaves judge rounds out', () => {
+    expect(plainStepOf('work')).toBe('work');
+    expect(plainStepOf('work#retry2')).toBe('work');
+    expect(plainStepOf('work#round3')).toBe('work');
+    expect(plainStepOf('work:verdict#1')).toBeUndefined();
+    expect(plainStepOf('')).toBeUndefined();
+  });
+});
+
+describe('rebuildLineage', () => {
+  const sessions = [
+    { sessionId: 'clarify-1', mtime: at(9, 0) },
+    { sessionId: 'work-1', mtime: at(9, 30) },
+    { sessionId: 'work-2', mtime: at(10, 0) },
+    { sessionId: 'judge-1', mtime: at(10, 5) },
+  ];
+  const rows = [
+    { step: 'clarify', session_id: 'clarify-1', started_at: 100 },
+    { step: 'work', session_id: 'work-1', started_at: 200 },
+    { step: 'work#round2', session_id: 'work-2', started_at: 300 },
+    { step: 'work:verdict#1', session_id: 'judge-1', started_at: 400 },
+  ];
+
+  it("takes each step's newest manifest row whose session the store has, and says why", () => {
+    const choices = rebuildLineage(rows, sessions, () => undefined);
+    expect(choices.map(({ step, sessionId }) => [step, sessionId])).toEqual([
+      ['clarify', 'clarify-1'],
+      ['work', 'work-2'],
+    ]);
+    expect(choices[1]?.reason).toBe('the session of its newest manifest row, last active 10:00:00');
+  });
+
+  it('skips a row whose session the store no longer has', () => {
+    const choices = rebuildLineage(
+      rows,
+      sessions.filter((s) => s.sessionId !== 'work-2'),
+      () => undefined,
+    );
+    expect(choices.find((choice) => choice.step === 'work')?.sessionId).toBe('work-1');
+  });
+
+  it("prefers a newer session without a row (a killed process) that starts like the step's own", () => {
+    const withOrphan = [
+      ...sessions,
+      { sessionId: 'killed', mtime: at(11, 0) },
+      { sessionId: 'stranger', mtime: at(12, 0) },
+    ];
+    const prompts: Record<string, string> = {
+      'work-2': 'Do the work.',
+      killed: 'Do the work.',
+      stranger: 'Something else.',
+      'clarify-1': 'Clarify.',
+    };
+    const choices = rebuildLineage(rows, withOrphan, (id) => prompts[id]);
+    const work = choices.find((choice) => choice.step === 'work');
+    expect(work?.sessionId).toBe('killed');
+    expect(work?.reason).toMatch(
+      /^the newest session that starts like its manifest session, last active 11:00:00 \(it has no manifest row/,
+    );
+    expect(choices.find((choice) => choice.step === 'clarify')?.sessionId).toBe('clarify-1');
+  });
+
+  it('finds nothing without rows', () => {
+    expect(rebuildLineage([], sessions, () => 'x')).toEqual([]);
+  });
+});
+
+describe('firstPromptText', () => {
+  it('reads the first real user prompt, string or text blocks', () => {
+    expect(
+      firstPromptText([
+        { type: 'queue-operation' },
+        { type: 'user', isMeta: true, message: { content: 'caveat' } },
+        {
+          type: 'user',
+          message: {
+            role: 'user',
+            content: [{ type: 'text', text: 'Do' }, { type: 'image' }, { type: 'text', text: 'it.' }],
+          },
+        },
+      ]),
+    ).toBe('Do\nit.');
+    expect(firstPromptText([{ type: 'user', message: { content: 'Plain.' } }])).toBe('Plain.');
+    expect(firstPromptText([{ type: 'assistant' }])).toBeUndefined();
+  });
+});

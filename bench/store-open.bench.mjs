@@ -46,17 +46,27 @@ console.log(ms);
 
 const median = (values) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)];
 const run = (script, file) =>
-  Number(execFileSync(process.execPath, ['--input-type=module', '-e', script, file], { cwd: root, encoding: 'utf8' }).trim());
+  Number(
+    execFileSync(process.execPath, ['--input-type=module', '-e', script, file], {
+      cwd: root,
+      encoding: 'utf8',
+    }).trim(),
+  );
 
 function build(file, targetMb) {
   const store = new SqliteSessionStore(file);
   const entries = generateTranscript({ entries: 20_000 });
   for (let session = 0; statSync(file).size / 1e6 < targetMb; session += 1) {
-    const key = { projectKey: '-home-dev-project', sessionId: `${String(session).padStart(8, '0')}-5b6d-4e8f-9a1b-2c3d4e5f6a7b` };
+    const key = {
+      projectKey: '-home-dev-project',
+      sessionId: `${String(session).padStart(8, '0')}-5b6d-4e8f-9a1b-2c3d4e5f6a7b`,
+    };
     for (let start = 0; start < entries.length && statSync(file).size / 1e6 < targetMb; start += 500) {
       store.appendNow(
         key,
-        entries.slice(start, start + 500).map((entry) => ({ ...entry, ...(entry.uuid ? { uuid: `${entry.uuid}-${session}` } : {}) })),
+        entries
+          .slice(start, start + 500)
+          .map((entry) => ({ ...entry, ...(entry.uuid ? { uuid: `${entry.uuid}-${session}` } : {}) })),
       );
     }
   }

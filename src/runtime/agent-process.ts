@@ -10,10 +10,10 @@
  *
  * So each agent process gets a watchdog: a tiny `sh` in its own session that blocks reading a pipe
  * only flower holds. When flower exits in any way the kernel closes that pipe; the watchdog reads
- * end-of-file and ends the agent's whole process group (SIGTERM, then SIGKILL 2 s later), so the
- * agent and its tools go within about a second instead of running on unobserved. When the agent
- * exits first, flower writes `done` and the watchdog leaves quietly. No polling, one small `sh`
- * per agent process (POSIX only; elsewhere the SDK's own spawn is kept).
+ * end-of-file and ends the agent and the tools it runs at once (see `WATCHDOG_SCRIPT`), as if they
+ * had been killed together with flower, instead of running on unobserved. When the agent exits
+ * first, flower writes `done` and the watchdog leaves quietly. No polling, one small `sh` per
+ * agent process (POSIX only; elsewhere the SDK's own spawn is kept).
  *
  * Invariants:
  * - Everything else is what the SDK's own spawn does: the same command, arguments, directory,
@@ -30,15 +30,26 @@ import type { SpawnedProcess, SpawnOptions } from '@anthropic-ai/claude-agent-sd
 import { environmentSizeMessage } from '../config/environment-size.js';
 
 /**
- * How the watchdog ends the group: a polite signal first, then one that cannot be ignored. The
- * group is written `-<pgid>` right after the signal name: dash (Debian's /bin/sh) rejects `--`.
+ * How the watchdog ends the agent, measured against the bundled binary:
+ * - first it freezes the agent's group (SIGSTOP), so the agent writes nothing more: given SIGTERM it
+ *   spends 2 s adding "the tool call was interrupted" lines to its own transcript, which the next
+ *   start would copy into the store, so that a resumed session first answered that instead of
+ *   flower's resume prompt;
+ * - the agent starts each tool shell in a session of its own, and the shell may put a command in a
+ *   process group of its own (seen: `sleep 30` in its own group inside the Bash tool's session), so
+ *   a kill of the agent's group alone left the tool running for 26 s: the sessions of the agent's
+ *   direct children are ended too (`pgrep -P`, `pkill -s`: by the ids of these sessions only);
+ * - everything gets SIGKILL.
+ * The group is written `-<pgid>` right after the signal name: dash (Debian's /bin/sh) rejects `--`.
  */
 const WATCHDOG_SCRIPT = [
   "trap '' INT HUP TERM QUIT",
   'IFS= read -r line',
   '[ "$line" = done ] && exit 0',
-  'kill -TERM "-$1" 2>/dev/null || exit 0',
-  'sleep 2',
+  'kill -STOP "-$1" 2>/dev/null',
+  'children=$(pgrep -P "$1" 2>/dev/null)',
+  'for child in $children; do pkill -KILL -s "$child" 2>/dev/null; kill -KILL "$child" 2>/dev/null; done',
+  'pkill -KILL -s "$1" 2>/dev/null',
   'kill -KILL "-$1" 2>/dev/null',
   'exit 0',
 ].join('\n');

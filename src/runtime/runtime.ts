@@ -16,8 +16,14 @@
  * - `run` never throws for a model or API failure: the outcome is in the returned `StepResult`.
  * - The handoff watermark counts main-thread context only, and it is per step and per generation.
  * - The step's session id reaches `lineage.json` the moment it appears; the manifest row is written
- *   when the step ends, or by the SIGTERM/SIGHUP rescue if the process is told to stop first.
- * - `run_dir` resolves against the workspace, so `runs/` and `.flower/` stay together.
+ *   when the step ends, or by the SIGTERM/SIGHUP rescue if the process is told to stop first; until
+ *   then an in-flight marker lets the next start book a step that SIGKILL ended (`in-flight.ts`).
+ * - No transcript entry goes missing silently: the SDK mirrors into a guard that keeps what the
+ *   store refuses and writes it later (`transcript-safety.ts`); what earlier processes left is
+ *   settled before the first step (`prepare`, `leftovers.ts`).
+ * - `run_dir` resolves against the workspace, so `runs/` and `.flower/` stay together; it is
+ *   private (0700, files 0600) and ignores itself in git (`run-directory.ts`).
+ * - Credential values are masked in the manifest's texts, never in what the next step is told.
  * - The subprocess never compacts on its own while handoff is on (auto-compact is forced off for a
  *   spec that leaves compaction unset): a context drop always has a visible cause.
  */

@@ -77,6 +77,8 @@ export class TranscriptSafety {
   private readonly trouble = new Map<string, SessionTrouble>();
   /** Sessions whose refused entries are only in `runs/unsaved/` (or nowhere) now. */
   private readonly unsaved = new Map<string, { entries: number; where: string; error: string }>();
+  /** Entries the guard wrote after the store had refused them, per session. */
+  private readonly writtenLate = new Map<string, number>();
   private warned = false;
   private lostWarned = false;
 
@@ -84,6 +86,8 @@ export class TranscriptSafety {
     this.unsavedRoot = join(options.runDir, UNSAVED_DIRECTORY);
     this.sessionStore = new MirrorGuard(options.backend, {
       onFailure: ({ key, error }) => this.noteTrouble(key.sessionId, error, false),
+      onCaughtUp: (key, entries) =>
+        this.writtenLate.set(key.sessionId, (this.writtenLate.get(key.sessionId) ?? 0) + entries),
     });
   }
 
@@ -161,8 +165,9 @@ export class TranscriptSafety {
         this.sessionStore.release(waiting.key);
         this.unsaved.set(waiting.key.sessionId, { entries, where: this.unsavedRoot, error: waiting.error });
       } catch {
+        // Still held (and counted as held); only the agent's own transcript has them outside memory.
         this.unsaved.set(waiting.key.sessionId, {
-          entries,
+          entries: previous?.entries ?? 0,
           where: agentProjectsRoot(this.options.env),
           error: waiting.error,
         });
@@ -178,13 +183,11 @@ export class TranscriptSafety {
       return `${lostLine(sessionId, trouble.lost ?? '')} Free some space before the next run.`;
     }
     const pending = this.sessionStore.pending();
-    const unsaved = [...this.unsaved].filter(
-      ([sessionId]) => !pending.some((waiting) => waiting.key.sessionId === sessionId),
-    );
+    const unsaved = [...this.unsaved];
     if (pending.length === 0 && unsaved.length === 0) return undefined;
-    const count =
-      pending.reduce((sum, waiting) => sum + waiting.entries.length, 0) +
-      unsaved.reduce((sum, [, record]) => sum + record.entries, 0);
+    const count = this.outside([
+      ...new Set([...pending.map((waiting) => waiting.key.sessionId), ...this.unsaved.keys()]),
+    ]);
     const first = pending[0]?.key.sessionId ?? unsaved[0]?.[0] ?? '';
     const error = pending[0]?.error ?? unsaved[0]?.[1].error ?? '';
     const where = pending.length > 0 ? agentProjectsRoot(this.options.env) : this.unsavedRoot;
@@ -270,6 +273,15 @@ export class TranscriptSafety {
     );
   }
 
+  /** Entries of `sessions` not in the store: saved in `runs/unsaved/`, or still held in memory. */
+  private outside(sessions: readonly string[]): number {
+    const held = this.sessionStore
+      .pending()
+      .filter((waiting) => sessions.includes(waiting.key.sessionId))
+      .reduce((sum, waiting) => sum + waiting.entries.length, 0);
+    return held + sessions.reduce((sum, sessionId) => sum + (this.unsaved.get(sessionId)?.entries ?? 0), 0);
+  }
+
   private riskOf(sessions: string[], late: number): TranscriptRisk {
     const lost = sessions.filter((sessionId) => this.trouble.get(sessionId)?.lost !== undefined);
     if (lost.length > 0) {
@@ -283,10 +295,17 @@ export class TranscriptSafety {
         this.trouble.get(sessionId)?.dropped === true,
     );
     if (open.length === 0) {
+      const entries =
+        late + sessions.reduce((sum, sessionId) => sum + (this.writtenLate.get(sessionId) ?? 0), 0);
+      // Settled: a later step in the same session must not report this step's trouble again.
+      for (const sessionId of sessions) {
+        this.trouble.delete(sessionId);
+        this.writtenLate.delete(sessionId);
+      }
       return {
         state: 'recovered',
         sessions,
-        entries: late,
+        entries,
         detail: 'the session store refused some transcript entries; all were written later',
       };
     }
@@ -296,7 +315,7 @@ export class TranscriptSafety {
     return {
       state: 'unsaved',
       sessions: open,
-      entries: [...this.unsaved.values()].reduce((sum, value) => sum + value.entries, 0),
+      entries: this.outside(open),
       detail: `Transcript entries of session ${open[0]} are not in the session store (${error}); they are kept in ${where}, and flower copies them in when it next starts in this directory.`,
     };
   }

@@ -88,14 +88,17 @@ export function appendTranscriptFile(
   });
 }
 
-function jsonlBelow(directory: string): string[] {
-  let names: string[];
+/** The names in a directory; none when it does not exist or cannot be read. */
+function namesIn(directory: string): string[] {
   try {
-    names = readdirSync(directory);
+    return readdirSync(directory);
   } catch {
     return [];
   }
-  return names.flatMap((name) => {
+}
+
+function jsonlBelow(directory: string): string[] {
+  return namesIn(directory).flatMap((name) => {
     const path = join(directory, name);
     let isDirectory = false;
     try {
@@ -131,24 +134,12 @@ export function sessionFiles(
 
 /** Sessions with a file under `projectsRoot`, as [projectKey, sessionId] pairs. */
 export function sessionsUnder(projectsRoot: string): Array<[string, string]> {
-  const found: Array<[string, string]> = [];
-  let projects: string[];
-  try {
-    projects = readdirSync(projectsRoot);
-  } catch {
-    return found;
-  }
-  for (const projectKey of projects) {
-    let names: string[];
-    try {
-      names = readdirSync(join(projectsRoot, projectKey));
-    } catch {
-      continue;
-    }
-    const sessions = new Set(names.map((name) => name.replace(/\.jsonl$/, '')));
-    for (const sessionId of sessions) found.push([projectKey, sessionId]);
-  }
-  return found;
+  return namesIn(projectsRoot).flatMap((projectKey) => {
+    const sessions = new Set(
+      namesIn(join(projectsRoot, projectKey)).map((name) => name.replace(/\.jsonl$/, '')),
+    );
+    return [...sessions].map((sessionId): [string, string] => [projectKey, sessionId]);
+  });
 }
 
 /** JSON with object keys sorted, so that deep-equal entries compare equal as text. */

@@ -1,6 +1,7 @@
 /**
  * Issue 10 §2: after `kill -9` of flower the agent binary kept running (6–8 s observed; 29–32 s
- * measured here while a 30-second tool call or reply was in flight). It must go with its parent.
+ * measured here while a 30-second tool call or reply was in flight). It must go with its parent,
+ * and the tool it runs with it (the Bash tool's shell lives in a session of its own).
  */
 import { once } from 'node:events';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -57,7 +58,7 @@ describe.runIf(process.platform === 'linux')('the agent process after kill -9 of
     while (agents.some(isRunning) && Date.now() - killedAt < 20_000) await sleep(50);
     const gone = Date.now() - killedAt;
     expect(agents.filter(isRunning)).toEqual([]);
-    // Measured: tools end in ~0.25 s (SIGTERM), the binary at the SIGKILL 2 s later; 30 s before.
-    expect(gone).toBeLessThan(10_000);
+    // Measured: everything is gone within 0.1 s (29-32 s before); the bound only allows for load.
+    expect(gone).toBeLessThan(5_000);
   });
 });

@@ -64,7 +64,6 @@ function route(replies: {
 }): MockScript {
   let handoffs = 0;
   let successors = 0;
-  let working = 0;
   const pick = <T>(list: T[], index: number): T => list[Math.min(index, list.length - 1)] as T;
   return {
     main: [],
@@ -76,15 +75,15 @@ function route(replies: {
         if (reply) return reply;
       }
       // A handoff that never fires must fail the test's assertions, not climb until the worker
-      // runs out of memory: every script here hands off within a few turns.
-      if (++working > MAX_WORKING_TURNS) return mock.text(NEVER_HANDED_OFF);
+      // runs out of memory: every session of these scripts hands off within a few turns.
+      if (turn > MAX_TURNS_PER_SESSION) return mock.text(NEVER_HANDED_OFF);
       return readAt(pick(replies.climb, turn));
     },
   };
 }
 
-/** More working turns than any script here needs before its handoffs are done. */
-const MAX_WORKING_TURNS = 30;
+/** More turns than any session of these scripts runs before it hands off. */
+const MAX_TURNS_PER_SESSION = 30;
 const NEVER_HANDED_OFF = 'Stopped by the test script: the handoff never came.';
 
 let harness: Harness | undefined;

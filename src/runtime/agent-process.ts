@@ -10,8 +10,8 @@
  *
  * So each agent process gets a watchdog: a tiny `sh` in its own session that blocks reading a pipe
  * only flower holds. When flower exits in any way the kernel closes that pipe; the watchdog reads
- * end-of-file and ends the agent and the tools it runs at once (see `WATCHDOG_SCRIPT`), as if they
- * had been killed together with flower, instead of running on unobserved. When the agent exits
+ * end-of-file and ends the agent and the tools it runs at once (see `WATCHDOG_SCRIPT`; measured:
+ * within 0.1 s), instead of letting them run on unobserved. When the agent exits
  * first, flower writes `done` and the watchdog leaves quietly. No polling, one small `sh` per
  * agent process (POSIX only; elsewhere the SDK's own spawn is kept).
  *
@@ -31,15 +31,14 @@ import { environmentSizeMessage } from '../config/environment-size.js';
 
 /**
  * How the watchdog ends the agent, measured against the bundled binary:
- * - first it freezes the agent's group (SIGSTOP), so the agent writes nothing more: given SIGTERM it
- *   spends 2 s adding "the tool call was interrupted" lines to its own transcript, which the next
- *   start would copy into the store, so that a resumed session first answered that instead of
- *   flower's resume prompt;
- * - the agent starts each tool shell in a session of its own, and the shell may put a command in a
- *   process group of its own (seen: `sleep 30` in its own group inside the Bash tool's session), so
- *   a kill of the agent's group alone left the tool running for 26 s: the sessions of the agent's
- *   direct children are ended too (`pgrep -P`, `pkill -s`: by the ids of these sessions only);
- * - everything gets SIGKILL.
+ * - at once, as a kill of flower's whole group would have: SIGSTOP freezes the agent's group, then
+ *   everything gets SIGKILL. Given SIGTERM instead, the binary went on for its grace period: it
+ *   wrote "the tool call was interrupted" into its transcript and even sent one more request to
+ *   the model, with nobody left to pay attention;
+ * - the agent starts each tool shell in a session of its own, and a command in it may sit in a
+ *   group of its own (seen: `sleep 30` in the Bash tool), so a kill of the agent's group alone left
+ *   the tool running for 26 s: the sessions of the agent's direct children are ended too, found
+ *   with `pgrep -P` (while the agent is frozen) and ended with `pkill -s` by those session ids only.
  * The group is written `-<pgid>` right after the signal name: dash (Debian's /bin/sh) rejects `--`.
  */
 const WATCHDOG_SCRIPT = [

@@ -6,8 +6,11 @@
  * session runs, a small marker `runs/in-flight/<session>.json` says which process runs it, for
  * which step, and what the session had cost before this attempt. The manifest row replaces the
  * marker when the step ends. A marker whose process is gone therefore means a killed step: the next
- * runtime in the run directory books it from the session's stored transcript (its last
- * `cost-state`, and the turns after the attempt started) and removes the marker.
+ * runtime in the run directory books it from the session's stored transcript and removes the
+ * marker. The cost is the SDK's own figure (the growth of the last `cost-state` over the baseline)
+ * when the binary wrote one during the attempt; it writes one only when a query ends (measured),
+ * so for an attempt killed mid-query the ledger's figure (the tokens of the responses since the
+ * attempt started, priced by `config/prices.ts`) stands in, and the row says which it is.
  *
  * Invariants:
  * - A marker of a live process (same host) is never touched: another flower may be working here.
@@ -22,9 +25,10 @@ import { hostname } from 'node:os';
 import { join } from 'node:path';
 import type { SessionStoreEntry } from '@anthropic-ai/claude-agent-sdk';
 import { PRIVATE_DIRECTORY_MODE, PRIVATE_FILE_MODE } from '../config/private-files.js';
+import { entryTime, ledgerCost, roundUsd, type SessionTranscripts, stepLedger } from './ledger.js';
 import { processIsAlive } from './locked-json-file.js';
 import { addManifestRows, type StoredManifestRow } from './manifest.js';
-import { epochSeconds, type ManifestRow } from './step-result.js';
+import type { ManifestRow } from './step-result.js';
 
 export const IN_FLIGHT_DIRECTORY = 'in-flight';
 
@@ -66,6 +70,18 @@ export function clearInFlight(runDir: string, sessionIds: readonly string[]): vo
   for (const sessionId of sessionIds) rmSync(markerPath(runDir, sessionId), { force: true });
 }
 
+/** Whether the process a marker names is gone (a pid means nothing on another host: not judged). */
+function orphaned(marker: InFlightMarker): boolean {
+  return marker.host === hostname() && !processIsAlive(marker.pid);
+}
+
+/** The sessions whose processes were killed while running them (their markers are still there). */
+export function killedSessions(runDir: string): string[] {
+  return readMarkers(runDir)
+    .filter(orphaned)
+    .map((marker) => marker.sessionId);
+}
+
 function readMarkers(runDir: string): InFlightMarker[] {
   const directory = join(runDir, IN_FLIGHT_DIRECTORY);
   let names: string[];
@@ -75,6 +91,7 @@ function readMarkers(runDir: string): InFlightMarker[] {
     return [];
   }
   return names.flatMap((name) => {
+    if (!name.endsWith('.json')) return [];
     try {
       const value = JSON.parse(readFileSync(join(directory, name), 'utf8')) as Partial<InFlightMarker>;
       return typeof value.sessionId === 'string' && typeof value.pid === 'number'
@@ -84,12 +101,6 @@ function readMarkers(runDir: string): InFlightMarker[] {
       return [];
     }
   });
-}
-
-/** Epoch seconds of an entry's ISO `timestamp`, if it has a valid one. */
-function timeOf(entry: SessionStoreEntry): number | undefined {
-  const at = typeof entry.timestamp === 'string' ? Date.parse(entry.timestamp) : Number.NaN;
-  return Number.isFinite(at) ? epochSeconds(at) : undefined;
 }
 
 /** The running cost total of the last `cost-state` entry. */
@@ -102,54 +113,67 @@ export function lastCostState(entries: readonly SessionStoreEntry[]): number | u
   return undefined;
 }
 
-/** Model turns since `since`: main-thread API responses (entries of one response share `message.id`). */
-function turnsSince(entries: readonly SessionStoreEntry[], since: number): number {
-  const responses = new Set<string>();
-  for (const entry of entries) {
-    if (entry.type !== 'assistant' || entry.isSidechain === true) continue;
-    const at = timeOf(entry);
-    if (at !== undefined && at < since) continue;
-    const message = entry.message as { id?: unknown; model?: unknown } | undefined;
-    if (message?.model === '<synthetic>') continue;
-    responses.add(typeof message?.id === 'string' ? message.id : String(entry.uuid));
-  }
-  return responses.size;
+/**
+ * The SDK's total if the binary wrote a `cost-state` after the attempt started (after the first
+ * entry stamped at or after `since`; cost-state entries carry no time of their own).
+ */
+function costStateSince(entries: readonly SessionStoreEntry[], since: number): number | undefined {
+  const first = entries.findIndex((entry) => (entryTime(entry) ?? Number.NEGATIVE_INFINITY) >= since);
+  return first < 0 ? undefined : lastCostState(entries.slice(first));
 }
 
-/** The row for a killed attempt, from its marker and the session's stored transcript. */
+const KILLED_NOTE =
+  'the process was killed before it could write this row (SIGKILL or a crash); the next start booked it from the stored transcript';
+
+/** The row for a killed attempt, from its marker and the session's stored transcripts. */
 export function bookedRow(
   marker: InFlightMarker,
-  entries: readonly SessionStoreEntry[],
+  session: SessionTranscripts | undefined,
   context: number,
 ): ManifestRow {
-  const total = lastCostState(entries) ?? marker.baselineUsd;
-  const times = entries.map(timeOf).filter((at): at is number => at !== undefined);
+  const main = session?.main ?? [];
+  const times = [session?.main ?? [], ...(session?.subagents ?? []).map((subagent) => subagent.entries)]
+    .flat()
+    .map(entryTime)
+    .filter((at): at is number => at !== undefined);
   const endedAt = Math.max(marker.startedAt, ...times);
+  const window = { from: marker.startedAt, to: endedAt };
+  const ledger = stepLedger(session ? [session] : [], window);
+  const reported = costStateSince(main, marker.startedAt);
+  const priced = ledgerCost(ledger);
+  const cost = reported !== undefined ? Math.max(0, reported - marker.baselineUsd) : (priced ?? 0);
+  const source =
+    reported !== undefined
+      ? "cost from the SDK's last cost-state"
+      : priced !== null
+        ? 'cost from the tokens of its responses (the binary had not reported a total yet)'
+        : 'cost unknown (a model the price table lacks)';
   return {
     step: marker.step,
     session_id: marker.sessionId,
     ok: false,
-    cost_usd: Math.round(Math.max(0, total - marker.baselineUsd) * 1e6) / 1e6,
-    num_turns: turnsSince(entries, marker.startedAt),
+    cost_usd: roundUsd(cost),
+    num_turns: ledger.main.turns,
     text: '',
     error: KILLED_UNRECORDED,
     started_at: marker.startedAt,
     ended_at: endedAt,
     attempts: 1,
-    errors: [
-      'the process was killed before it could write this row (SIGKILL or a crash); cost and turns were taken from the stored transcript by the next start',
-    ],
+    errors: [`${KILLED_NOTE}; ${source}`],
     resumed: marker.resumed,
     retired: [],
     context,
     duration_s: Math.round((endedAt - marker.startedAt) * 100) / 100,
     run: marker.run,
+    main: { ...ledger.main },
+    workers: ledger.workers.map((worker) => ({ ...worker })),
   };
 }
 
 export interface BookingSource {
-  /** The session's stored entries, as appended. */
-  entries(sessionId: string): SessionStoreEntry[];
+  /** The session's stored transcripts (main and subagents, as appended); undefined when gone. */
+  transcripts(sessionId: string): Promise<SessionTranscripts | undefined>;
+
   /** The session's main-thread context at its last turn. */
   context(sessionId: string): number;
 }
@@ -158,17 +182,17 @@ export interface BookingSource {
  * Books every killed attempt in `runDir` (markers of processes that are gone) and removes the
  * markers. Returns the rows added.
  */
-export function bookKilledAttempts(
+export async function bookKilledAttempts(
   runDir: string,
   rows: readonly StoredManifestRow[],
   source: BookingSource,
   options: { onWarning?: (line: string) => void } = {},
-): ManifestRow[] {
+): Promise<ManifestRow[]> {
   const booked: ManifestRow[] = [];
   const done: string[] = [];
   for (const marker of readMarkers(runDir)) {
-    if (marker.host === hostname() && processIsAlive(marker.pid)) continue;
-    if (marker.host !== hostname()) continue; // a pid means nothing on another host
+    // A live process here is another flower at work.
+    if (!orphaned(marker)) continue;
     done.push(marker.sessionId);
     // A row that ended after the attempt started already holds it (the marker outlived its removal).
     const recorded = rows.some(
@@ -178,10 +202,12 @@ export function bookKilledAttempts(
         row.ended_at >= marker.startedAt,
     );
     if (recorded) continue;
-    booked.push(bookedRow(marker, source.entries(marker.sessionId), source.context(marker.sessionId)));
+    const session = await source.transcripts(marker.sessionId);
+    booked.push(bookedRow(marker, session, source.context(marker.sessionId)));
   }
   if (booked.length > 0 && !addManifestRows(runDir, booked, options)) return [];
   clearInFlight(runDir, done);
+
   if (booked.length > 0) {
     const cost = booked.reduce((sum, row) => sum + row.cost_usd, 0);
     options.onWarning?.(

@@ -10,8 +10,10 @@
  * without its lock, and only killed processes' rows are added to it.
  */
 
+import type { SessionKey } from '@anthropic-ai/claude-agent-sdk';
 import type { SqliteSessionStore } from '../store/sqlite-session-store.js';
-import { bookKilledAttempts } from './in-flight.js';
+import { bookKilledAttempts, killedSessions } from './in-flight.js';
+import { readStepTranscripts } from './ledger.js';
 import type { Lineage } from './lineage.js';
 import { firstPromptText, type LineageChoice, rebuildLineage } from './lineage-rebuild.js';
 import { peekManifest, type StoredManifestRow } from './manifest.js';
@@ -60,7 +62,7 @@ async function rebuild(leftovers: Leftovers, rows: readonly StoredManifestRow[])
 export async function settleLeftovers(leftovers: Leftovers): Promise<void> {
   const rows = peekManifest(leftovers.runDir).document;
   const known = [...Object.values(leftovers.lineage.steps), ...rowSessions(rows)];
-  await leftovers.transcripts.recoverAtStart(known);
+  await leftovers.transcripts.recoverAtStart(known, killedSessions(leftovers.runDir));
   if (leftovers.lineage.damaged) {
     try {
       await rebuild(leftovers, rows);
@@ -69,11 +71,15 @@ export async function settleLeftovers(leftovers: Leftovers): Promise<void> {
     }
   }
   const { store, projectKey } = leftovers;
-  bookKilledAttempts(
+  const reader = {
+    load: async (key: SessionKey) => store.loadRaw(key),
+    listSubkeys: (key: { projectKey: string; sessionId: string }) => store.listSubkeys(key),
+  };
+  await bookKilledAttempts(
     leftovers.runDir,
     rows,
     {
-      entries: (sessionId) => store.loadRaw({ projectKey, sessionId }) ?? [],
+      transcripts: async (sessionId) => (await readStepTranscripts(reader, projectKey, [sessionId]))[0],
       context: (sessionId) => store.lastContext(projectKey, sessionId),
     },
     leftovers.onWarning ? { onWarning: leftovers.onWarning } : {},

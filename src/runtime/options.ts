@@ -116,12 +116,13 @@ export function buildOptions(spec: AgentSpec, setup: SessionSetup): Options {
   if (setup.abortController) options.abortController = setup.abortController;
   if (setup.stderr) options.stderr = setup.stderr;
   if (process.platform !== 'win32') {
-    // The agent must not outlive flower (see agent-process.ts). With a spawner of our own the SDK
-    // would put MCP server settings on the command line unless told otherwise; stdin keeps them private.
+    // The agent must not outlive flower (see agent-process.ts).
     const onStderr = setup.stderr;
     options.spawnClaudeCodeProcess = (spawnOptions) =>
       spawnAgentProcess(spawnOptions, onStderr ? { onStderr } : {});
-    options.mcpServersDelivery = 'initialize';
+    // What the SDK's own spawn does with MCP server settings, said explicitly: left unset with a
+    // spawner of our own, the SDK prints a deprecation warning to the user's terminal.
+    options.mcpServersDelivery = 'argv';
   }
   return options;
 }

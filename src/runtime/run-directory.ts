@@ -11,8 +11,8 @@
  * - The workbench (`.flower/`) is not touched here: it holds what the user wants to see and share
  *   (notes, scripts, artifacts) and keeps the user's umask.
  */
-import { existsSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
+import { join, relative, resolve } from 'node:path';
 import { ensurePrivateDirectory, PRIVATE_FILE_MODE, restrictFile } from '../config/private-files.js';
 
 export const RUN_DIRECTORY_GITIGNORE = '.gitignore';
@@ -34,8 +34,17 @@ const KNOWN_FILES = [
   'task.lock',
 ];
 
-/** Creates or tightens `runDir` as described above. Never throws for the `.gitignore` or the modes. */
-export function prepareRunDirectory(runDir: string): void {
+/**
+ * Creates or tightens `runDir` as described above. Never throws for the `.gitignore` or the modes.
+ * A run directory that is the workspace itself, or holds it (`-r .`), is only created: making the
+ * project private and ignoring all of it in git is not flower's call.
+ */
+export function prepareRunDirectory(runDir: string, workspace?: string): void {
+  const own = workspace === undefined || !isWithin(resolve(workspace), resolve(runDir));
+  if (!own) {
+    mkdirSync(runDir, { recursive: true });
+    return;
+  }
   ensurePrivateDirectory(runDir);
   const gitignore = join(runDir, RUN_DIRECTORY_GITIGNORE);
   if (!existsSync(gitignore)) {
@@ -46,4 +55,10 @@ export function prepareRunDirectory(runDir: string): void {
     }
   }
   for (const name of KNOWN_FILES) restrictFile(join(runDir, name));
+}
+
+/** Whether `path` is `directory` or inside it. */
+function isWithin(path: string, directory: string): boolean {
+  const rest = relative(directory, path);
+  return rest === '' || (!rest.startsWith('..') && !rest.startsWith('/'));
 }

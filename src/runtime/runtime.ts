@@ -225,7 +225,7 @@ export class Runtime {
     this.workspace = resolve(options.workspace);
     this.runDir = resolve(this.workspace, options.runDir ?? 'runs');
     mkdirSync(this.workspace, { recursive: true });
-    prepareRunDirectory(this.runDir);
+    prepareRunDirectory(this.runDir, this.workspace);
     this.portable = options.portable ?? true;
     this.resilience =
       options.resilience === false

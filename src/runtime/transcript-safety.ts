@@ -190,16 +190,22 @@ export class TranscriptSafety {
     ]);
     const first = pending[0]?.key.sessionId ?? unsaved[0]?.[0] ?? '';
     const error = pending[0]?.error ?? unsaved[0]?.[1].error ?? '';
-    const where = pending.length > 0 ? agentProjectsRoot(this.options.env) : this.unsavedRoot;
-    return `${count} transcript entries (session ${first}) are not in the session store (${error}); they are kept in ${where}, and flower copies them in when it next starts in this directory.`;
+    const head = `${count} transcript entries (session ${first}) are not in the session store (${error});`;
+    if (pending.length === 0)
+      return `${head} they are kept in ${this.unsavedRoot}, and flower copies them in when it next starts in this directory.`;
+    // Not even runs/unsaved/ could take them: only the agent's own copy may still have them.
+    return `${head} ${this.unsavedRoot} could not take them either. Free some space and run flower here again: it copies them in from the agent's own transcript (${agentProjectsRoot(this.options.env)}) if that still has them.`;
   }
 
   /**
-   * Before the first step of a runtime: copies `runs/unsaved/` into the store, and brings every
-   * session of this workspace up to date whose own transcript is newer than the store's copy: those
-   * the store lists, and `knownSessions` (the lineage's), which a damaged store may have lost.
+   * Before the first step of a runtime: copies `runs/unsaved/` into the store, and brings sessions
+   * of this workspace up to date from the agent's own transcripts: every one of `suspects` (the
+   * sessions of processes that were killed: the SDK mirrors in the background, so their last
+   * entries may never have been handed over), and any other whose own transcript is newer than the
+   * store's copy: those the store lists, and `knownSessions` (the lineage's and the manifest's),
+   * which a damaged store may have lost.
    */
-  async recoverAtStart(knownSessions: readonly string[]): Promise<void> {
+  async recoverAtStart(knownSessions: readonly string[], suspects: readonly string[] = []): Promise<void> {
     let entries = 0;
     let sessions = 0;
     const count = (recovered: { entries: number }) => {
@@ -218,7 +224,8 @@ export class TranscriptSafety {
       }
     }
     const root = agentProjectsRoot(this.options.env);
-    for (const sessionId of await this.behindStore(root, knownSessions)) {
+    const candidates = new Set([...suspects, ...(await this.behindStore(root, knownSessions))]);
+    for (const sessionId of candidates) {
       try {
         count(await recoverSession(this.options.target, root, this.options.projectKey, sessionId));
       } catch (error) {
@@ -316,7 +323,10 @@ export class TranscriptSafety {
       state: 'unsaved',
       sessions: open,
       entries: this.outside(open),
-      detail: `Transcript entries of session ${open[0]} are not in the session store (${error}); they are kept in ${where}, and flower copies them in when it next starts in this directory.`,
+      detail:
+        where === this.unsavedRoot
+          ? `Transcript entries of session ${open[0]} are not in the session store (${error}); they are kept in ${where}, and flower copies them in when it next starts in this directory.`
+          : `Transcript entries of session ${open[0]} are not in the session store (${error}), and ${this.unsavedRoot} could not take them either; the agent's own transcript (${where}) may still have them.`,
     };
   }
 }

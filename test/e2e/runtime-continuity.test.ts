@@ -35,18 +35,21 @@ function entryUuids(runDir: string): string[] {
   }
 }
 
-/** The running cost total of the newest `cost-state` entry in a run directory's store. */
-function lastCostTotal(runDir: string): number {
+/** The types of the entries a run directory's store holds, in order. */
+function storedTypes(runDir: string): string[] {
   const db = new Database(join(runDir, 'sessions.db'), { readonly: true });
   try {
-    const payloads = db
-      .prepare('SELECT payload FROM entries WHERE payload LIKE \'%"cost-state"%\' ORDER BY rowid DESC')
-      .pluck()
-      .all() as string[];
-    return (JSON.parse(payloads[0] ?? '{}') as { totalCostUSD?: number }).totalCostUSD ?? Number.NaN;
+    return (db.prepare('SELECT payload FROM entries ORDER BY rowid').pluck().all() as string[]).map(
+      (payload) => (JSON.parse(payload) as { type: string }).type,
+    );
   } finally {
     db.close();
   }
+}
+
+async function waitFor(condition: () => boolean, timeoutMs: number): Promise<void> {
+  for (const deadline = Date.now() + timeoutMs; Date.now() < deadline && !condition(); )
+    await new Promise((resolve) => setTimeout(resolve, 50));
 }
 
 function readJson(path: string): unknown {
@@ -75,6 +78,8 @@ describe('Runtime continuity across processes (real SDK and binary against the m
     const first = await drive(h, 'work', 'Follow plan.md.', (child) => {
       void h.model
         .waitForRequest((request) => request.index >= 0 && h.model.mainRequests().length >= 2, 60_000)
+        // The first turn reaches the store a moment later (the SDK mirrors in the background).
+        .then(() => waitFor(() => storedTypes(runDir).includes('assistant'), 20_000))
         .then(() => {
           // The step is in the middle of its second turn: its session must already be on record.
           killedSession =
@@ -121,11 +126,9 @@ describe('Runtime continuity across processes (real SDK and binary against the m
     expect(booked?.cost_usd).toBeGreaterThan(0);
     expect(booked?.run).not.toBe(resumed?.run);
     expect(resumed).toMatchObject({ step: 'work', ok: true, resumed: true, session_id: killedSession });
-    // The resumed step is charged only what it added: the two rows together are the session's total.
-    expect((booked?.cost_usd as number) + (resumed?.cost_usd as number)).toBeCloseTo(
-      lastCostTotal(runDir),
-      6,
-    );
+    // The binary writes its own cost total only when a query ends, so the killed query is priced
+    // from the tokens of its responses.
+    expect(booked?.errors).toEqual([expect.stringMatching(/cost from the tokens of its responses/)]);
     expect(existsSync(join(runDir, 'in-flight'))).toBe(true);
     expect(readdirSync(join(runDir, 'in-flight'))).toEqual([]);
   });

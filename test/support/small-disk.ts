@@ -54,11 +54,16 @@ export function smallDisk(bytes: number): SmallDisk | undefined {
     path,
     fill() {
       const fd = openSync(filler, 'a');
-      const chunk = Buffer.alloc(16 * 1024);
       try {
-        for (;;) writeSync(fd, chunk);
-      } catch (error) {
-        if ((error as NodeJS.ErrnoException).code !== 'ENOSPC') throw error;
+        // Down to single bytes: a few kilobytes left over would still take a small SQLite write.
+        for (const size of [64 * 1024, 4096, 512, 1]) {
+          const chunk = Buffer.alloc(size);
+          try {
+            for (;;) writeSync(fd, chunk);
+          } catch (error) {
+            if ((error as NodeJS.ErrnoException).code !== 'ENOSPC') throw error;
+          }
+        }
       } finally {
         closeSync(fd);
       }

@@ -24,19 +24,33 @@ afterEach(() => rmSync(runDir, { recursive: true, force: true }));
 const deadPid = () => spawnSync(process.execPath, ['-e', '0']).pid as number;
 
 const iso = (seconds: number) => new Date(seconds * 1000).toISOString();
-const transcript: SessionStoreEntry[] = [
+const usage = { input_tokens: 1_000_000, output_tokens: 0 };
+const assistant = (uuid: string, at: number, id: string, model = 'claude-sonnet-4-5') => ({
+  type: 'assistant',
+  uuid,
+  timestamp: iso(at),
+  message: { id, model, usage },
+});
+/** An attempt that started at 1000 in a session that had cost 0.25 before; the binary wrote its total. */
+const reported: SessionStoreEntry[] = [
   { type: 'user', uuid: 'u0', timestamp: iso(900) },
-  { type: 'assistant', uuid: 'a0', timestamp: iso(950), message: { id: 'msg-old', model: 'm' } },
+  assistant('a0', 950, 'msg-old'),
   { type: 'cost-state', totalCostUSD: 0.25 },
   { type: 'user', uuid: 'u1', timestamp: iso(1001) },
   // One API response, two content blocks: one turn.
-  { type: 'assistant', uuid: 'a1', timestamp: iso(1002), message: { id: 'msg-1', model: 'm' } },
-  { type: 'assistant', uuid: 'a2', timestamp: iso(1002), message: { id: 'msg-1', model: 'm' } },
-  { type: 'assistant', uuid: 'a3', timestamp: iso(1005), message: { id: 'msg-2', model: 'm' } },
+  assistant('a1', 1002, 'msg-1'),
+  assistant('a2', 1002, 'msg-1'),
+  assistant('a3', 1005, 'msg-2'),
   { type: 'assistant', uuid: 'e1', timestamp: iso(1006), message: { id: 'x', model: '<synthetic>' } },
   { type: 'cost-state', totalCostUSD: 0.75 },
 ];
-const source = { entries: () => transcript, context: () => 4321 };
+/** The same attempt killed mid-query: the binary writes its total only when a query ends. */
+const unreported = reported.slice(0, -1);
+const sourceOf = (main: SessionStoreEntry[]) => ({
+  transcripts: async (sessionId: string) => ({ sessionId, main, subagents: [] }),
+  context: () => 4321,
+});
+const source = sourceOf(reported);
 
 function marker(sessionId: string, pid: number, extra: Record<string, unknown> = {}): void {
   mkdirSync(join(runDir, IN_FLIGHT_DIRECTORY), { recursive: true });
@@ -74,10 +88,10 @@ describe('in-flight markers', () => {
 });
 
 describe('bookKilledAttempts', () => {
-  it("books a dead process's attempt from the transcript: cost over the baseline, turns since it started", () => {
+  it("books a dead process's attempt from the transcript: cost over the baseline, turns since it started", async () => {
     marker('s1', deadPid());
     const warnings: string[] = [];
-    const rows = bookKilledAttempts(runDir, [], source, { onWarning: (line) => warnings.push(line) });
+    const rows = await bookKilledAttempts(runDir, [], source, { onWarning: (line) => warnings.push(line) });
     expect(rows).toHaveLength(1);
     expect(readManifest(runDir)).toEqual(rows);
     expect(rows[0]).toMatchObject({
@@ -97,10 +111,20 @@ describe('bookKilledAttempts', () => {
     expect(warnings).toEqual([
       'A step of an earlier run ended without a manifest row (the process was killed): booked work with $0.5000 from the stored transcript.',
     ]);
+    expect(rows[0]?.errors[0]).toMatch(/cost from the SDK's last cost-state$/);
+    expect(rows[0]?.main).toMatchObject({ turns: 2, model: 'claude-sonnet-4-5' });
     expect(readdirSync(join(runDir, IN_FLIGHT_DIRECTORY))).toEqual([]);
   });
 
-  it('leaves the marker of a live process alone', () => {
+  it('prices the tokens of the responses since the start when the binary had not reported a total', async () => {
+    marker('s1', deadPid());
+    const [row] = await bookKilledAttempts(runDir, [], sourceOf(unreported));
+    // Two responses of 1M input tokens at $3 per million (Sonnet 4.5).
+    expect(row).toMatchObject({ cost_usd: 6, num_turns: 2 });
+    expect(row?.errors[0]).toMatch(/cost from the tokens of its responses/);
+  });
+
+  it('leaves the marker of a live process alone', async () => {
     markInFlight(runDir, {
       sessionId: 's1',
       step: 'work',
@@ -109,31 +133,31 @@ describe('bookKilledAttempts', () => {
       baselineUsd: 0,
       resumed: false,
     });
-    expect(bookKilledAttempts(runDir, [], source)).toEqual([]);
+    expect(await bookKilledAttempts(runDir, [], source)).toEqual([]);
     expect(readdirSync(join(runDir, IN_FLIGHT_DIRECTORY))).toEqual(['s1.json']);
   });
 
-  it('adds no second row when a row that ended after the attempt started already holds it', () => {
+  it('adds no second row when a row that ended after the attempt started already holds it', async () => {
     marker('s1', deadPid());
     const rows = [{ step: 'work', session_id: 's1', started_at: 10, ended_at: 1100, run: 'run-killed' }];
-    expect(bookKilledAttempts(runDir, rows, source)).toEqual([]);
+    expect(await bookKilledAttempts(runDir, rows, source)).toEqual([]);
     expect(readdirSync(join(runDir, IN_FLIGHT_DIRECTORY))).toEqual([]);
   });
 
-  it('keeps the other rows of the manifest', () => {
+  it('keeps the other rows of the manifest', async () => {
     writeFileSync(
       join(runDir, 'manifest.json'),
       JSON.stringify([{ step: 'clarify', run: 'run-killed', custom: 1 }]),
     );
     marker('s1', deadPid());
-    bookKilledAttempts(runDir, [], source);
+    await bookKilledAttempts(runDir, [], source);
     expect(readManifest(runDir).map((row) => row.step)).toEqual(['clarify', 'work']);
   });
 });
 
 describe('lastCostState', () => {
   it('is the total of the newest cost-state entry', () => {
-    expect(lastCostState(transcript)).toBe(0.75);
+    expect(lastCostState(reported)).toBe(0.75);
     expect(lastCostState([{ type: 'user' }])).toBeUndefined();
   });
 });

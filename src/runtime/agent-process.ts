@@ -9,7 +9,8 @@
  * process-group kill from flower cannot help either, since SIGKILL runs none of them.
  *
  * So each agent process gets a watchdog: a tiny `sh` in its own session that blocks reading a pipe
- * only flower holds. When flower exits in any way the kernel closes that pipe; the watchdog reads
+ * only flower holds (and keeps a copy of the agent's input open, so that the agent does not notice
+ * flower's end before the watchdog does). When flower exits in any way the kernel closes that pipe; the watchdog reads
  * end-of-file and ends the agent and the tools it runs at once (see `WATCHDOG_SCRIPT`; measured:
  * within 0.1 s), instead of letting them run on unobserved. When the agent exits
  * first, flower writes `done` and the watchdog leaves quietly. No polling, one small `sh` per
@@ -24,8 +25,9 @@
  * - An environment the kernel would refuse is reported before anything is started, naming the
  *   variable, instead of surfacing as a bare "spawn E2BIG".
  */
-import { spawn } from 'node:child_process';
+import { type ChildProcess, spawn } from 'node:child_process';
 import type { Socket } from 'node:net';
+import type { Writable } from 'node:stream';
 import type { SpawnedProcess, SpawnOptions } from '@anthropic-ai/claude-agent-sdk';
 import { environmentSizeMessage } from '../config/environment-size.js';
 
@@ -43,8 +45,16 @@ import { environmentSizeMessage } from '../config/environment-size.js';
  */
 const WATCHDOG_SCRIPT = [
   "trap '' INT HUP TERM QUIT",
-  'IFS= read -r line',
-  '[ "$line" = done ] && exit 0',
+  // Fd 3 is a copy of the agent's input: while the watchdog holds it, flower's end does not reach
+  // the agent as end-of-input, which it would act on (abort the call it waits for, ask the model
+  // again) in the moment before it is frozen. flower says `release` before it closes that input
+  // itself, and `done` when the agent has exited.
+  'while IFS= read -r line; do',
+  '  case "$line" in',
+  '    release) exec 3>&- ;;',
+  '    done) exit 0 ;;',
+  '  esac',
+  'done',
   'kill -STOP "-$1" 2>/dev/null',
   'children=$(pgrep -P "$1" 2>/dev/null)',
   'for child in $children; do pkill -KILL -s "$child" 2>/dev/null; kill -KILL "$child" 2>/dev/null; done',
@@ -58,22 +68,48 @@ export interface AgentProcessOptions {
   onStderr?: (text: string) => void;
 }
 
-/** Starts the watchdog for the process group `group`; returns how to tell it the agent is gone. */
-function startWatchdog(group: number): () => void {
+interface Watchdog {
+  /** flower is about to close the agent's input (the SDK ends a session that way). */
+  release(): void;
+  /** The agent has exited: the watchdog leaves quietly. */
+  done(): void;
+}
+
+/** Starts the watchdog for the agent `agent` (its process group has the same id). */
+function startWatchdog(agent: ChildProcess): Watchdog | undefined {
+  const group = agent.pid;
+  if (group === undefined || agent.stdin === null) return undefined;
   const watchdog = spawn('/bin/sh', ['-c', WATCHDOG_SCRIPT, 'flower-agent-watchdog', String(group)], {
-    stdio: ['pipe', 'ignore', 'ignore'],
+    stdio: ['pipe', 'ignore', 'ignore', agent.stdin],
     detached: true,
   });
   watchdog.on('error', () => {
     // No /bin/sh: the agent simply has no watchdog, as before.
   });
   watchdog.unref();
-  const input = watchdog.stdin;
-  input?.on('error', () => {});
-  (input as Socket | null)?.unref?.();
-  return () => {
-    input?.end('done\n');
+  const control = watchdog.stdin;
+  control?.on('error', () => {});
+  (control as Socket | null)?.unref?.();
+  const say = (line: string, last: boolean) => {
+    if (control === null || control.writableEnded) return;
+    if (last) control.end(`${line}\n`);
+    else control.write(`${line}\n`);
   };
+  return { release: () => say('release', false), done: () => say('done', true) };
+}
+
+/** Makes `end` and `destroy` of the agent's input tell the watchdog first (see WATCHDOG_SCRIPT). */
+function releasingInput(input: Writable, watchdog: Watchdog): void {
+  const end = input.end.bind(input) as (...args: unknown[]) => Writable;
+  const destroy = input.destroy.bind(input);
+  input.end = ((...args: unknown[]) => {
+    watchdog.release();
+    return end(...args);
+  }) as Writable['end'];
+  input.destroy = ((error?: Error) => {
+    watchdog.release();
+    return destroy(error);
+  }) as Writable['destroy'];
 }
 
 /** A `spawnClaudeCodeProcess` for the SDK (see the module comment). */
@@ -92,9 +128,10 @@ export function spawnAgentProcess(options: SpawnOptions, extra: AgentProcessOpti
   child.stderr.setEncoding('utf8');
   child.stderr.on('data', (text: string) => extra.onStderr?.(text));
   child.stderr.on('error', () => {});
-  if (posix && child.pid !== undefined) {
-    const release = startWatchdog(child.pid);
-    child.once('exit', release);
+  const watchdog = posix ? startWatchdog(child) : undefined;
+  if (watchdog !== undefined) {
+    releasingInput(child.stdin, watchdog);
+    child.once('exit', () => watchdog.done());
   }
   return child;
 }

@@ -13,7 +13,7 @@
 import type { SessionKey } from '@anthropic-ai/claude-agent-sdk';
 import type { SqliteSessionStore } from '../store/sqlite-session-store.js';
 import { bookKilledAttempts, killedSessions } from './in-flight.js';
-import { readStepTranscripts } from './ledger.js';
+import { readStepTranscripts, stepSessions } from './ledger.js';
 import type { Lineage } from './lineage.js';
 import { firstPromptText, type LineageChoice, rebuildLineage } from './lineage-rebuild.js';
 import { peekManifest, type StoredManifestRow } from './manifest.js';
@@ -26,14 +26,6 @@ export interface Leftovers {
   lineage: Lineage;
   transcripts: TranscriptSafety;
   onWarning?: (line: string) => void;
-}
-
-/** Every session a manifest row names (its current one and those retired by handoffs). */
-function rowSessions(rows: readonly StoredManifestRow[]): string[] {
-  return rows.flatMap((row) => [
-    ...(typeof row.session_id === 'string' ? [row.session_id] : []),
-    ...(Array.isArray(row.retired) ? row.retired.filter((id): id is string => typeof id === 'string') : []),
-  ]);
 }
 
 function describeChoices(path: string, choices: readonly LineageChoice[]): string {
@@ -61,7 +53,7 @@ async function rebuild(leftovers: Leftovers, rows: readonly StoredManifestRow[])
 
 export async function settleLeftovers(leftovers: Leftovers): Promise<void> {
   const rows = peekManifest(leftovers.runDir).document;
-  const known = [...Object.values(leftovers.lineage.steps), ...rowSessions(rows)];
+  const known = [...Object.values(leftovers.lineage.steps), ...rows.flatMap(stepSessions)];
   await leftovers.transcripts.recoverAtStart(known, killedSessions(leftovers.runDir));
   if (leftovers.lineage.damaged) {
     try {

@@ -49,7 +49,7 @@ import { AttemptSentinel, type FailFastStop } from './fail-fast.js';
 import { degradedLimitReason, generationLimitReason, isContextOverflow } from './handoff-document.js';
 import { type HandoffRequest, writeHandoff } from './handoff-turn.js';
 import { clearInFlight, markInFlight } from './in-flight.js';
-import { ledgerForStep, type TranscriptReader } from './ledger.js';
+import { ledgerForStep, stepSessions, type TranscriptReader } from './ledger.js';
 import { settleLeftovers } from './leftovers.js';
 import { Lineage } from './lineage.js';
 import { manifestPath, saveManifestRows } from './manifest.js';
@@ -776,7 +776,7 @@ export class Runtime {
 
 /** The sessions a step's row names: the one holding it now and those its handoffs retired. */
 function sessionsOf(result: StepResult): string[] {
-  return [...result.retired, ...(result.sessionId ? [result.sessionId] : [])];
+  return stepSessions({ session_id: result.sessionId, retired: result.retired });
 }
 
 /** The handoff policy from the constructor option; the window defaults from `env`, not `process.env`. */

@@ -31,6 +31,7 @@ import {
   transcriptFile,
 } from '../store/transcript-recovery.js';
 import type { FlowerEvent } from './events.js';
+import { stepSessions } from './ledger.js';
 import type { StepResult, TranscriptRisk } from './step-result.js';
 
 /** Where refused entries wait for the next start, inside the run directory. */
@@ -123,7 +124,7 @@ export class TranscriptSafety {
    * agent's transcript, saves the rest to `runs/unsaved/`, and records the outcome in `result`.
    */
   async settle(result: StepResult): Promise<void> {
-    const sessions = [...result.retired, ...(result.sessionId ? [result.sessionId] : [])];
+    const sessions = stepSessions({ session_id: result.sessionId, retired: result.retired });
     const troubled = sessions.filter((sessionId) => this.trouble.has(sessionId));
     if (troubled.length === 0) return;
     let late = 0;

@@ -25,6 +25,7 @@ import { hostname } from 'node:os';
 import { join } from 'node:path';
 import type { SessionStoreEntry } from '@anthropic-ai/claude-agent-sdk';
 import { PRIVATE_DIRECTORY_MODE, PRIVATE_FILE_MODE } from '../config/private-files.js';
+import { lastCostStateIn, totalCostOf } from '../store/cost-state.js';
 import { entryTime, ledgerCost, roundUsd, type SessionTranscripts, stepLedger } from './ledger.js';
 import { processIsAlive } from './locked-json-file.js';
 import { addManifestRows, type StoredManifestRow } from './manifest.js';
@@ -103,23 +104,13 @@ function readMarkers(runDir: string): InFlightMarker[] {
   });
 }
 
-/** The running cost total of the last `cost-state` entry. */
-export function lastCostState(entries: readonly SessionStoreEntry[]): number | undefined {
-  for (let index = entries.length - 1; index >= 0; index--) {
-    const entry = entries[index];
-    const total = entry?.type === 'cost-state' ? entry.totalCostUSD : undefined;
-    if (typeof total === 'number' && Number.isFinite(total)) return total;
-  }
-  return undefined;
-}
-
 /**
  * The SDK's total if the binary wrote a `cost-state` after the attempt started (after the first
  * entry stamped at or after `since`; cost-state entries carry no time of their own).
  */
 function costStateSince(entries: readonly SessionStoreEntry[], since: number): number | undefined {
   const first = entries.findIndex((entry) => (entryTime(entry) ?? Number.NEGATIVE_INFINITY) >= since);
-  return first < 0 ? undefined : lastCostState(entries.slice(first));
+  return first < 0 ? undefined : totalCostOf(lastCostStateIn(entries.slice(first)));
 }
 
 const KILLED_NOTE =

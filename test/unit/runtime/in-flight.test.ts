@@ -9,7 +9,6 @@ import {
   clearInFlight,
   IN_FLIGHT_DIRECTORY,
   KILLED_UNRECORDED,
-  lastCostState,
   markInFlight,
 } from '../../../src/runtime/in-flight.js';
 import { readManifest } from '../../../src/runtime/manifest.js';
@@ -152,12 +151,5 @@ describe('bookKilledAttempts', () => {
     marker('s1', deadPid());
     await bookKilledAttempts(runDir, [], source);
     expect(readManifest(runDir).map((row) => row.step)).toEqual(['clarify', 'work']);
-  });
-});
-
-describe('lastCostState', () => {
-  it('is the total of the newest cost-state entry', () => {
-    expect(lastCostState(reported)).toBe(0.75);
-    expect(lastCostState([{ type: 'user' }])).toBeUndefined();
   });
 });

@@ -177,7 +177,7 @@ export async function bookKilledAttempts(
   runDir: string,
   rows: readonly StoredManifestRow[],
   source: BookingSource,
-  options: { onWarning?: (line: string) => void } = {},
+  options: { onWarning?: (line: string) => void; onVerbose?: (line: string) => void } = {},
 ): Promise<ManifestRow[]> {
   const booked: ManifestRow[] = [];
   const done: string[] = [];
@@ -201,7 +201,7 @@ export async function bookKilledAttempts(
 
   if (booked.length > 0) {
     const cost = booked.reduce((sum, row) => sum + row.cost_usd, 0);
-    options.onWarning?.(
+    options.onVerbose?.(
       `${booked.length === 1 ? 'A step' : `${booked.length} steps`} of an earlier run ended without a manifest row (the process was killed): booked ${booked.map((row) => row.step).join(', ')} with $${cost.toFixed(4)} from the stored transcript.`,
     );
   }

@@ -26,6 +26,7 @@ export interface Leftovers {
   lineage: Lineage;
   transcripts: TranscriptSafety;
   onWarning?: (line: string) => void;
+  onVerbose?: (line: string) => void;
 }
 
 function describeChoices(path: string, choices: readonly LineageChoice[]): string {
@@ -74,6 +75,9 @@ export async function settleLeftovers(leftovers: Leftovers): Promise<void> {
       transcripts: async (sessionId) => (await readStepTranscripts(reader, projectKey, [sessionId]))[0],
       context: (sessionId) => store.lastContext(projectKey, sessionId),
     },
-    leftovers.onWarning ? { onWarning: leftovers.onWarning } : {},
+    {
+      ...(leftovers.onWarning ? { onWarning: leftovers.onWarning } : {}),
+      ...(leftovers.onVerbose ? { onVerbose: leftovers.onVerbose } : {}),
+    },
   );
 }

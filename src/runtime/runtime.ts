@@ -336,7 +336,13 @@ export class Runtime {
 
   close(): void {
     this.transcripts.saveHeld();
-    void this.resumeStore.close();
+    try {
+      void this.resumeStore.close();
+    } catch (error) {
+      // A full disk can keep the store from writing its index on close. Its rows are committed
+      // (the index is rebuilt on the next open), and the command's own reason must stay its last line.
+      this.options.onWarning?.((error as Error).message);
+    }
   }
 
   /**

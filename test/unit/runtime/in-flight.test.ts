@@ -90,7 +90,7 @@ describe('bookKilledAttempts', () => {
   it("books a dead process's attempt from the transcript: cost over the baseline, turns since it started", async () => {
     marker('s1', deadPid());
     const warnings: string[] = [];
-    const rows = await bookKilledAttempts(runDir, [], source, { onWarning: (line) => warnings.push(line) });
+    const rows = await bookKilledAttempts(runDir, [], source, { onVerbose: (line) => warnings.push(line) });
     expect(rows).toHaveLength(1);
     expect(readManifest(runDir)).toEqual(rows);
     expect(rows[0]).toMatchObject({

@@ -5,17 +5,36 @@
  * Invariants:
  * - Model and tool output never drives the terminal: escape sequences and control characters are
  *   removed (`sanitize`), so a transcript that printed colours or cleared the screen is inert here.
- * - One place to mask credentials: the masking of secret values plugs in here (`maskSecrets`), so
- *   no view can forget it.
+ * - One place to mask credentials (`maskSecrets`): every view goes through it, so none can forget;
+ *   the values come from the environment and the `.env` lookup chain.
  */
 import { sanitize } from '../cli/terminal/terminal-text.js';
+import { processChainContext, resolveEnvChain } from '../config/env-chain.js';
+import { type SecretMask, secretMask } from '../config/secret-mask.js';
+
+let mask: SecretMask | undefined;
 
 /**
- * Credential values replaced by a mask. Identity until the masking function lands (the lead wires
- * it here); kept as a seam so every view already goes through it.
+ * The credential mask for this process: the secrets of the environment and of every `.env` file
+ * of the lookup chain (a key saved by `flower setup` is not in the shell's environment, and it is
+ * the one a worker printed). Resolved once; the chain is read, never applied.
  */
+function credentialMask(): SecretMask {
+  if (mask === undefined) {
+    let env: Record<string, string | undefined> = process.env;
+    try {
+      env = { ...resolveEnvChain(processChainContext()).additions, ...process.env };
+    } catch {
+      // An unreadable chain still leaves the environment's own secrets masked.
+    }
+    mask = secretMask(env);
+  }
+  return mask;
+}
+
+/** Credential values replaced by their masked form (`config/secret-mask.ts`). */
 export function maskSecrets(text: string): string {
-  return text;
+  return credentialMask()(text);
 }
 
 /** `text` as it may be shown: credentials masked, control sequences removed. */

@@ -5,10 +5,11 @@
  */
 import { execFileSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { afterEach, describe, expect, it } from 'vitest';
+import { ONCE_STEP } from '../../src/cli/commands/once-action.js';
 import { maskSecret } from '../../src/config/credentials.js';
 import { mock } from '../../src/testing/index.js';
 import { cleanUp, startMock } from '../support/scratch.js';
@@ -84,6 +85,24 @@ describe('credential values are masked wherever flower prints them', () => {
     };
     db.close();
     expect(stored.n).toBeGreaterThan(0);
+
+    // The read-only views mask it too, also when the key is only in a .env file of the lookup
+    // chain (what `flower setup` saves) and not in the shell's environment.
+    const viewer = isolatedEnv();
+    mkdirSync(join(viewer.HOME as string, '.config', 'flower'), { recursive: true });
+    writeFileSync(join(viewer.HOME as string, '.config', 'flower', '.env'), `ANTHROPIC_API_KEY=${KEY}\n`);
+    for (const view of [
+      ['log', ONCE_STEP],
+      ['log', ONCE_STEP, '--format', 'jsonl'],
+      ['report'],
+      ['report', '--json'],
+    ]) {
+      const shown = await runFlower(['-w', workspace, ...view], { env: viewer });
+      expect(shown.status, `${view.join(' ')}: ${shown.stderr}`).toBe(0);
+      expect(shown.stdout + shown.stderr, view.join(' ')).not.toContain(KEY);
+    }
+    const log = await runFlower(['-w', workspace, 'log', ONCE_STEP], { env: viewer });
+    expect(log.stdout).toContain(maskSecret(KEY));
   });
 });
 

@@ -25,4 +25,4 @@ export function parseStallRounds(value: string): number {
 export const BUDGET_HELP =
   'cap the whole task in US dollars: every run, round, judge and side question in this directory counts';
 export const STALL_HELP =
-  'stop when this many rounds in a row change nothing (checks, open items, files); 0 = never (default 2)';
+  'stop when this many rounds in a row change nothing (checks, open items, files); 0 = never';

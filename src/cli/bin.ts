@@ -1,6 +1,9 @@
 #!/usr/bin/env node
 // The executable behind `flower`: kept separate from main.ts so importing the CLI in tests never runs it.
 import { main } from './main.js';
+import { endQuietlyWhenOutputCloses } from './terminal/closed-output.js';
+
+endQuietlyWhenOutputCloses();
 
 main(process.argv.slice(2)).then(
   (code) => {

@@ -6,6 +6,8 @@
  * - The walls are part of the role, not of the workbench: the coordinator always gets the delegate
  *   guard, every other role the whitelist guard — with or without a workbench. (The reference left
  *   a coordinator without a workbench unguarded.) The two guards are never installed together.
+ * - Every walled role also gets the secret-files guard: Read and Grep cannot open a credential
+ *   file on its main thread (the glance rules already keep such files from its Bash).
  * - A workbench adds the index guard and the spill guard, and — for the roles that plan (coordinator,
  *   oracle) — its index as the preamble of each new session.
  * - The clarifier and the judge run in permission mode `default`, never `acceptEdits`: an extra
@@ -16,6 +18,7 @@ import type { AgentSpec, CompactSetting, HookTable } from '../runtime/agent-spec
 import { delegateGuard } from './guards/delegate.js';
 import { isolateGuard, type OnIsolate } from './guards/isolate.js';
 import { mergeHooks } from './guards/merge.js';
+import { secretFilesGuard } from './guards/secret-files.js';
 import type { SpillPolicy } from './guards/spill.js';
 import { whitelistGuard } from './guards/whitelist.js';
 import { workbenchHooks } from './guards/workbench-hooks.js';
@@ -88,6 +91,7 @@ export function coordinator(options: CoordinatorOptions): AgentSpec {
         allowGlance: glance,
         ...(workbench ? { artifactsPath: workbench.show(workbench.artifacts) } : {}),
       }),
+      secretFilesGuard(),
       ...(anyIsolated ? [isolateGuard(workers, options.onIsolate)] : []),
     ],
   };
@@ -204,7 +208,7 @@ function walledRole(
     permissionMode: 'default',
     ...(channel ? { mcpServers: channel.mcpServers() } : {}),
     hooks: mergeHooks(
-      wall && { PreToolUse: [wall] },
+      wall && { PreToolUse: [wall, secretFilesGuard()] },
       workbench && workbenchHooks(workbench, options.spill),
       options.hooks,
     ),

@@ -1,13 +1,15 @@
 /**
  * The delegate guard with the real binary: a scripted coordinator's hands-on calls are denied with
  * directions to dispatch a worker, its glance runs, and a worker's Bash and Write run — with the
- * workbench on and with it off (the wall belongs to the role, not to the workbench).
+ * workbench on and with it off (the wall belongs to the role, not to the workbench); and its Read
+ * kept out of credential files (this binary has no Grep tool; the unit tests cover the guard's Grep side).
  */
 import { execFileSync } from 'node:child_process';
-import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { delegateDenial } from '../../src/agents/guards/delegate.js';
+import { SECRET_FILE_DENIAL } from '../../src/agents/guards/secret-files.js';
 import { coordinator, worker } from '../../src/agents/roles.js';
 import { Workbench } from '../../src/agents/workbench.js';
 import { cleanUp, dispatch, resultFor, runSpec, startMock, tempDir } from './agents-harness.js';
@@ -194,5 +196,35 @@ describe('delegate guard and the deferred Monitor tool (real binary)', () => {
 
     expect(resultFor(server, 'toolu_monitor')).toContain(delegateDenial('Bash'));
     expect(existsSync(join(workspace, 'pwned-monitor'))).toBe(false);
+  });
+});
+
+describe('secret-files guard on a scripted coordinator (real binary)', () => {
+  it("keeps the coordinator's Read out of credential files, a planted link included", async () => {
+    const workspace = gitRepository();
+    const planted = 'sk-ant-planted-read-0123456789abcdef';
+    writeFileSync(join(workspace, '.env'), `ANTHROPIC_API_KEY=${planted}\n`);
+    symlinkSync(join(workspace, '.env'), join(workspace, 'notes.txt'));
+    writeFileSync(join(workspace, 'README.md'), 'hello readers\n');
+    const read = (id: string, file_path: string) => ({ name: 'Read', id, input: { file_path } });
+    const server = await startMock([
+      {
+        toolUses: [
+          read('toolu_env', join(workspace, '.env')),
+          read('toolu_link', 'notes.txt'),
+          read('toolu_readme', join(workspace, 'README.md')),
+        ],
+      },
+      { text: 'Tried.' },
+    ]);
+
+    const { thrown } = await runSpec(server, coordinator({ workers: {} }), workspace);
+    expect(thrown).toBeUndefined();
+
+    for (const id of ['toolu_env', 'toolu_link']) {
+      expect(resultFor(server, id)).toContain(SECRET_FILE_DENIAL);
+    }
+    expect(resultFor(server, 'toolu_readme')).toContain('hello readers');
+    expect(JSON.stringify(server.mainRequests().map((request) => request.body))).not.toContain(planted);
   });
 });

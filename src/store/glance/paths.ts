@@ -18,8 +18,8 @@
  *   contents it must be relative, must not climb, must not start a component with `.` (a pattern
  *   that targets dot files), and must not be able to match a secret name.
  * - Symbolic links are not followed: the predicate reads the command, not the disk. A link planted
- *   in the workspace that points at a credential file is out of its reach (and the coordinator's
- *   Read tool could open such a file anyway).
+ *   in the workspace that points at a credential file is out of its reach; the read-only roles'
+ *   Read and Grep tools are kept from such files by `agents/guards/secret-files.ts`, which does look.
  * - Pattern rules assume bash's defaults (`dotglob` off); Claude Code's shell leaves them so.
  * - Relative paths are judged on the assumption that the working directory (the workspace) is not
  *   `/` itself: `dev/sda` there would be a project file.
@@ -177,6 +177,15 @@ function patternIsReadable(word: Word): boolean {
     offset += part.length + 1;
   }
   return literalIsReadable(word.text.replace(/[*?[\]]/g, 'x'));
+}
+
+/**
+ * True when `path` (as a tool would open it, no pattern) names a credential file or a secret
+ * system file: for the read-only roles' Read and Grep tools, which the command-line rules above do
+ * not see.
+ */
+export function isSecretPath(path: string): boolean {
+  return !literalIsReadable(path);
 }
 
 /** A file whose contents the command prints (or could transform and print). */

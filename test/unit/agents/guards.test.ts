@@ -1,4 +1,13 @@
-import { existsSync, mkdtempSync, readFileSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
+import {
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readFileSync,
+  realpathSync,
+  rmSync,
+  symlinkSync,
+  writeFileSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { HookCallbackMatcher, HookInput, HookJSONOutput } from '@anthropic-ai/claude-agent-sdk';
@@ -7,6 +16,7 @@ import { delegateDenial, delegateGuard } from '../../../src/agents/guards/delega
 import { indexGuard } from '../../../src/agents/guards/index-refresh.js';
 import { isolatedAgentInput, isolateGuard } from '../../../src/agents/guards/isolate.js';
 import { mergeHooks } from '../../../src/agents/guards/merge.js';
+import { SECRET_FILE_DENIAL, secretFilesGuard } from '../../../src/agents/guards/secret-files.js';
 import {
   readsSpill,
   shrinkOutput,
@@ -74,6 +84,47 @@ describe('whitelist guard', () => {
     expect(denied?.permissionDecisionReason).toContain('This is intentional, not a missing setting');
     expect(await run(guard, { tool: 'Write', agentId: 'a1' })).toEqual({});
     expect(await run(guard, { tool: 'Bash', input: { command: 'ls' } })).toEqual({});
+  });
+});
+
+describe('secret-files guard', () => {
+  const guard = secretFilesGuard();
+  const denied = async (call: Call) => decision(await run(guard, call))?.permissionDecision === 'deny';
+
+  it('refuses Read of flower, Claude Code and project credential files, however the path is spelled', async () => {
+    for (const file_path of [
+      '/root/.config/flower/.env',
+      '/home/u/.claude/.credentials.json',
+      '.env',
+      'app/../.env.local',
+      '/proc/self/environ',
+    ])
+      expect(await denied({ tool: 'Read', input: { file_path } }), file_path).toBe(true);
+    const output = await run(guard, { tool: 'Read', input: { file_path: '.env' } });
+    expect(decision(output)?.permissionDecisionReason).toBe(SECRET_FILE_DENIAL);
+  });
+
+  it('follows a symbolic link planted in the workspace to the file it opens', async () => {
+    const dir = tempDir();
+    mkdirSync(join(dir, 'home', '.config', 'flower'), { recursive: true });
+    writeFileSync(join(dir, 'home', '.config', 'flower', '.env'), 'ANTHROPIC_API_KEY=sk-ant-x\n');
+    symlinkSync(join(dir, 'home', '.config', 'flower', '.env'), join(dir, 'notes.txt'));
+    expect(await denied({ tool: 'Read', input: { file_path: 'notes.txt' }, cwd: dir })).toBe(true);
+    writeFileSync(join(dir, 'plain.txt'), 'hello');
+    expect(await denied({ tool: 'Read', input: { file_path: 'plain.txt' }, cwd: dir })).toBe(false);
+  });
+
+  it('refuses Grep in a credential file or with a glob that could match one', async () => {
+    expect(await denied({ tool: 'Grep', input: { pattern: 'KEY', path: '/root/.config/flower' } })).toBe(
+      true,
+    );
+    expect(await denied({ tool: 'Grep', input: { pattern: 'KEY', glob: '.env*' } })).toBe(true);
+    expect(await denied({ tool: 'Grep', input: { pattern: 'TODO', path: 'src', glob: '*.ts' } })).toBe(false);
+  });
+
+  it('lets ordinary files through, and leaves subagents alone', async () => {
+    expect(await denied({ tool: 'Read', input: { file_path: '/tmp/project/README.md' } })).toBe(false);
+    expect(await denied({ tool: 'Read', input: { file_path: '.env' }, agentId: 'a1' })).toBe(false);
   });
 });
 

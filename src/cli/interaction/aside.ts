@@ -8,6 +8,8 @@
  * - The oracle sees the question, the recent-events window and where the workbench is; it reads
  *   files itself if it needs more. It never talks to the running session.
  * - A failure is printed, never thrown: a side question must not be able to hurt the run.
+ * - Under `--budget` an aside is one more step of the task: capped at what is left, and not asked
+ *   at all once the budget is spent (its cost counts toward the task, see `task-spend.ts`).
  */
 import { join } from 'node:path';
 import { oracle } from '../../agents/roles.js';
@@ -16,6 +18,7 @@ import type { EnvMap } from '../../config/paths.js';
 import type { EventSink } from '../../runtime/events.js';
 import { Runtime } from '../../runtime/runtime.js';
 import { ASIDE_RUN_DIR } from '../../runtime/task-spend.js';
+import { budgetedRunner, type TaskBudget } from '../../workflow/budget.js';
 import { oneLine, sanitize, wrap } from '../terminal/terminal-text.js';
 
 export interface AsidePaint {
@@ -37,6 +40,8 @@ export interface AsideOptions {
   readonly paint: AsidePaint;
   /** With `-v`: the oracle's own events. */
   readonly onEvent?: EventSink;
+  /** The task's `--budget`, when it has one. */
+  readonly budget?: TaskBudget;
 }
 
 /** The step name of every aside in the aside manifest. */
@@ -75,7 +80,8 @@ export async function answerAside(question: string, options: AsideOptions): Prom
       ...(options.env ? { env: options.env } : {}),
       ...(options.workbench?.external ? { addDirs: [options.workbench.root] } : {}),
     });
-    const result = await runtime.run(
+    const runner = options.budget ? budgetedRunner(runtime, options.budget) : runtime;
+    const result = await runner.run(
       oracle(options.workbench ? { workbench: options.workbench } : {}),
       asidePrompt(question, options.recent(), options.workbench),
       { stepName: ASIDE_STEP, ...(options.onEvent ? { onEvent: options.onEvent } : {}) },

@@ -181,6 +181,9 @@ export async function drive(options: DriveOptions): Promise<DriveOutcome> {
   });
   const recent = new RecentEvents();
 
+  // One budget for the whole task: the workflow's steps and the asides asked meanwhile.
+  const budget =
+    options.budget === undefined ? undefined : TaskBudget.forRunDir(options.budget, runtime.runDir);
   const interaction = options.interactive
     ? new Interaction({
         terminal,
@@ -193,6 +196,7 @@ export async function drive(options: DriveOptions): Promise<DriveOutcome> {
             workbench,
             ...(options.env ? { env: options.env } : {}),
             recent: () => recent.lines(),
+            ...(budget ? { budget } : {}),
             print,
             width: () => terminal.width(),
             paint,
@@ -234,10 +238,7 @@ export async function drive(options: DriveOptions): Promise<DriveOutcome> {
     const guarded = workbench && !workflow.workbench ? withWorkbenchGuards(runtime, workbench) : runtime;
     const announcing = announcingRunner(guarded, (spec) => renderer.speaker(spec.role ?? spec.name));
     // The budget goes outside, so a step it refuses is never announced.
-    const runner =
-      options.budget === undefined
-        ? announcing
-        : budgetedRunner(announcing, TaskBudget.forRunDir(options.budget, runtime.runDir));
+    const runner = budget === undefined ? announcing : budgetedRunner(announcing, budget);
     context = await workflow.run(runner, { onEvent: sink });
   } finally {
     stopLive();

@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { Workbench } from '../../../../src/agents/workbench.js';
 import { answerAside, asidePrompt } from '../../../../src/cli/interaction/aside.js';
+import { TaskBudget } from '../../../../src/workflow/budget.js';
 
 const plain = { magenta: (text: string) => text, dim: (text: string) => text, red: (text: string) => text };
 
@@ -43,5 +44,29 @@ describe('answerAside', () => {
     });
     expect(printed).toHaveLength(1);
     expect(printed[0]).toMatch(/^# aside failed: Missing credentials/);
+  });
+
+  it('is not asked once the task budget is spent, and says so with the budget line', async () => {
+    const workspace = mkdtempSync(join(tmpdir(), 'flower-aside-'));
+    const printed: string[] = [];
+    await answerAside('where are we', {
+      workspace,
+      runDir: join(workspace, 'runs'),
+      workbench: undefined,
+      // Credentials that would let it start: only the budget may stop it.
+      env: {
+        PATH: process.env.PATH ?? '',
+        ANTHROPIC_API_KEY: 'sk-ant-test',
+        ANTHROPIC_BASE_URL: 'http://127.0.0.1:9',
+      },
+      recent: () => [],
+      print: (lines) => printed.push(...lines),
+      width: () => 80,
+      paint: plain,
+      budget: new TaskBudget(1, () => 1.25),
+    });
+    expect(printed).toEqual([
+      '# aside failed: budget spent: $1.25 of $1.00; run with --budget 2 to continue',
+    ]);
   });
 });

@@ -35,60 +35,25 @@ import { hostname } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { PRIVATE_FILE_MODE } from '../config/private-files.js';
 import { processIsAlive, takeOverStaleLock } from './locked-json-file.js';
+import {
+  type HeldTaskLock,
+  type LockHolder,
+  TaskBusyError,
+  type TaskLocks,
+  type TaskRef,
+} from '../store/shared/task-lock-types.js';
 import { onTerminationSignal } from './signals.js';
 
 export const TASK_LOCK_FILE = 'task.lock';
 
-export interface TaskRef {
-  readonly workspace: string;
-  readonly runDir: string;
-}
-
-/** Who holds a task. */
-export interface LockHolder {
-  readonly pid: number;
-  readonly host: string;
-  /** ISO time the holder took the lock. */
-  readonly startedAt: string;
-}
-
-export interface HeldTaskLock {
-  readonly holder: LockHolder;
-  /** Gives the lock up (idempotent). */
-  release(): Promise<void>;
-}
-
-export interface TaskLocks {
-  /** Takes the task's lock, or throws `TaskBusyError` when another live process holds it. */
-  acquire(task: TaskRef): Promise<HeldTaskLock>;
-}
-
-/** `09:12` today, else `2025-05-03 09:12` (local time). */
-function sinceText(startedAt: string, now: Date): string {
-  const at = new Date(startedAt);
-  if (Number.isNaN(at.getTime())) return 'an unknown time';
-  const pad = (value: number) => String(value).padStart(2, '0');
-  const clock = `${pad(at.getHours())}:${pad(at.getMinutes())}`;
-  return at.toDateString() === now.toDateString()
-    ? clock
-    : `${at.getFullYear()}-${pad(at.getMonth() + 1)}-${pad(at.getDate())} ${clock}`;
-}
-
-/** The one line a second flower prints. */
-export function taskBusyMessage(holder: LockHolder, now: Date = new Date()): string {
-  const where = holder.host === hostname() ? '' : ` on ${holder.host}`;
-  return (
-    `another flower (pid ${holder.pid}${where}, since ${sinceText(holder.startedAt, now)}) is working on ` +
-    'this task; wait for it, or use -w for another directory'
-  );
-}
-
-export class TaskBusyError extends Error {
-  override name = 'TaskBusyError';
-  constructor(readonly holder: LockHolder) {
-    super(taskBusyMessage(holder));
-  }
-}
+export {
+  type HeldTaskLock,
+  type LockHolder,
+  TaskBusyError,
+  type TaskLocks,
+  type TaskRef,
+  taskBusyMessage,
+} from '../store/shared/task-lock-types.js';
 
 /** What the lock file holds: the holder, plus what tells a live holder from a dead one. */
 interface LockRecord extends LockHolder {

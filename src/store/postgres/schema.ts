@@ -14,12 +14,14 @@
  * - Nothing outside the named schema is created or changed; a schema that already exists (created
  *   by an administrator for a user without CREATE on the database) is used as it is.
  *
- * Families: `sessions` (transcripts, their entries, summaries and newest cost-state; `session_append`).
- * Room is left for the families the multi-machine runtime adds (manifest rows, lineage, task locks):
- * each is a new entry in `FAMILIES` with its own version row, so adding one never touches another.
+ * Families: `sessions` (transcripts, their entries, summaries and newest cost-state; `session_append`)
+ * and `task_records` (manifest rows, lineage, in-flight markers, endpoint history, spill files and
+ * task-lock holders; task-records.ts). Each is an entry in `FAMILIES` with its own version row, so
+ * adding one never touches another.
  */
 import type { Pool, PoolClient } from 'pg';
 import { PostgresStoreError } from './errors.js';
+import { TASK_RECORDS } from './task-records.js';
 
 /** One concern's tables: its migrations in order; migration i brings the family to version i + 1. */
 export interface TableFamily {
@@ -155,7 +157,7 @@ $append$;
 export const SESSIONS: TableFamily = { name: 'sessions', migrations: [sessionsV1] };
 
 /** Every family this flower knows, in creation order. */
-export const FAMILIES: readonly TableFamily[] = [SESSIONS];
+export const FAMILIES: readonly TableFamily[] = [SESSIONS, TASK_RECORDS];
 
 const quoted = (schema: string): string => `"${schema}"`;
 

@@ -62,7 +62,8 @@ export class PostgresSessionStore implements SessionStore {
   readonly target: PostgresTarget;
   /** Where the entries are kept, for messages: the URL with its password masked. */
   readonly location: string;
-  private readonly pool: pg.Pool;
+  /** The connection pool; the task records of the same database share it (task-records.ts). */
+  readonly pool: pg.Pool;
   private readonly tables: { transcripts: string; entries: string; append: string };
   private ready: Promise<void> | undefined;
   private lastMtime = 0;

@@ -1,0 +1,376 @@
+/**
+ * The task-records table family: everything of a task that is not a transcript — manifest rows,
+ * lineage steps and the wake counter, in-flight markers, endpoint history, spill files — kept in
+ * PostgreSQL so that every machine working on the task shares one record of it, and the holder
+ * of each task's lock (task-lock.ts in this room).
+ *
+ * A task is a workspace (absolute path) and its run directory (relative to the workspace when it
+ * lies inside it, so `/work` + `runs` names the same task on every machine and container that
+ * mounts the workspace at `/work`). Records are `(kind, key) → JSON value`; what a kind means is
+ * the runtime's business (runtime/shared/), this module only keeps the merge rules:
+ *
+ * - `put`: last writer wins per (kind, key), judged by the writer's `at` (epoch ms): a change that
+ *   arrives late (a retried push, the replay of a previous process's outbox) never overwrites a
+ *   newer value another machine wrote meanwhile. Equal `at` is applied (a replay is idempotent).
+ * - `put-once`: inserted when absent, else nothing (content-addressed or write-once records:
+ *   spill files, booked rows, an endpoint's first answer).
+ * - `delete`: removes the record unless it was written after the delete's `at`.
+ * - `wake`: the wake counter is a merged counter, not a max: every process that wakes the task
+ *   adds one, exactly once per run id (the `wake` record of that run is inserted in the same
+ *   transaction), and never ends below the count a writer saw (`atLeast`: a run directory that
+ *   counted wakes before it had a database). A max would lose one of two wakes on two machines that
+ *   both read 5 and wrote 6; a plain increment would count a replayed wake twice.
+ *
+ * Invariants:
+ * - `write` applies a whole list of changes in one transaction (the task row is created on first
+ *   write); concurrent writers of one task serialise on the task row, so no change of one is lost
+ *   by another's. Nothing here deletes a record another process wrote, except by an explicit
+ *   `delete` of that key or `deleteRecords`.
+ * - Every record keeps the order it was first written in (`seq`), so a manifest rebuilt from the
+ *   records lists its rows in the order they were first saved.
+ * - Values are JSON text (not jsonb: jsonb rejects `\u0000`, which tool output can hold).
+ * - Failures are one line naming the server (password masked) and what to do (`storeFailure`).
+ */
+
+import { isAbsolute, relative, resolve } from 'node:path';
+import type pg from 'pg';
+import type { PostgresTarget } from '../../config/store-url.js';
+import { storeFailure } from './errors.js';
+import type { TableFamily } from './schema.js';
+
+/**
+ * Task records, version 1.
+ * - `tasks`: one row per (workspace, run_dir); `updated_at` moves with every write, for `list`.
+ * - `task_records`: the records; primary key (task_id, kind, key), `seq` for first-write order.
+ * - `task_holders`: who holds each task's advisory lock (keyed by the lock's key), written by the
+ *   holder right after it took the lock, so a refused process can name it.
+ */
+const taskRecordsV1 = (s: string): string => `
+CREATE TABLE ${s}.tasks (
+    id         bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+    workspace  text COLLATE "C" NOT NULL,
+    run_dir    text COLLATE "C" NOT NULL,
+    created_at timestamptz NOT NULL DEFAULT now(),
+    updated_at timestamptz NOT NULL DEFAULT now(),
+    CONSTRAINT tasks_key UNIQUE (workspace, run_dir)
+);
+CREATE TABLE ${s}.task_records (
+    task_id bigint NOT NULL REFERENCES ${s}.tasks (id) ON DELETE CASCADE,
+    kind    text COLLATE "C" NOT NULL,
+    key     text COLLATE "C" NOT NULL,
+    seq     bigint GENERATED ALWAYS AS IDENTITY,
+    at      bigint NOT NULL,
+    value   text NOT NULL,
+    PRIMARY KEY (task_id, kind, key)
+);
+CREATE TABLE ${s}.task_holders (
+    lock_key    bigint PRIMARY KEY,
+    workspace   text NOT NULL,
+    run_dir     text NOT NULL,
+    pid         integer NOT NULL,
+    host        text NOT NULL,
+    started_at  timestamptz NOT NULL,
+    backend_pid integer NOT NULL
+);
+`;
+
+export const TASK_RECORDS: TableFamily = { name: 'task_records', migrations: [taskRecordsV1] };
+
+/** Which task: the workspace's absolute path and its run directory. */
+export interface TaskIdentity {
+  readonly workspace: string;
+  readonly runDir: string;
+}
+
+/** A task as the table names it: run_dir relative to the workspace when inside it. */
+export interface TaskName {
+  readonly workspace: string;
+  readonly runDir: string;
+}
+
+/** The stable name of a task, the same on every machine that mounts the workspace at one path. */
+export function taskNameOf(task: TaskIdentity): TaskName {
+  const workspace = resolve(task.workspace);
+  const runDir = resolve(workspace, task.runDir);
+  const inside = relative(workspace, runDir);
+  return {
+    workspace,
+    runDir: inside !== '' && !inside.startsWith('..') && !isAbsolute(inside) ? inside : runDir,
+  };
+}
+
+export type TaskRecordKind =
+  /** key: run id; value: that run's manifest rows (the process replaces them whole on each save). */
+  | 'manifest-run'
+  /** key: `<run>/<session>/<started_at>`; value: one row booked for a killed process. */
+  | 'manifest-added'
+  /** key: step name; value: `{ sessionId }`. */
+  | 'lineage-step'
+  /** key: ''; value: the wake count (see `wake` changes). */
+  | 'woke'
+  /** key: run id; value: `{ woke }`, the count that run's wake produced. */
+  | 'wake'
+  /** key: session id; value: the marker as written in runs/in-flight/. */
+  | 'in-flight'
+  /** key: `host:port`; value: `{ firstAnswer }`. */
+  | 'endpoint'
+  /** key: spill file name; value: the file's text. */
+  | 'spill';
+
+export interface TaskRecord {
+  kind: TaskRecordKind;
+  key: string;
+  /** The parsed JSON value; undefined when read with `keysOnly`. */
+  value: unknown;
+  /** The writer's clock when it was last written (epoch ms). */
+  at: number;
+  /** Order of first write. */
+  seq: number;
+}
+
+export type TaskRecordChange =
+  | { op: 'put'; kind: TaskRecordKind; key: string; value: unknown; at: number }
+  | { op: 'put-once'; kind: TaskRecordKind; key: string; value: unknown; at: number }
+  | { op: 'delete'; kind: TaskRecordKind; key: string; at: number }
+  | { op: 'wake'; run: string; atLeast: number; at: number };
+
+export interface StoredTask {
+  id: number;
+  workspace: string;
+  runDir: string;
+  createdAt: Date;
+  updatedAt: Date;
+}
+
+export interface ReadOptions {
+  /** Only these kinds (default: all). */
+  kinds?: readonly TaskRecordKind[];
+  /** Leave values out (for spill files: which exist, not their text). */
+  keysOnly?: boolean;
+}
+
+/** What a task's records say, and whether the task is known at all. */
+export interface TaskRecords {
+  task: StoredTask | undefined;
+  records: TaskRecord[];
+}
+
+type Queryable = Pick<pg.Pool, 'query'> | Pick<pg.PoolClient, 'query'>;
+
+interface TaskRow {
+  id: string;
+  workspace: string;
+  run_dir: string;
+  created_at: Date;
+  updated_at: Date;
+}
+
+const taskOf = (row: TaskRow): StoredTask => ({
+  id: Number(row.id),
+  workspace: row.workspace,
+  runDir: row.run_dir,
+  createdAt: row.created_at,
+  updatedAt: row.updated_at,
+});
+
+/**
+ * The typed door to the family. It shares a pool with the session store (`PostgresSessionStore.pool`
+ * or its own); `ready` must resolve (schema created) before the first call.
+ */
+export class PostgresTaskRecords {
+  private readonly tables: { tasks: string; records: string };
+
+  constructor(
+    private readonly pool: pg.Pool,
+    private readonly target: PostgresTarget,
+    private readonly ready: () => Promise<void>,
+  ) {
+    const schema = `"${target.schema}"`;
+    this.tables = { tasks: `${schema}.tasks`, records: `${schema}.task_records` };
+  }
+
+  /** Every task the database knows, newest write first. */
+  async listTasks(): Promise<StoredTask[]> {
+    return this.run('list tasks', async (db) => {
+      const { rows } = await db.query<TaskRow>(
+        `SELECT id, workspace, run_dir, created_at, updated_at FROM ${this.tables.tasks} ORDER BY updated_at DESC`,
+      );
+      return rows.map(taskOf);
+    });
+  }
+
+  /** The task row, or undefined when nothing was ever written for it. */
+  async findTask(task: TaskIdentity): Promise<StoredTask | undefined> {
+    const name = taskNameOf(task);
+    return this.run('look up a task', async (db) => {
+      const { rows } = await db.query<TaskRow>(
+        `SELECT id, workspace, run_dir, created_at, updated_at FROM ${this.tables.tasks}
+          WHERE workspace = $1 AND run_dir = $2`,
+        [name.workspace, name.runDir],
+      );
+      return rows[0] === undefined ? undefined : taskOf(rows[0]);
+    });
+  }
+
+  /** All records of a task (in first-write order), or of some kinds. */
+  async read(task: TaskIdentity, options: ReadOptions = {}): Promise<TaskRecords> {
+    const found = await this.findTask(task);
+    if (found === undefined) return { task: undefined, records: [] };
+    return this.run('read task records', async (db) => {
+      const { rows } = await db.query<{
+        kind: TaskRecordKind;
+        key: string;
+        at: string;
+        seq: string;
+        value?: string;
+      }>(
+        `SELECT kind, key, at, seq${options.keysOnly ? '' : ', value'} FROM ${this.tables.records}
+          WHERE task_id = $1 AND ($2::text[] IS NULL OR kind = ANY($2::text[])) ORDER BY seq`,
+        [found.id, options.kinds ?? null],
+      );
+      return {
+        task: found,
+        records: rows.map((row) => ({
+          kind: row.kind,
+          key: row.key,
+          at: Number(row.at),
+          seq: Number(row.seq),
+          value: row.value === undefined ? undefined : JSON.parse(row.value),
+        })),
+      };
+    });
+  }
+
+  /** The values of some keys of one kind (spill files' text, say). */
+  async readValues(
+    task: TaskIdentity,
+    kind: TaskRecordKind,
+    keys: readonly string[],
+  ): Promise<Map<string, unknown>> {
+    const found = keys.length === 0 ? undefined : await this.findTask(task);
+    if (found === undefined) return new Map();
+    return this.run('read task records', async (db) => {
+      const { rows } = await db.query<{ key: string; value: string }>(
+        `SELECT key, value FROM ${this.tables.records} WHERE task_id = $1 AND kind = $2 AND key = ANY($3::text[])`,
+        [found.id, kind, keys],
+      );
+      return new Map(rows.map((row) => [row.key, JSON.parse(row.value)]));
+    });
+  }
+
+  /** Applies `changes` in order, in one transaction (see the merge rules above). */
+  async write(task: TaskIdentity, changes: readonly TaskRecordChange[]): Promise<void> {
+    if (changes.length === 0) return;
+    const name = taskNameOf(task);
+    await this.transaction('write task records', async (db) => {
+      // Creating-or-touching the task row also serialises writers of this task.
+      const { rows } = await db.query<{ id: string }>(
+        `INSERT INTO ${this.tables.tasks} AS t (workspace, run_dir) VALUES ($1, $2)
+         ON CONFLICT ON CONSTRAINT tasks_key DO UPDATE SET updated_at = now()
+         RETURNING id`,
+        [name.workspace, name.runDir],
+      );
+      const id = rows[0]?.id;
+      for (const change of changes) await this.apply(db, id as string, change);
+    });
+  }
+
+  private async apply(db: Queryable, id: string, change: TaskRecordChange): Promise<void> {
+    const records = this.tables.records;
+    switch (change.op) {
+      case 'put':
+        await db.query(
+          `INSERT INTO ${records} AS r (task_id, kind, key, at, value) VALUES ($1, $2, $3, $4, $5)
+           ON CONFLICT (task_id, kind, key) DO UPDATE SET at = excluded.at, value = excluded.value
+           WHERE r.at <= excluded.at`,
+          [id, change.kind, change.key, change.at, JSON.stringify(change.value)],
+        );
+        return;
+      case 'put-once':
+        await db.query(
+          `INSERT INTO ${records} (task_id, kind, key, at, value) VALUES ($1, $2, $3, $4, $5)
+           ON CONFLICT (task_id, kind, key) DO NOTHING`,
+          [id, change.kind, change.key, change.at, JSON.stringify(change.value)],
+        );
+        return;
+      case 'delete':
+        await db.query(`DELETE FROM ${records} WHERE task_id = $1 AND kind = $2 AND key = $3 AND at <= $4`, [
+          id,
+          change.kind,
+          change.key,
+          change.at,
+        ]);
+        return;
+      case 'wake': {
+        const woke = await db.query<{ value: string }>(
+          `SELECT value FROM ${records} WHERE task_id = $1 AND kind = 'woke' AND key = '' FOR UPDATE`,
+          [id],
+        );
+        const stored = woke.rows[0] === undefined ? 0 : Number(JSON.parse(woke.rows[0].value)) || 0;
+        const claimed =
+          change.run === ''
+            ? { rowCount: 0 }
+            : await db.query(
+                `INSERT INTO ${records} (task_id, kind, key, at, value) VALUES ($1, 'wake', $2, $3, $4)
+                 ON CONFLICT (task_id, kind, key) DO NOTHING`,
+                [id, change.run, change.at, JSON.stringify({ woke: change.atLeast })],
+              );
+        const next = Math.max(stored + (claimed.rowCount === 1 ? 1 : 0), change.atLeast);
+        if (next === stored && woke.rows[0] !== undefined) return;
+        await db.query(
+          `INSERT INTO ${records} AS r (task_id, kind, key, at, value) VALUES ($1, 'woke', '', $2, $3)
+           ON CONFLICT (task_id, kind, key) DO UPDATE SET at = GREATEST(r.at, excluded.at), value = excluded.value`,
+          [id, change.at, JSON.stringify(next)],
+        );
+        return;
+      }
+    }
+  }
+
+  /** Removes a task's records of `kinds` (all kinds: the task row too). Returns how many records went. */
+  async deleteRecords(task: TaskIdentity, kinds?: readonly TaskRecordKind[]): Promise<number> {
+    const found = await this.findTask(task);
+    if (found === undefined) return 0;
+    return this.transaction('delete task records', async (db) => {
+      const { rowCount } = await db.query(
+        `DELETE FROM ${this.tables.records} WHERE task_id = $1 AND ($2::text[] IS NULL OR kind = ANY($2::text[]))`,
+        [found.id, kinds ?? null],
+      );
+      if (kinds === undefined) await db.query(`DELETE FROM ${this.tables.tasks} WHERE id = $1`, [found.id]);
+      return rowCount ?? 0;
+    });
+  }
+
+  private async run<T>(action: string, body: (db: Queryable) => Promise<T>): Promise<T> {
+    try {
+      await this.ready();
+      return await body(this.pool);
+    } catch (error) {
+      throw storeFailure(action, error, this.target);
+    }
+  }
+
+  private async transaction<T>(action: string, body: (db: Queryable) => Promise<T>): Promise<T> {
+    let client: pg.PoolClient;
+    try {
+      await this.ready();
+      client = await this.pool.connect();
+    } catch (error) {
+      throw storeFailure(action, error, this.target);
+    }
+    let broken = false;
+    try {
+      await client.query('BEGIN');
+      const value = await body(client);
+      await client.query('COMMIT');
+      return value;
+    } catch (error) {
+      await client.query('ROLLBACK').catch(() => {
+        broken = true;
+      });
+      throw storeFailure(action, error, this.target);
+    } finally {
+      client.release(broken);
+    }
+  }
+}

@@ -24,6 +24,7 @@ import { join } from 'node:path';
 import { endpointOf } from '../config/reachability.js';
 import { type JsonDocumentCodec, peekJsonDocument, updateJsonDocument } from './locked-json-file.js';
 import { peekManifest } from './manifest.js';
+import { emitTaskChange } from './task-changes.js';
 
 export const ENDPOINTS_FILE = 'endpoints.json';
 
@@ -93,11 +94,27 @@ export class EndpointHistory {
     this.known = true;
     const key = this.key;
     try {
-      updateJsonDocument(this.path, endpointsCodec, (current) =>
-        key in current ? current : { ...current, [key]: { firstAnswer: new Date().toISOString() } },
+      const firstAnswer = new Date().toISOString();
+      const written = updateJsonDocument(this.path, endpointsCodec, (current) =>
+        key in current ? current : { ...current, [key]: { firstAnswer } },
       );
+      emitTaskChange(this.runDir, {
+        kind: 'endpoint',
+        key,
+        firstAnswer: written[key]?.firstAnswer ?? firstAnswer,
+      });
     } catch {
       // Unwritable run directory: the manifest reports that; here it only costs a faster stop later.
     }
   }
+}
+
+/** The endpoints file of `runDir` as it is (for the shared store's sync). */
+export function readEndpoints(runDir: string): Record<string, { firstAnswer: string }> {
+  return peekJsonDocument(join(runDir, ENDPOINTS_FILE), endpointsCodec).document;
+}
+
+/** Adds endpoints another process recorded, emitting nothing (the shared store's pull). */
+export function addEndpoints(runDir: string, found: Record<string, { firstAnswer: string }>): void {
+  updateJsonDocument(join(runDir, ENDPOINTS_FILE), endpointsCodec, (current) => ({ ...found, ...current }));
 }

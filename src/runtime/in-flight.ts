@@ -30,6 +30,7 @@ import { entryTime, ledgerCost, roundUsd, type SessionTranscripts, stepLedger } 
 import { processIsAlive } from './locked-json-file.js';
 import { addManifestRows, type StoredManifestRow } from './manifest.js';
 import type { ManifestRow } from './step-result.js';
+import { emitTaskChange } from './task-changes.js';
 
 export const IN_FLIGHT_DIRECTORY = 'in-flight';
 
@@ -61,6 +62,7 @@ export function markInFlight(runDir: string, marker: Omit<InFlightMarker, 'pid' 
     writeFileSync(markerPath(runDir, marker.sessionId), `${JSON.stringify(record)}\n`, {
       mode: PRIVATE_FILE_MODE,
     });
+    emitTaskChange(runDir, { kind: 'in-flight', marker: record });
   } catch {
     // Without a marker a SIGKILL loses this attempt's books, as before; the work goes on.
   }
@@ -69,6 +71,28 @@ export function markInFlight(runDir: string, marker: Omit<InFlightMarker, 'pid' 
 /** The step's row was written: its sessions are no longer in flight. */
 export function clearInFlight(runDir: string, sessionIds: readonly string[]): void {
   for (const sessionId of sessionIds) rmSync(markerPath(runDir, sessionId), { force: true });
+  if (sessionIds.length > 0)
+    emitTaskChange(runDir, { kind: 'in-flight-cleared', sessionIds: [...sessionIds] });
+}
+
+/**
+ * Writes a marker as another process recorded it (pid and host kept), emitting nothing: for the
+ * shared store's pull. Never throws.
+ */
+export function restoreInFlight(runDir: string, marker: InFlightMarker): void {
+  try {
+    mkdirSync(join(runDir, IN_FLIGHT_DIRECTORY), { recursive: true, mode: PRIVATE_DIRECTORY_MODE });
+    writeFileSync(markerPath(runDir, marker.sessionId), `${JSON.stringify(marker)}\n`, {
+      mode: PRIVATE_FILE_MODE,
+    });
+  } catch {
+    // As with markInFlight: without it a killed attempt's books are lost, nothing else.
+  }
+}
+
+/** The markers in `runDir` as written (for the shared store's sync). */
+export function inFlightMarkers(runDir: string): InFlightMarker[] {
+  return readMarkers(runDir);
 }
 
 /** Whether the process a marker names is gone (a pid means nothing on another host: not judged). */

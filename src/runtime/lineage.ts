@@ -18,7 +18,7 @@
  * - A damaged file is never dropped silently: it is set aside with one warning, and `damaged` tells
  *   the runtime to rebuild the steps from the manifest and the session store.
  */
-import { join, resolve } from 'node:path';
+import { dirname, join, resolve } from 'node:path';
 import {
   type JsonDocumentCodec,
   type JsonFileOptions,
@@ -27,6 +27,7 @@ import {
   readJsonDocument,
   updateJsonDocument,
 } from './locked-json-file.js';
+import { emitTaskChange } from './task-changes.js';
 
 export const LINEAGE_FILE = 'lineage.json';
 
@@ -184,6 +185,7 @@ export class Lineage {
   remember(step: string, sessionId: string): void {
     if (!isLineageStepName(step) || sessionId === '') return;
     this.merge((record) => ({ ...record, steps: { ...record.steps, [step]: sessionId } }));
+    emitTaskChange(dirname(this.path), { kind: 'lineage-step', step, sessionId });
     // Keep our view even if the write failed, so this process still resumes correctly.
     this.record.steps[step] = sessionId;
   }
@@ -193,6 +195,7 @@ export class Lineage {
     const before = this.record.woke;
     this.merge((record) => ({ ...record, woke: record.woke + 1 }));
     if (this.record.woke === before) this.record.woke = before + 1;
+    emitTaskChange(dirname(this.path), { kind: 'wake', woke: this.record.woke });
     return this.record.woke;
   }
 
@@ -232,4 +235,16 @@ export class Lineage {
       this.options.onWarning?.(`Could not write ${this.path}: ${(error as Error).message}.`);
     }
   }
+}
+
+/**
+ * Applies `change` to the lineage file of `runDir` under the lock, emitting nothing: for the
+ * shared store's pull, which brings in what other processes recorded.
+ */
+export function replaceLineage(
+  runDir: string,
+  change: (record: LineageRecord) => LineageRecord,
+  options: JsonFileOptions = {},
+): LineageRecord {
+  return updateJsonDocument(lineagePath(runDir), lineageCodec, change, options);
 }

@@ -22,6 +22,7 @@ import {
   updateJsonDocument,
 } from './locked-json-file.js';
 import { type ManifestRow, type StepResult, toManifestRow } from './step-result.js';
+import { emitTaskChange } from './task-changes.js';
 
 /** A row as found on disk: flower's own shape, or anything another version wrote. */
 export type StoredManifestRow = Partial<ManifestRow> & Record<string, unknown>;
@@ -74,6 +75,7 @@ export function saveManifestRows(
       (rows) => [...rows.filter((row) => row.run !== run), ...own],
       options,
     );
+    emitTaskChange(runDir, { kind: 'manifest-run', run, rows: own });
     return true;
   } catch (error) {
     options.onWarning?.(
@@ -96,9 +98,23 @@ export function addManifestRows(
   try {
     const added = rows.map((row): StoredManifestRow => ({ ...row }));
     updateJsonDocument(manifestPath(runDir), manifestCodec, (current) => [...current, ...added], options);
+    emitTaskChange(runDir, { kind: 'manifest-added', rows: added });
     return true;
   } catch (error) {
     options.onWarning?.(`Could not write ${manifestPath(runDir)}: ${(error as Error).message}.`);
     return false;
   }
+}
+
+/**
+ * Replaces the manifest of `runDir` by what `change` makes of it, under the lock, emitting
+ * nothing: for the shared store's pull (runtime/shared/pull.ts), which brings in other
+ * processes' rows and must not send them back as this process's.
+ */
+export function replaceManifestRows(
+  runDir: string,
+  change: (rows: StoredManifestRow[]) => StoredManifestRow[],
+  options: JsonFileOptions = {},
+): StoredManifestRow[] {
+  return updateJsonDocument(manifestPath(runDir), manifestCodec, change, options);
 }

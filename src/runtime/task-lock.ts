@@ -34,7 +34,6 @@ import { linkSync, mkdirSync, readFileSync, rmdirSync, unlinkSync, writeFileSync
 import { hostname } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { PRIVATE_FILE_MODE } from '../config/private-files.js';
-import { processIsAlive, takeOverStaleLock } from './locked-json-file.js';
 import {
   type HeldTaskLock,
   type LockHolder,
@@ -42,6 +41,7 @@ import {
   type TaskLocks,
   type TaskRef,
 } from '../store/shared/task-lock-types.js';
+import { processIsAlive, takeOverStaleLock } from './locked-json-file.js';
 import { onTerminationSignal } from './signals.js';
 
 export const TASK_LOCK_FILE = 'task.lock';

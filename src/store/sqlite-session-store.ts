@@ -154,6 +154,9 @@ function prepareStatements(db: Database.Database) {
       'DELETE FROM summaries WHERE project_key = ? AND session_id = ?',
     ),
     hasKey: db.prepare<[string], number>('SELECT 1 FROM meta WHERE store_key = ?').pluck(),
+    countsInRange: db.prepare<[string, string], { store_key: string; entries: number }>(
+      'SELECT store_key, count(*) AS entries FROM entries WHERE store_key >= ? AND store_key < ? GROUP BY store_key',
+    ),
     projects: db
       .prepare<[], string>(
         "SELECT DISTINCT substr(store_key, 1, instr(store_key, '/') - 1) AS project FROM meta ORDER BY project",
@@ -472,6 +475,24 @@ export class SqliteSessionStore implements Required<SessionStore> {
     const prefix = `${key.projectKey}/${key.sessionId}/`;
     return this.guard('list subkeys', () => this.statements.keysInRange.all(...prefixRange(prefix))).map(
       (row) => row.store_key.slice(prefix.length),
+    );
+  }
+
+  /**
+   * How many entries each key of `projectKey` holds (main transcripts and subagents), without
+   * reading them: what the shared store's reconcile compares (store/shared/session-sync.ts).
+   */
+  entryCounts(projectKey: string): Array<{ sessionId: string; subpath: string; entries: number }> {
+    this.sync();
+    const prefix = `${projectKey}/`;
+    return this.guard('count entries', () => this.statements.countsInRange.all(...prefixRange(prefix))).map(
+      (row) => {
+        const rest = row.store_key.slice(prefix.length);
+        const slash = rest.indexOf('/');
+        return slash < 0
+          ? { sessionId: rest, subpath: '', entries: row.entries }
+          : { sessionId: rest.slice(0, slash), subpath: rest.slice(slash + 1), entries: row.entries };
+      },
     );
   }
 

@@ -295,6 +295,26 @@ export class PostgresSessionStore implements SessionStore {
     return rows.map((row) => this.storedSummary({ projectKey, sessionId: row.session_id }, row));
   }
 
+  /**
+   * How many entries each key of `projectKey` holds (main transcripts and subagents), without
+   * sending them: what the shared store's reconcile compares (store/shared/session-sync.ts).
+   */
+  async entryCounts(
+    projectKey: string,
+  ): Promise<Array<{ sessionId: string; subpath: string; entries: number }>> {
+    const rows = await this.query<{ session_id: string; subpath: string; entries: string }>('count entries', {
+      text: `SELECT t.session_id, t.subpath,
+                    (SELECT count(*) FROM ${this.tables.entries} e WHERE e.transcript_id = t.id) AS entries
+               FROM ${this.tables.transcripts} t WHERE t.project_key = $1`,
+      values: [projectKey],
+    });
+    return rows.map((row) => ({
+      sessionId: row.session_id,
+      subpath: row.subpath,
+      entries: Number(row.entries),
+    }));
+  }
+
   /** A main key removes the session with all its subagent transcripts and its summary; a subpath only itself. */
   async delete(key: SessionKey): Promise<void> {
     const storeKey = storeKeyOf(key);

@@ -1,0 +1,59 @@
+/**
+ * `<run dir>/shared-outbox.jsonl`: the task-record changes this process made that PostgreSQL has
+ * not confirmed yet, one JSON line per change set. Written before a change is sent, emptied when
+ * everything sent was confirmed, and replayed by the next start (the pull) before it reads the
+ * database: so a change is never lost because the database was away or the process was killed,
+ * and a change that was pulled (never written here) is never sent back.
+ *
+ * Invariants:
+ * - Appends are synchronous (`appendFileSync`, O_APPEND): signal handlers write markers and rows.
+ * - Replaying is safe: every change is idempotent or guarded by its time (task-records.ts).
+ * - A torn last line (a crash mid-write) is skipped; the rest still replays.
+ * - Never throws: an outbox that cannot be written costs only the retry after a restart.
+ */
+import { appendFileSync, readFileSync, rmSync } from 'node:fs';
+import { join } from 'node:path';
+import { PRIVATE_FILE_MODE } from '../../config/private-files.js';
+import type { TaskRecordChange } from '../../store/postgres/task-records.js';
+
+export const OUTBOX_FILE = 'shared-outbox.jsonl';
+
+export function outboxPath(runDir: string): string {
+  return join(runDir, OUTBOX_FILE);
+}
+
+export function appendOutbox(runDir: string, changes: readonly TaskRecordChange[]): void {
+  if (changes.length === 0) return;
+  try {
+    appendFileSync(outboxPath(runDir), `${JSON.stringify(changes)}\n`, { mode: PRIVATE_FILE_MODE });
+  } catch {
+    // Sent from memory anyway; only a restart before it is sent would lose it.
+  }
+}
+
+/** Every change the outbox holds, in order. */
+export function readOutbox(runDir: string): TaskRecordChange[] {
+  let text: string;
+  try {
+    text = readFileSync(outboxPath(runDir), 'utf8');
+  } catch {
+    return [];
+  }
+  return text.split('\n').flatMap((line) => {
+    if (line.trim() === '') return [];
+    try {
+      const parsed = JSON.parse(line) as unknown;
+      return Array.isArray(parsed) ? (parsed as TaskRecordChange[]) : [];
+    } catch {
+      return [];
+    }
+  });
+}
+
+export function clearOutbox(runDir: string): void {
+  try {
+    rmSync(outboxPath(runDir), { force: true });
+  } catch {
+    // Replayed once more next time: harmless.
+  }
+}

@@ -1,0 +1,285 @@
+/**
+ * The pull: before a process works on a task whose state is in PostgreSQL, its run directory is
+ * brought up to date from the database, and the database from the run directory. A machine with
+ * no `runs/` at all ends up with an equivalent one (sessions.db, manifest.json, lineage.json,
+ * in-flight markers, endpoints.json, spill files); a machine whose earlier process could not send
+ * everything sends it now.
+ *
+ * Order: first the outbox (what an earlier process here changed and never had confirmed) is sent,
+ * so that after it the database is the newer side of every record it holds; then
+ * - records the database has replace or join the local files (a run's rows, a step's session, a
+ *   marker, an endpoint, a spill file);
+ * - what only the run directory has (state from before the store was set, a booked row, a file
+ *   written while the database was away and the outbox lost) is sent up;
+ * - sessions are reconciled by entry counts per key, both ways (store/shared/session-sync.ts).
+ *
+ * Invariants:
+ * - Idempotent: a second pull right after the first changes nothing on either side.
+ * - Nothing pulled is emitted as this process's change (task-changes.ts), so it is never sent back.
+ * - A lineage.json written for another workspace path is not sent up (its sessions belong to that
+ *   path); the Runtime says so in one line. When the database has no task for this path but one for
+ *   a workspace of the same base name, that is said in one line (`onWarning`) with how to continue,
+ *   and the task starts fresh here.
+ * - Throws (one line, `PostgresStoreError`) only when the database fails; local files it could
+ *   not write are warnings.
+ */
+import { readdirSync, readFileSync } from 'node:fs';
+import { basename, join, resolve } from 'node:path';
+import { writeFileAtomic } from '../../config/atomic-file.js';
+import { PRIVATE_DIRECTORY_MODE, PRIVATE_FILE_MODE } from '../../config/private-files.js';
+import { type TaskRecord, type TaskRecordChange, taskNameOf } from '../../store/postgres/task-records.js';
+import { projectKeyFor } from '../../store/session-key.js';
+import { type SessionSyncReport, syncSessions } from '../../store/shared/session-sync.js';
+import type { SharedStore } from '../../store/shared/shared-store.js';
+import type { TaskRef } from '../../store/shared/task-lock-types.js';
+import { spillDirectory } from '../../store/spill.js';
+import { SqliteSessionStore } from '../../store/sqlite-session-store.js';
+import { defaultTrimPolicy } from '../../store/trim.js';
+import { addEndpoints, readEndpoints } from '../endpoint-history.js';
+import { type InFlightMarker, inFlightMarkers, KILLED_UNRECORDED, restoreInFlight } from '../in-flight.js';
+import { peekLineage, replaceLineage } from '../lineage.js';
+import { peekManifest, replaceManifestRows, type StoredManifestRow } from '../manifest.js';
+import { prepareRunDirectory } from '../run-directory.js';
+import { clearOutbox, readOutbox } from './outbox.js';
+import { addedRowKey } from './records.js';
+
+export interface PullOptions {
+  onWarning?: (line: string) => void;
+  onVerbose?: (line: string) => void;
+  /** Where spill files live, relative to the workspace (default `.flower/spill`). */
+  spillDirname?: string;
+}
+
+export interface PullReport {
+  /** Changes an earlier process left in the outbox, sent first. */
+  replayed: number;
+  /** Records brought into the run directory, and sent up from it. */
+  recordsPulled: number;
+  recordsPushed: number;
+  sessions: SessionSyncReport;
+  /** Set when the database holds this task for another workspace path (said in one line). */
+  foreignWorkspace?: string;
+  ms: number;
+}
+
+const isSpillFile = (name: string) => /^[0-9a-f]{16}\.txt$/.test(name);
+
+/** Brings `task`'s run directory and the database to the same state (see the module header). */
+export async function pullTaskState(
+  shared: SharedStore,
+  task: TaskRef,
+  options: PullOptions = {},
+): Promise<PullReport> {
+  const started = performance.now();
+  const workspace = resolve(task.workspace);
+  const runDir = resolve(workspace, task.runDir);
+  const outbox = readOutbox(runDir);
+  if (outbox.length > 0) {
+    await shared.records.write(task, outbox);
+    clearOutbox(runDir);
+  }
+  const [{ task: stored, records }, spills] = await Promise.all([
+    shared.records.read(task, {
+      kinds: ['manifest-run', 'manifest-added', 'lineage-step', 'woke', 'in-flight', 'endpoint'],
+    }),
+    shared.records.read(task, { kinds: ['spill'], keysOnly: true }),
+  ]);
+  let foreignWorkspace: string | undefined;
+  if (stored === undefined) foreignWorkspace = await sameNameElsewhere(shared, task, options);
+
+  prepareRunDirectory(runDir, workspace);
+  const pushes: TaskRecordChange[] = [];
+  const now = Date.now();
+  let pulled = 0;
+  const fileOptions = options.onWarning ? { onWarning: options.onWarning } : {};
+  const byKind = (kind: TaskRecord['kind']) => records.filter((record) => record.kind === kind);
+
+  // Manifest: the database's rows of each run it knows replace the local ones; local-only runs
+  // and booked rows go up.
+  const dbRuns = byKind('manifest-run');
+  const dbAdded = byKind('manifest-added');
+  const local = peekManifest(runDir).document;
+  const known = new Set(dbRuns.map((record) => record.key));
+  const knownAdded = new Set(dbAdded.map((record) => record.key));
+  const localOnlyRuns = new Map<string, StoredManifestRow[]>();
+  const localOnlyAdded: StoredManifestRow[] = [];
+  for (const row of local) {
+    const run = String(row.run ?? '');
+    if (row.error === KILLED_UNRECORDED) {
+      if (!knownAdded.has(addedRowKey(row))) localOnlyAdded.push(row);
+    } else if (!known.has(run)) localOnlyRuns.set(run, [...(localOnlyRuns.get(run) ?? []), row]);
+  }
+  for (const [run, rows] of localOnlyRuns)
+    pushes.push({ op: 'put', kind: 'manifest-run', key: run, value: rows, at: now });
+  for (const row of localOnlyAdded)
+    pushes.push({ op: 'put-once', kind: 'manifest-added', key: addedRowKey(row), value: row, at: now });
+  const merged: StoredManifestRow[] = [];
+  for (const record of [...dbRuns, ...dbAdded].sort((a, b) => a.seq - b.seq)) {
+    if (record.kind === 'manifest-run') merged.push(...(record.value as StoredManifestRow[]));
+    else merged.push(record.value as StoredManifestRow);
+  }
+  for (const row of local) {
+    const run = String(row.run ?? '');
+    if (row.error === KILLED_UNRECORDED ? localOnlyAdded.includes(row) : localOnlyRuns.has(run))
+      merged.push(row);
+  }
+  if (JSON.stringify(merged) !== JSON.stringify(local)) {
+    replaceManifestRows(runDir, () => merged, fileOptions);
+    pulled += dbRuns.length + dbAdded.length;
+  }
+
+  // Lineage: the database's steps win (after the outbox, it is the newer side); local-only steps
+  // of this workspace go up; the wake count is the larger of the two, and the database learns it.
+  const peeked = peekLineage(runDir);
+  const lineage = peeked.state === 'ok' ? peeked.document : { workspace: '', woke: 0, steps: {} };
+  const ours = lineage.workspace === workspace || lineage.workspace === '';
+  const dbSteps = Object.fromEntries(
+    byKind('lineage-step').map((record) => [record.key, (record.value as { sessionId: string }).sessionId]),
+  );
+  const dbWoke = Number(byKind('woke')[0]?.value ?? 0) || 0;
+  if (ours) {
+    for (const [step, sessionId] of Object.entries(lineage.steps)) {
+      if (!(step in dbSteps))
+        pushes.push({ op: 'put', kind: 'lineage-step', key: step, value: { sessionId }, at: 0 });
+    }
+    if (lineage.woke > dbWoke) pushes.push({ op: 'wake', run: '', atLeast: lineage.woke, at: now });
+  }
+  const steps = { ...(ours ? lineage.steps : {}), ...dbSteps };
+  const next = { workspace, woke: Math.max(ours ? lineage.woke : 0, dbWoke), steps };
+  const fromDatabase = Object.keys(dbSteps).length > 0 || dbWoke > 0;
+  if (fromDatabase && JSON.stringify(next) !== JSON.stringify(lineage)) {
+    replaceLineage(runDir, () => next, fileOptions);
+    pulled += 1;
+  }
+
+  // In-flight markers: what either side has and the other lacks.
+  const localMarkers = new Map(inFlightMarkers(runDir).map((marker) => [marker.sessionId, marker]));
+  for (const record of byKind('in-flight')) {
+    if (localMarkers.has(record.key)) continue;
+    restoreInFlight(runDir, record.value as InFlightMarker);
+    pulled += 1;
+  }
+  const dbMarkers = new Set(byKind('in-flight').map((record) => record.key));
+  for (const [sessionId, marker] of localMarkers) {
+    if (!dbMarkers.has(sessionId))
+      pushes.push({
+        op: 'put',
+        kind: 'in-flight',
+        key: sessionId,
+        value: marker,
+        at: marker.startedAt * 1000,
+      });
+  }
+
+  // Endpoints: the union.
+  const localEndpoints = readEndpoints(runDir);
+  const dbEndpoints = Object.fromEntries(
+    byKind('endpoint').map((record) => [record.key, record.value as { firstAnswer: string }]),
+  );
+  const newEndpoints = Object.fromEntries(
+    Object.entries(dbEndpoints).filter(([key]) => !(key in localEndpoints)),
+  );
+  if (Object.keys(newEndpoints).length > 0) {
+    addEndpoints(runDir, newEndpoints);
+    pulled += Object.keys(newEndpoints).length;
+  }
+  for (const [key, value] of Object.entries(localEndpoints))
+    if (!(key in dbEndpoints)) pushes.push({ op: 'put-once', kind: 'endpoint', key, value, at: now });
+
+  // Spill files: content-addressed, so a name present on both sides is the same file.
+  const spillDir = spillDirectory(workspace, options.spillDirname ?? defaultTrimPolicy.spillDirname);
+  const localSpills = new Set(listSpillFiles(spillDir));
+  const dbSpills = new Set(spills.records.map((record) => record.key));
+  const wanted = [...dbSpills].filter((name) => !localSpills.has(name));
+  for (let at = 0; at < wanted.length; at += 100) {
+    const texts = await shared.records.readValues(task, 'spill', wanted.slice(at, at + 100));
+    for (const [name, text] of texts) {
+      try {
+        writeFileAtomic(join(spillDir, name), String(text), {
+          mode: PRIVATE_FILE_MODE,
+          directoryMode: PRIVATE_DIRECTORY_MODE,
+        });
+        pulled += 1;
+      } catch (error) {
+        options.onWarning?.(
+          `Could not write the spill file ${join(spillDir, name)}: ${(error as Error).message}.`,
+        );
+      }
+    }
+  }
+  for (const name of localSpills) {
+    if (dbSpills.has(name)) continue;
+    try {
+      pushes.push({
+        op: 'put-once',
+        kind: 'spill',
+        key: name,
+        value: readFileSync(join(spillDir, name), 'utf8'),
+        at: now,
+      });
+    } catch {
+      // Gone meanwhile: nothing to send.
+    }
+  }
+
+  await shared.records.write(task, pushes);
+
+  // Sessions: entry counts per key, both ways.
+  const local_ = new SqliteSessionStore(join(runDir, 'sessions.db'), fileOptions);
+  let sessions: SessionSyncReport;
+  try {
+    sessions = await syncSessions(
+      {
+        entryCounts: (key) => local_.entryCounts(key),
+        load: (key) => local_.load(key),
+        append: (key, entries) => local_.append(key, entries),
+      },
+      shared.sessions,
+      projectKeyFor(workspace),
+    );
+  } finally {
+    local_.close();
+  }
+  const report: PullReport = {
+    replayed: outbox.length,
+    recordsPulled: pulled,
+    recordsPushed: pushes.length,
+    sessions,
+    ms: performance.now() - started,
+    ...(foreignWorkspace ? { foreignWorkspace } : {}),
+  };
+  options.onVerbose?.(
+    `Task state from ${shared.display}: ${report.recordsPulled} records and ${sessions.pulled} transcript entries brought in, ${report.recordsPushed + report.replayed} records and ${sessions.pushed} entries sent (${Math.round(report.ms)} ms).`,
+  );
+  return report;
+}
+
+/** The spill files of a directory (its `records/` cache is rebuilt from them, never shared). */
+export function listSpillFiles(directory: string): string[] {
+  try {
+    return readdirSync(directory).filter(isSpillFile);
+  } catch {
+    return [];
+  }
+}
+
+/** A task of a workspace with the same base name elsewhere: said in one line, with how to continue. */
+async function sameNameElsewhere(
+  shared: SharedStore,
+  task: TaskRef,
+  options: PullOptions,
+): Promise<string | undefined> {
+  const name = taskNameOf(task);
+  const tasks = await shared.records.listTasks();
+  const other = tasks.find(
+    (candidate) =>
+      candidate.workspace !== name.workspace &&
+      basename(candidate.workspace) === basename(name.workspace) &&
+      candidate.runDir === name.runDir,
+  );
+  if (other === undefined) return undefined;
+  options.onWarning?.(
+    `${shared.display} holds a task for ${other.workspace}, not for ${name.workspace}: to continue it, run flower from ${other.workspace} (in a container, mount the workspace there: -v "$PWD:${other.workspace}"); starting a fresh task here.`,
+  );
+  return other.workspace;
+}

@@ -12,8 +12,10 @@
  *   `:verdict#N`) name one attempt or one judge round; recording them would, for instance, let a
  *   judge resume its own earlier verdict session instead of judging afresh.
  * - A mismatch means "no lineage", never an error: a file recorded for another workspace path
- *   (the directory was copied or moved, so the SDK's project key differs and the sessions cannot
- *   be found) or a recorded session the store no longer has. The reason is kept for `-v`.
+ *   (the directory was copied or moved, or a container mounts it elsewhere, so the SDK's project
+ *   key differs and the sessions cannot be found) or a recorded session the store no longer has.
+ *   The first is said in one line (`onWarning`) naming the path the task belongs to and how to
+ *   continue it, never silently; the second is kept for `-v`.
  * - Writing never throws: continuity is a bonus, and failing to record it must not stop the work.
  * - A damaged file is never dropped silently: it is set aside with one warning, and `damaged` tells
  *   the runtime to rebuild the steps from the manifest and the session store.
@@ -145,10 +147,10 @@ export class Lineage {
     ) {
       return new Lineage(path, absolute, options, { ...onDisk, workspace: absolute }, undefined);
     }
-    const reason =
-      `${path} belongs to the workspace ${onDisk.workspace || '(none recorded)'}, not ${absolute} ` +
-      '(the directory was probably copied or moved); its sessions are not resumed.';
-    options.onVerbose?.(reason);
+    const reason = onDisk.workspace
+      ? `${path} was written for the workspace ${onDisk.workspace}, not ${absolute}: to continue that task, run flower from ${onDisk.workspace} (in a container, mount the workspace there); starting fresh here.`
+      : `${path} names no workspace, so its sessions cannot be matched to ${absolute}; starting fresh here.`;
+    options.onWarning?.(reason);
     return new Lineage(path, absolute, options, Lineage.emptyFor(absolute), reason);
   }
 

@@ -36,6 +36,7 @@ import type { EnvMap } from '../config/paths.js';
 import { HandoffPolicy, type HandoffPolicyOptions } from '../config/policies.js';
 import { type SecretMask, secretMask } from '../config/secret-mask.js';
 import { defaultWindow, rememberOverflow } from '../config/window.js';
+import type { SessionBackend } from '../store/backend.js';
 import { totalCostOf } from '../store/cost-state.js';
 import type { RewriteOptions } from '../store/rewrite.js';
 import { RewritingSessionStore } from '../store/rewriting-store.js';
@@ -69,6 +70,7 @@ import {
 } from './resilience.js';
 import { prepareRunDirectory } from './run-directory.js';
 import { newRunId } from './run-id.js';
+import { type RuntimeSharing, STEP_FLUSH_MS } from './shared/sharing.js';
 import { onTerminationSignal } from './signals.js';
 import {
   CONTEXT_FULL_HANDOFF,
@@ -125,6 +127,11 @@ export interface RuntimeOptions {
   endpointHistoryDir?: string;
   /** One line per problem with flower's own files (corrupt manifest set aside, write failed). */
   onWarning?: (line: string) => void;
+  /**
+   * The task's state is also kept in PostgreSQL (runtime/shared/): transcripts are mirrored
+   * through it behind the local store, and each step's end waits (bounded) for it to catch up.
+   */
+  shared?: RuntimeSharing;
   /** Details shown only under `-v` (why a lineage was ignored, for instance). */
   onVerbose?: (line: string) => void;
 }
@@ -185,8 +192,11 @@ export class Runtime {
   readonly handoff: HandoffPolicy;
   /** Where transcripts are kept (`runs/sessions.db`). */
   readonly store: SqliteSessionStore;
-  /** What the SDK mirrors into and resumes from: `store` behind the rewrite-on-resume layers. */
-  readonly resumeStore: RewritingSessionStore<SqliteSessionStore>;
+  /**
+   * What the SDK mirrors into and resumes from: `store` behind the rewrite-on-resume layers (and,
+   * with a shared store, the write-behind to PostgreSQL between them).
+   */
+  readonly resumeStore: RewritingSessionStore<SessionBackend>;
   readonly lineage: Lineage;
   readonly notesDir: string | undefined;
   /** Keeps transcript entries the store refused and brings the store up to date again. */
@@ -234,7 +244,8 @@ export class Runtime {
     this.handoff = handoffPolicyOf(options.handoff, this.env);
     this.notesDir = options.notesDir;
     this.store = new SqliteSessionStore(join(this.runDir, 'sessions.db'), this.fileOptions());
-    this.resumeStore = new RewritingSessionStore(this.store, {
+    const backend: SessionBackend = options.shared ? options.shared.mirror(this.store) : this.store;
+    this.resumeStore = new RewritingSessionStore(backend, {
       workspace: this.workspace,
       ...options.store,
       ...(options.onWarning ? { onWarning: options.onWarning } : {}),
@@ -426,6 +437,9 @@ export class Runtime {
         this.results.push(result);
         if (this.persist()) clearInFlight(this.runDir, sessionsOf(result));
       }
+      // The step's transcript and books reach the shared store before the next step starts
+      // (bounded, and not at all during an outage: the work must not wait for the database).
+      await this.options.shared?.flush(STEP_FLUSH_MS);
     }
     return result;
   }

@@ -25,6 +25,8 @@ export interface GlobalOptions {
   workbench: boolean;
   /** `-T`: on resume, replace old large tool results with file pointers. */
   trim: boolean;
+  /** `--store URL`: where the task state is also kept (wins over FLOWER_STORE_URL). */
+  store?: string;
 }
 
 export function addGlobalOptions(program: Command): Command {
@@ -43,7 +45,11 @@ export function addGlobalOptions(program: Command): Command {
     )
     .option('-v, --verbose', 'also show subagent text, tool results, prompts and the effective settings')
     .option('-W, --workbench', 'give `once` and `run` a workbench at <run-dir>/workbench/')
-    .option('-T, --trim', 'on resume, replace old large tool results with pointers to files');
+    .option('-T, --trim', 'on resume, replace old large tool results with pointers to files')
+    .option(
+      '--store <url>',
+      'also keep the task state in PostgreSQL (postgres://user:password@host/db); overrides FLOWER_STORE_URL',
+    );
 }
 
 /** The nearest existing path at or above `path` when it is not a directory (a file in the way). */
@@ -77,6 +83,7 @@ export function globalOptions(command: Command, cwd: string = process.cwd()): Gl
     verbose?: boolean;
     workbench?: boolean;
     trim?: boolean;
+    store?: string;
   }>();
   const workspace = resolve(cwd, raw.workspace ?? '.');
   const runDir = resolve(workspace, raw.runDir ?? 'runs');
@@ -88,5 +95,6 @@ export function globalOptions(command: Command, cwd: string = process.cwd()): Gl
     verbose: raw.verbose ?? false,
     workbench: raw.workbench ?? false,
     trim: raw.trim ?? false,
+    ...(raw.store === undefined ? {} : { store: raw.store }),
   };
 }

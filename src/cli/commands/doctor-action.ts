@@ -45,6 +45,8 @@ const FLOWER_KEYS = ['FLOWER_ENV', 'FLOWER_WINDOW', 'FLOWER_NO_PROBE', 'FLOWER_N
 
 export interface DoctorFlags {
   probe?: boolean;
+  /** The global `--store URL`: checked instead of FLOWER_STORE_URL. */
+  store?: string;
 }
 
 function sourceState(report: EnvSourceReport): string {
@@ -138,7 +140,7 @@ export async function runDoctor(flags: DoctorFlags): Promise<void> {
       : `${pc.bold('Endpoint:')} ${pc.yellow(`${endpoint} unreachable: ${oneLine(reach.reason ?? '')}`)}`,
   );
 
-  const store = await checkStoreSetting(env.FLOWER_STORE_URL);
+  const store = await checkStoreSetting(flags.store ?? env.FLOWER_STORE_URL);
   out(`${pc.bold('Store:')} ${store.ok ? store.line : pc.red(store.line)}`);
 
   const credential = activeCredentialKey(env);

@@ -10,8 +10,9 @@ export function registerDoctor(program: Command): void {
     .command('doctor')
     .description('show the configuration flower sees, where each value came from, and .env mistakes')
     .option('--probe', 'also send one small real request to check the credentials, endpoint and model')
-    .action(async (flags: DoctorFlags) => {
+    .action(async (flags: DoctorFlags, command: Command) => {
       const { runDoctor } = await import('./doctor-action.js');
-      await runDoctor(flags);
+      const store = command.optsWithGlobals<{ store?: string }>().store;
+      await runDoctor({ ...flags, ...(store === undefined ? {} : { store }) });
     });
 }

@@ -22,7 +22,6 @@
 import { homedir } from 'node:os';
 import { loadEnvironment } from '../../config/env-chain.js';
 import type { Runtime } from '../../runtime/runtime.js';
-import { lockTask } from '../../runtime/task-lock.js';
 import { starterFlow, type WakeState, WORK_STEP, wakeState } from '../../workflow/starter.js';
 import type { Workflow } from '../../workflow/workflow.js';
 import type { GlobalOptions } from '../command-line/global-options.js';
@@ -38,6 +37,7 @@ import {
   lastTimeLines,
   NOTHING_TO_DO,
 } from '../interaction/task-notice.js';
+import { holdTask } from '../interaction/task-store.js';
 import { colorsFor, stdoutColor } from '../terminal/colors.js';
 import { formatTokens } from '../terminal/format.js';
 import { settingsLines } from '../terminal/settings-lines.js';
@@ -87,97 +87,104 @@ export async function runGo(request: string, flags: GoFlags, global: GlobalOptio
   loadEnvironment();
   if (global.verbose) for (const line of settingsLines()) process.stderr.write(`${line}\n`);
   // Before the wake state is read or anything is archived; held until this process ends.
-  await lockTask(global);
-  await ensureCredentials({
-    interactive: Boolean(process.stdin.isTTY && process.stdout.isTTY),
-    say: (line) => process.stdout.write(`${paint.yellow(line)}\n`),
-  });
-
-  const location = { workspace: global.workspace, runDir: global.runDir, isolate: flags.isolate };
-  let startOver = flags.new;
-  const state = wakeState(location);
-  let waking = state.waking && !startOver;
-  const terminal = new Terminal({ input: process.stdin, output: process.stdout });
-  const wait = questionWait({
-    timeoutSeconds: flags.timeout,
-    timeoutGiven: flags.timeoutGiven ?? false,
-    stdinIsTerminal: terminal.inputIsTerminal,
-  });
-  let workflow: Workflow;
+  const shared = await holdTask(global);
   try {
-    if (request === START_OVER_COMMAND) {
-      startOver = true;
-      waking = false;
-      request = '';
-    }
-    const given = request !== '';
-    if (waking) terminal.print(lastTimeLines(state).map((line) => paint.cyan(line)));
-    if (!given) {
-      // Achieved already: another round would only pay for the same answer, unless asked for more.
-      const achieved = waking && isAchieved(state);
-      request = achieved
-        ? // Off a terminal, input that simply ends asks for nothing more.
-          await readRequest(terminal, true, paint.cyan, ACHIEVED_PROMPT).catch((error: Error) => {
-            if (terminal.inputIsTerminal || error.message !== 'cancelled') throw error;
-            return '';
-          })
-        : await readRequest(terminal, waking, paint.cyan);
-      if (achieved && request === '') {
-        terminal.close();
-        process.stdout.write(`${NOTHING_TO_DO}\n`);
-        return;
-      }
-    } else if (waking) {
-      if (terminal.inputIsTerminal) {
-        if ((await readRequest(terminal, true, paint.cyan, addOrNewQuestion(state))) === START_OVER_COMMAND) {
-          startOver = true;
-          waking = false;
-        }
-      } else {
-        terminal.print([paint.yellow(`! ${addedToBriefLine(state)}`)]);
-      }
-    }
-    while (request === START_OVER_COMMAND) {
-      startOver = true;
-      waking = false;
-      request = await readRequest(terminal, false, paint.cyan);
-    }
-    if (wait.notice) terminal.print([paint.dim(wait.notice)]);
-    workflow = starterFlow({
-      ...location,
-      request,
-      startOver,
-      clarifyOnly: flags.clarifyOnly,
-      goal: flags.goal,
-      rounds: flags.rounds,
-      judgeCanRun: flags.judgeCanRun,
-      ...(flags.asks >= 0 ? { maxAsks: flags.asks } : {}),
-      timeoutSeconds: wait.timeoutSeconds,
-      stall: flags.stall,
-      bequest: flags.bequest,
+    await ensureCredentials({
+      interactive: Boolean(process.stdin.isTTY && process.stdout.isTTY),
+      say: (line) => process.stdout.write(`${paint.yellow(line)}\n`),
     });
-  } catch (error) {
-    // The request prompt may have put the terminal in raw mode; give it back before the message.
-    terminal.close();
-    throw error;
-  }
-  await drive({
-    workflow,
-    global,
-    terminal,
-    trim: flags.trim,
-    handoff: flags.handoff ? (flags.window ? { window: flags.window } : true) : false,
-    interactive: true,
-    color,
-    ...(flags.budget === undefined ? {} : { budget: flags.budget }),
-    ...(waking
-      ? {
-          banner: (runtime: Runtime) => {
-            const workSession = state.steps[WORK_STEP];
-            const context = workSession ? runtime.contextOf(workSession) : 0;
-            return [paint.cyan(wakeBanner(global.workspace, state, context))];
-          },
+
+    const location = { workspace: global.workspace, runDir: global.runDir, isolate: flags.isolate };
+    let startOver = flags.new;
+    const state = wakeState(location);
+    let waking = state.waking && !startOver;
+    const terminal = new Terminal({ input: process.stdin, output: process.stdout });
+    const wait = questionWait({
+      timeoutSeconds: flags.timeout,
+      timeoutGiven: flags.timeoutGiven ?? false,
+      stdinIsTerminal: terminal.inputIsTerminal,
+    });
+    let workflow: Workflow;
+    try {
+      if (request === START_OVER_COMMAND) {
+        startOver = true;
+        waking = false;
+        request = '';
+      }
+      const given = request !== '';
+      if (waking) terminal.print(lastTimeLines(state).map((line) => paint.cyan(line)));
+      if (!given) {
+        // Achieved already: another round would only pay for the same answer, unless asked for more.
+        const achieved = waking && isAchieved(state);
+        request = achieved
+          ? // Off a terminal, input that simply ends asks for nothing more.
+            await readRequest(terminal, true, paint.cyan, ACHIEVED_PROMPT).catch((error: Error) => {
+              if (terminal.inputIsTerminal || error.message !== 'cancelled') throw error;
+              return '';
+            })
+          : await readRequest(terminal, waking, paint.cyan);
+        if (achieved && request === '') {
+          terminal.close();
+          process.stdout.write(`${NOTHING_TO_DO}\n`);
+          return;
         }
-      : {}),
-  });
+      } else if (waking) {
+        if (terminal.inputIsTerminal) {
+          if (
+            (await readRequest(terminal, true, paint.cyan, addOrNewQuestion(state))) === START_OVER_COMMAND
+          ) {
+            startOver = true;
+            waking = false;
+          }
+        } else {
+          terminal.print([paint.yellow(`! ${addedToBriefLine(state)}`)]);
+        }
+      }
+      while (request === START_OVER_COMMAND) {
+        startOver = true;
+        waking = false;
+        request = await readRequest(terminal, false, paint.cyan);
+      }
+      if (wait.notice) terminal.print([paint.dim(wait.notice)]);
+      workflow = starterFlow({
+        ...location,
+        request,
+        startOver,
+        clarifyOnly: flags.clarifyOnly,
+        goal: flags.goal,
+        rounds: flags.rounds,
+        judgeCanRun: flags.judgeCanRun,
+        ...(flags.asks >= 0 ? { maxAsks: flags.asks } : {}),
+        timeoutSeconds: wait.timeoutSeconds,
+        stall: flags.stall,
+        bequest: flags.bequest,
+      });
+    } catch (error) {
+      // The request prompt may have put the terminal in raw mode; give it back before the message.
+      terminal.close();
+      throw error;
+    }
+    await drive({
+      workflow,
+      global,
+      terminal,
+      trim: flags.trim,
+      handoff: flags.handoff ? (flags.window ? { window: flags.window } : true) : false,
+      interactive: true,
+      color,
+      ...(shared ? { shared } : {}),
+      ...(flags.budget === undefined ? {} : { budget: flags.budget }),
+      ...(waking
+        ? {
+            banner: (runtime: Runtime) => {
+              const workSession = state.steps[WORK_STEP];
+              const context = workSession ? runtime.contextOf(workSession) : 0;
+              return [paint.cyan(wakeBanner(global.workspace, state, context))];
+            },
+          }
+        : {}),
+    });
+  } finally {
+    await shared?.close();
+  }
 }

@@ -23,8 +23,8 @@ import { loadEnvironment } from '../../config/env-chain.js';
 import { secretMask } from '../../config/secret-mask.js';
 import type { AgentSpec } from '../../runtime/agent-spec.js';
 import { Runtime } from '../../runtime/runtime.js';
-import { lockTask } from '../../runtime/task-lock.js';
 import type { GlobalOptions } from '../command-line/global-options.js';
+import { holdTask } from '../interaction/task-store.js';
 import { pc, stdoutColor } from '../terminal/colors.js';
 import { formatElapsed, formatTurns } from '../terminal/format.js';
 import { LiveStatus, showLiveStatus } from '../terminal/live-status.js';
@@ -77,55 +77,59 @@ export async function runOnce(prompt: string, flags: OnceFlags, global: GlobalOp
   if (prompt.trim() === '')
     throw new Error("give the agent something to do, e.g. flower once 'list the TODOs in src/'");
   // One writer per task, held until this process ends (task-lock.ts).
-  await lockTask(global);
-
-  const workbench = global.workbench
-    ? new Workbench(global.workspace, { home: join(global.runDir, 'workbench') }).ensure()
-    : undefined;
-  // The same renderer and screen as `go`: a pipe gets no colour, a terminal without a size 80
-  // columns, and while the model works a live status row says what it is waiting for.
-  const terminal = new Terminal({ input: process.stdin, output: process.stdout });
-  // Warnings go to stderr, except on a screen with a status row, where they must pass above it.
-  const note = (line: string) => (terminal.drawsFooter ? terminal.print([line]) : err(line));
-  const mask = secretMask(process.env);
-  const runtime = new Runtime({
-    workspace: global.workspace,
-    runDir: global.runDir,
-    store: { trim: { enabled: global.trim } },
-    ...(workbench ? { notesDir: workbench.notes } : {}),
-    onWarning: (line) => note(pc.yellow(`! ${shownMessage(line, mask)}`)),
-    ...(global.verbose ? { onVerbose: (line: string) => note(pc.dim(shownMessage(line, mask))) } : {}),
-  });
-  const renderer = new TerminalRenderer({
-    verbose: global.verbose,
-    color: stdoutColor(),
-    width: () => terminal.width(),
-    mask,
-  });
-  const live = new LiveStatus();
-  const stopLive = showLiveStatus(terminal, live, { paint: pc.dim });
+  const shared = await holdTask(global);
   try {
-    const result = await runtime.run(adHocSpec(flags, workbench), prompt, {
-      stepName: ONCE_STEP,
-      ...(flags.resume ? { resume: flags.resume, fork: flags.fork ?? false } : {}),
-      onEvent: (event) => {
-        live.observe(event);
-        terminal.print(renderer.render(event));
-      },
+    const workbench = global.workbench
+      ? new Workbench(global.workspace, { home: join(global.runDir, 'workbench') }).ensure()
+      : undefined;
+    // The same renderer and screen as `go`: a pipe gets no colour, a terminal without a size 80
+    // columns, and while the model works a live status row says what it is waiting for.
+    const terminal = new Terminal({ input: process.stdin, output: process.stdout });
+    // Warnings go to stderr, except on a screen with a status row, where they must pass above it.
+    const note = (line: string) => (terminal.drawsFooter ? terminal.print([line]) : err(line));
+    const mask = secretMask(process.env);
+    const runtime = new Runtime({
+      workspace: global.workspace,
+      runDir: global.runDir,
+      store: { trim: { enabled: global.trim } },
+      ...(shared ? { shared } : {}),
+      ...(workbench ? { notesDir: workbench.notes } : {}),
+      onWarning: (line) => note(pc.yellow(`! ${shownMessage(line, mask)}`)),
+      ...(global.verbose ? { onVerbose: (line: string) => note(pc.dim(shownMessage(line, mask))) } : {}),
     });
-    stopLive();
-    const summary = `${formatTurns(result.numTurns)} · $${result.costUsd.toFixed(4)} · ${formatElapsed(result.durationS * 1000)}`;
-    if (!result.ok) {
-      process.stdout.write(`${pc.red(`  x failed · ${summary}`)}\n`);
-      throw new Error(`step "${ONCE_STEP}" failed: ${result.error ?? 'unknown reason'}`);
+    const renderer = new TerminalRenderer({
+      verbose: global.verbose,
+      color: stdoutColor(),
+      width: () => terminal.width(),
+      mask,
+    });
+    const live = new LiveStatus();
+    const stopLive = showLiveStatus(terminal, live, { paint: pc.dim });
+    try {
+      const result = await runtime.run(adHocSpec(flags, workbench), prompt, {
+        stepName: ONCE_STEP,
+        ...(flags.resume ? { resume: flags.resume, fork: flags.fork ?? false } : {}),
+        onEvent: (event) => {
+          live.observe(event);
+          terminal.print(renderer.render(event));
+        },
+      });
+      stopLive();
+      const summary = `${formatTurns(result.numTurns)} · $${result.costUsd.toFixed(4)} · ${formatElapsed(result.durationS * 1000)}`;
+      if (!result.ok) {
+        process.stdout.write(`${pc.red(`  x failed · ${summary}`)}\n`);
+        throw new Error(`step "${ONCE_STEP}" failed: ${result.error ?? 'unknown reason'}`);
+      }
+      process.stdout.write(`${pc.green(`  + finished · ${summary}`)}\n`);
+      if (global.verbose) err(pc.dim(`session ${result.sessionId} · ${runtime.manifestPath}`));
+      const unsaved = runtime.transcriptProblem();
+      if (unsaved !== undefined) throw new Error(unsaved);
+    } finally {
+      stopLive();
+      terminal.close();
+      runtime.close();
     }
-    process.stdout.write(`${pc.green(`  + finished · ${summary}`)}\n`);
-    if (global.verbose) err(pc.dim(`session ${result.sessionId} · ${runtime.manifestPath}`));
-    const unsaved = runtime.transcriptProblem();
-    if (unsaved !== undefined) throw new Error(unsaved);
   } finally {
-    stopLive();
-    terminal.close();
-    runtime.close();
+    await shared?.close();
   }
 }

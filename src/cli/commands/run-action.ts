@@ -16,10 +16,10 @@
  * - Imported only when the command runs: it pulls in the SDK and the runtime.
  */
 import { loadEnvironment } from '../../config/env-chain.js';
-import { lockTask } from '../../runtime/task-lock.js';
 import type { GlobalOptions } from '../command-line/global-options.js';
 import { ensureCredentials } from '../interaction/credentials-gate.js';
 import { drive } from '../interaction/drive.js';
+import { holdTask } from '../interaction/task-store.js';
 import { stdoutColor } from '../terminal/colors.js';
 import { settingsLines } from '../terminal/settings-lines.js';
 import { Terminal } from '../terminal/terminal.js';
@@ -31,20 +31,25 @@ export async function runWorkflow(target: string, global: GlobalOptions, budget?
   loadEnvironment();
   if (global.verbose) for (const line of settingsLines()) process.stderr.write(`${line}\n`);
   // One writer per task (task-lock.ts), held until this process ends.
-  await lockTask(global);
-  await ensureCredentials({
-    interactive: Boolean(process.stdin.isTTY && process.stdout.isTTY),
-    say: (line) => process.stdout.write(`${line}\n`),
-  });
-  const workflow = await loadWorkflow(target, { workspace: global.workspace, runDir: global.runDir });
-  await drive({
-    workflow,
-    global,
-    terminal: new Terminal({ input: process.stdin, output: process.stdout }),
-    trim: global.trim,
-    handoff: true,
-    interactive: true,
-    color: stdoutColor(),
-    ...(budget === undefined ? {} : { budget }),
-  });
+  const shared = await holdTask(global);
+  try {
+    await ensureCredentials({
+      interactive: Boolean(process.stdin.isTTY && process.stdout.isTTY),
+      say: (line) => process.stdout.write(`${line}\n`),
+    });
+    const workflow = await loadWorkflow(target, { workspace: global.workspace, runDir: global.runDir });
+    await drive({
+      workflow,
+      global,
+      terminal: new Terminal({ input: process.stdin, output: process.stdout }),
+      trim: global.trim,
+      handoff: true,
+      interactive: true,
+      color: stdoutColor(),
+      ...(shared ? { shared } : {}),
+      ...(budget === undefined ? {} : { budget }),
+    });
+  } finally {
+    await shared?.close();
+  }
 }

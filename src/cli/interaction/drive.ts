@@ -30,6 +30,7 @@ import { totalLine } from '../../report/total-line.js';
 import type { AgentSpec } from '../../runtime/agent-spec.js';
 import type { EventSink, FlowerEvent } from '../../runtime/events.js';
 import { Runtime } from '../../runtime/runtime.js';
+import type { RuntimeSharing } from '../../runtime/shared/sharing.js';
 import { budgetedRunner, isBudgetStop, TaskBudget } from '../../workflow/budget.js';
 import type { WorkflowContext } from '../../workflow/context.js';
 import { type StepRunner, wrapRunner } from '../../workflow/runner.js';
@@ -75,6 +76,8 @@ export interface DriveOptions {
   readonly quit?: (code: number) => void;
   /** The task's budget in USD (`--budget`), across every run in this run directory. */
   readonly budget?: number;
+  /** The task's state is also kept in PostgreSQL (cli/interaction/task-store.ts). */
+  readonly shared?: RuntimeSharing;
 }
 
 export interface DriveOutcome {
@@ -147,6 +150,7 @@ export async function drive(options: DriveOptions): Promise<DriveOutcome> {
       workspace: global.workspace,
       runDir: global.runDir,
       ...(options.env ? { env: options.env } : {}),
+      ...(options.shared ? { shared: options.shared } : {}),
       handoff: options.handoff,
       store: { trim: { enabled: options.trim } },
       ...(workbench ? { notesDir: workbench.notes } : {}),

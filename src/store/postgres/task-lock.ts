@@ -32,7 +32,11 @@ import { storeFailure } from './errors.js';
 import { taskNameOf } from './task-records.js';
 
 export interface PostgresTaskLockOptions {
-  /** Told once when the lock connection drops, and when it is taken again (or could not be). */
+  /** The lock connection dropped (the caller says it, once, with its other outage news). */
+  onDropped?: (error: unknown) => void;
+  /** The lock was taken again after a drop. */
+  onRetaken?: () => void;
+  /** Another process took the task while the lock connection was down. */
   onWarning?: (line: string) => void;
   /** First pause before taking a dropped lock again; doubles up to `maxRetryDelayMs`. */
   retryDelayMs?: number;
@@ -47,6 +51,8 @@ export function taskLockText(task: TaskRef): string {
   const name = taskNameOf(task);
   return `flower task\n${name.workspace}\n${name.runDir}`;
 }
+
+const lastError = new WeakMap<pg.Client, unknown>();
 
 interface Hold {
   count: number;
@@ -113,8 +119,9 @@ export class PostgresTaskLocks implements TaskLocks {
       connectionTimeoutMillis: this.options.connectTimeoutMs ?? 10_000,
       keepAlive: true,
     });
-    client.on('error', () => {
-      // Seen through 'end' (watch); an error event without a listener would crash the process.
+    client.on('error', (error) => {
+      // Also seen through 'end' (watch); an error event without a listener would crash the process.
+      lastError.set(client, error);
     });
     try {
       await client.connect();
@@ -164,8 +171,8 @@ export class PostgresTaskLocks implements TaskLocks {
   private watch(task: TaskRef, text: string, hold: Hold): void {
     hold.client.once('end', () => {
       if (hold.released) return;
-      this.options.onWarning?.(
-        `The connection holding this task's lock in ${this.target.display} dropped; flower keeps working and takes the lock again when the server answers.`,
+      this.options.onDropped?.(
+        lastError.get(hold.client) ?? new Error('the connection holding the task lock was terminated'),
       );
       let delay = this.options.retryDelayMs ?? 1000;
       const attempt = () => {
@@ -178,7 +185,7 @@ export class PostgresTaskLocks implements TaskLocks {
               return;
             }
             hold.client = client;
-            this.options.onWarning?.(`Took this task's lock in ${this.target.display} again.`);
+            this.options.onRetaken?.();
             this.watch(task, text, hold);
           },
           (error: unknown) => {

@@ -61,15 +61,15 @@ describe('lineage.json', () => {
     expect(mine.steps).toEqual({ clarify: 'c1', work: 'w1' });
   });
 
-  it('ignores a lineage recorded for another workspace path, with a reason for -v', () => {
+  it('ignores a lineage recorded for another workspace path, saying in one line where the task belongs', () => {
     Lineage.open(runDir, workspace).remember('work', 'w1');
     const moved = join(root, 'moved');
-    const verbose: string[] = [];
-    const lineage = Lineage.open(runDir, moved, { onVerbose: (line) => verbose.push(line) });
+    const warnings: string[] = [];
+    const lineage = Lineage.open(runDir, moved, { onWarning: (line) => warnings.push(line) });
     expect(lineage.steps).toEqual({});
-    expect(lineage.ignoredReason).toContain(workspace);
     expect(lineage.ignoredReason).toContain(moved);
-    expect(verbose).toEqual([lineage.ignoredReason]);
+    expect(warnings).toEqual([lineage.ignoredReason]);
+    expect(warnings[0]).toContain(`run flower from ${workspace}`);
     lineage.remember('work', 'w2');
     expect(onDisk()).toEqual({ workspace: moved, woke: 0, steps: { work: 'w2' } });
   });

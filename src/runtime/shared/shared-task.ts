@@ -1,0 +1,186 @@
+/**
+ * A task whose state is kept in PostgreSQL, for the life of one process: the database opened,
+ * the task's lock taken there, the run directory pulled up to date, and from then on every change
+ * this process makes to the task (transcript batches through `mirror`, file changes through
+ * task-changes.ts) sent behind the work.
+ *
+ * Invariants:
+ * - `openSharedTask` fails with one line (and leaves nothing behind: no run directory, no lock,
+ *   no pool) when the database cannot be used; it throws `TaskBusyError` when another process on
+ *   any machine holds the task.
+ * - Every change is written to the outbox (outbox.ts) before it is queued, and the outbox is
+ *   emptied only when the queue has sent everything: a change is lost neither to an outage nor
+ *   to a kill.
+ * - One outage line per process, whatever notices it first (a transcript batch, a record, the
+ *   lock connection); the work never waits for the database except at the bounded flushes.
+ * - `close` flushes (bounded), brings the database's sessions level with the local store (what
+ *   was written to SQLite without the mirror, such as entries recovered from the agent's own
+ *   transcript), releases the lock and ends the pool; what is still unsent is said in one line
+ *   and stays in the run directory for the next start.
+ */
+import { join, resolve } from 'node:path';
+import type { PostgresTarget } from '../../config/store-url.js';
+import type { SessionBackend } from '../../store/backend.js';
+import { projectKeyFor } from '../../store/session-key.js';
+import { MirroredSessionStore } from '../../store/shared/mirrored-store.js';
+import { syncSessions } from '../../store/shared/session-sync.js';
+import { openSharedStore, type SharedStore } from '../../store/shared/shared-store.js';
+import type { HeldTaskLock, TaskRef } from '../../store/shared/task-lock-types.js';
+import { type OutageNotice, outageNotice, WriteBehindQueue } from '../../store/shared/write-behind.js';
+import { SqliteSessionStore } from '../../store/sqlite-session-store.js';
+import { subscribeTaskChanges } from '../task-changes.js';
+import { appendOutbox, clearOutbox } from './outbox.js';
+import { type PullReport, pullTaskState } from './pull.js';
+import { recordChangesOf } from './records.js';
+import { CLOSE_FLUSH_MS, type RuntimeSharing } from './sharing.js';
+
+export interface SharedTaskOptions {
+  onWarning?: (line: string) => void;
+  onVerbose?: (line: string) => void;
+  /** Write-behind retry pauses (tests shorten them). */
+  retryDelayMs?: number;
+  maxRetryDelayMs?: number;
+}
+
+export class SharedTask implements RuntimeSharing {
+  readonly sessions: WriteBehindQueue;
+  readonly records: WriteBehindQueue;
+  private readonly unsubscribe: () => void;
+  private closed = false;
+
+  private constructor(
+    readonly store: SharedStore,
+    readonly task: TaskRef,
+    readonly lock: HeldTaskLock,
+    readonly pulled: PullReport,
+    readonly notice: OutageNotice,
+    private readonly options: SharedTaskOptions,
+  ) {
+    const refused = (label: string, error: unknown) =>
+      options.onWarning?.(
+        `${store.display} refused to ${label} (${(error as Error).message}); it stays in the run directory and the next start sends it again.`,
+      );
+    const queueOptions = {
+      notice,
+      onRefused: refused,
+      ...(options.retryDelayMs === undefined ? {} : { retryDelayMs: options.retryDelayMs }),
+      ...(options.maxRetryDelayMs === undefined ? {} : { maxRetryDelayMs: options.maxRetryDelayMs }),
+    };
+    this.sessions = new WriteBehindQueue(queueOptions);
+    this.records = new WriteBehindQueue({
+      ...queueOptions,
+      // Everything the outbox holds has been sent.
+      onDrained: () => clearOutbox(this.runDir),
+    });
+    this.unsubscribe = subscribeTaskChanges(this.runDir, (change) => {
+      const changes = recordChangesOf(change);
+      appendOutbox(this.runDir, changes);
+      this.records.push(`write the task's ${change.kind} record`, () => store.records.write(task, changes));
+    });
+  }
+
+  get runDir(): string {
+    return resolve(this.task.workspace, this.task.runDir);
+  }
+
+  get display(): string {
+    return this.store.display;
+  }
+
+  mirror(local: SessionBackend): SessionBackend {
+    return new MirroredSessionStore(local, this.store.sessions, this.sessions);
+  }
+
+  async flush(timeoutMs: number): Promise<boolean> {
+    const wait = this.notice.down ? 0 : timeoutMs;
+    const [sessions, records] = await Promise.all([this.sessions.flush(wait), this.records.flush(wait)]);
+    return sessions && records;
+  }
+
+  /** See the module header. Never throws. */
+  async close(timeoutMs = CLOSE_FLUSH_MS): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    this.unsubscribe();
+    const deadline = Date.now() + timeoutMs;
+    // An outage may just have ended: wait the whole time here, it is the last chance.
+    const [sent, recorded] = await Promise.all([
+      this.sessions.flush(timeoutMs),
+      this.records.flush(timeoutMs),
+    ]);
+    this.sessions.close();
+    this.records.close();
+    let level = false;
+    if (sent && recorded) {
+      level = await this.levelSessions(Math.max(1000, deadline - Date.now()));
+    }
+    if (!(sent && recorded && level)) {
+      const unsent = this.sessions.pending + this.records.pending;
+      this.options.onWarning?.(
+        `${unsent > 0 ? `${unsent} change${unsent === 1 ? '' : 's'} of this task` : 'Some of this task'} could not be sent to ${this.store.display} yet; ${unsent === 1 ? 'it stays' : 'they stay'} in ${this.runDir} and the next flower start here sends ${unsent === 1 ? 'it' : 'them'}.`,
+      );
+    }
+    await this.lock.release().catch(() => {});
+    await this.store.close();
+  }
+
+  /** Sends what the local store has and the database lacks (bounded); true when it finished. */
+  private async levelSessions(timeoutMs: number): Promise<boolean> {
+    const local = new SqliteSessionStore(join(this.runDir, 'sessions.db'));
+    let timer: NodeJS.Timeout | undefined;
+    try {
+      const synced = syncSessions(
+        {
+          entryCounts: (key) => local.entryCounts(key),
+          load: (key) => local.load(key),
+          append: (key, entries) => local.append(key, entries),
+        },
+        this.store.sessions,
+        projectKeyFor(this.task.workspace),
+      ).then(
+        () => true,
+        () => false,
+      );
+      const timeout = new Promise<boolean>((done) => {
+        timer = setTimeout(() => done(false), timeoutMs);
+      });
+      return await Promise.race([synced, timeout]);
+    } catch {
+      return false;
+    } finally {
+      clearTimeout(timer);
+      local.close();
+    }
+  }
+
+  /**
+   * Opens the database, takes the task's lock there and pulls the run directory up to date.
+   * Throws the store's one-line error, or `TaskBusyError`.
+   */
+  static async open(
+    target: PostgresTarget,
+    task: TaskRef,
+    options: SharedTaskOptions = {},
+  ): Promise<SharedTask> {
+    const store = await openSharedStore(target);
+    const notice = outageNotice(store.display, options);
+    let lock: HeldTaskLock | undefined;
+    try {
+      lock = await store
+        .locks({
+          onDropped: (error) => notice.failed(error),
+          ...(options.onVerbose
+            ? { onRetaken: () => options.onVerbose?.(`Took this task's lock in ${store.display} again.`) }
+            : {}),
+          ...(options.onWarning ? { onWarning: options.onWarning } : {}),
+        })
+        .acquire(task);
+      const pulled = await pullTaskState(store, task, options);
+      return new SharedTask(store, task, lock, pulled, notice, options);
+    } catch (error) {
+      await lock?.release().catch(() => {});
+      await store.close();
+      throw error;
+    }
+  }
+}

@@ -216,7 +216,8 @@ export async function until(
   timeoutMs = 60_000,
 ): Promise<void> {
   const deadline = Date.now() + timeoutMs;
-  while (!(await condition())) {
+  // A query against tables not created yet counts as "not yet".
+  while (!(await Promise.resolve(condition()).catch(() => false))) {
     if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
     await new Promise((resolve) => setTimeout(resolve, 100));
   }

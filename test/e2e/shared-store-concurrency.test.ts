@@ -42,17 +42,25 @@ describe('many flowers, one database', () => {
     const model = await startMock({ main: mainRouter({ clarifier: () => ({ text: HELLO_BRIEF }) }, 200) });
     const workspace = tempDir('store-four');
     const go = (runDir: string, ...extra: string[]) =>
-      runFlower(['-w', workspace, '-r', runDir, '--clarify-only', '--timeout', '0', ...extra, 'write hello.py'], {
-        env: mockedEnv(model, { FLOWER_STORE_URL: schema.url }),
-        cwd: workspace,
-      });
+      runFlower(
+        ['-w', workspace, '-r', runDir, '--clarify-only', '--timeout', '0', ...extra, 'write hello.py'],
+        {
+          env: mockedEnv(model, { FLOWER_STORE_URL: schema.url }),
+          cwd: workspace,
+        },
+      );
     const runs = await Promise.all(['runs-1', 'runs-2', 'runs-3', 'runs-4'].map(go));
     for (const run of runs) expect(run.status, run.stderr).toBe(0);
     const tasks = await schema.query<{ run_dir: string }>('SELECT run_dir FROM tasks ORDER BY run_dir');
     expect(tasks.map((task) => task.run_dir)).toEqual(['runs-1', 'runs-2', 'runs-3', 'runs-4']);
     for (const kind of ['manifest-run', 'lineage-step', 'woke']) {
       const found = await records(schema, kind);
-      expect(found.map((record) => record.run_dir).sort(), kind).toEqual(['runs-1', 'runs-2', 'runs-3', 'runs-4']);
+      expect(found.map((record) => record.run_dir).sort(), kind).toEqual([
+        'runs-1',
+        'runs-2',
+        'runs-3',
+        'runs-4',
+      ]);
     }
     for (const record of await records(schema, 'woke')) expect(JSON.parse(record.value)).toBe(1);
 
@@ -82,7 +90,10 @@ describe('many flowers, one database', () => {
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     children.push(first);
-    await until(async () => (await schema.query('SELECT 1 FROM task_holders')).length === 1, 'the holder row');
+    await until(
+      async () => (await schema.query('SELECT 1 FROM task_holders')).length === 1,
+      'the holder row',
+    );
     await until(() => model.mainRequests().length === 1, 'the first request');
 
     const second = await runFlower(['once', 'Answer quickly.', '-w', workspace], { env: env() });

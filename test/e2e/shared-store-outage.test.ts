@@ -34,7 +34,8 @@ describe('PostgreSQL away for 30 s in the middle of a step', () => {
     const schema = await sharedSchema('outage');
     proxy = await CuttableProxy.start(schema.url);
     const workspace = tempDir('store-outage');
-    for (const name of ['a.txt', 'b.txt', 'c.txt']) writeFileSync(join(workspace, name), `contents of ${name}\n`);
+    for (const name of ['a.txt', 'b.txt', 'c.txt'])
+      writeFileSync(join(workspace, name), `contents of ${name}\n`);
     const model = await startMock([
       // Each reply is one turn whose entries are written while the database is away.
       { toolUses: [{ name: 'Read', input: { file_path: join(workspace, 'a.txt') } }], delayMs: 1000 },
@@ -50,7 +51,10 @@ describe('PostgreSQL away for 30 s in the middle of a step', () => {
       cutAt = Date.now();
       setTimeout(() => proxy?.restore(), CUT_MS);
     });
-    const run = await runFlower(['once', 'Read the three files.', '-w', workspace], { env, timeoutMs: 150_000 });
+    const run = await runFlower(['once', 'Read the three files.', '-w', workspace], {
+      env,
+      timeoutMs: 150_000,
+    });
     await watcher;
     expect(run.status, run.stderr).toBe(0);
     expect(run.stdout).toContain('Read all three.');
@@ -58,7 +62,9 @@ describe('PostgreSQL away for 30 s in the middle of a step', () => {
     expect(Date.now() - cutAt).toBeGreaterThan(CUT_MS);
     expect(proxy.refused).toBeGreaterThan(0);
 
-    const outageLines = run.stderr.split('\n').filter((line) => /does not answer|dropped|could not be sent/.test(line));
+    const outageLines = run.stderr
+      .split('\n')
+      .filter((line) => /does not answer|dropped|could not be sent/.test(line));
     expect(outageLines, run.stderr).toHaveLength(1);
     expect(outageLines[0]).toContain('the work continues in the run directory');
 

@@ -159,6 +159,9 @@ export const SESSIONS: TableFamily = { name: 'sessions', migrations: [sessionsV1
 /** Every family this flower knows, in creation order. */
 export const FAMILIES: readonly TableFamily[] = [SESSIONS, TASK_RECORDS];
 
+/** The task-records family (task-records.ts), named here beside the others. */
+export const TASK_RECORDS_FAMILY: TableFamily = TASK_RECORDS;
+
 const quoted = (schema: string): string => `"${schema}"`;
 
 /** SQLSTATEs meaning "the schema or its version table is not there yet". */

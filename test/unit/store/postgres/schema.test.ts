@@ -6,7 +6,12 @@ import type pg from 'pg';
 import { afterEach, describe, expect, it } from 'vitest';
 import { type PostgresTarget, parseStoreTarget } from '../../../../src/config/store-url.js';
 import { createPool } from '../../../../src/store/postgres/connection.js';
-import { ensureSchema, SESSIONS, type TableFamily } from '../../../../src/store/postgres/schema.js';
+import {
+  ensureSchema,
+  SESSIONS,
+  TASK_RECORDS_FAMILY,
+  type TableFamily,
+} from '../../../../src/store/postgres/schema.js';
 import { PostgresSessionStore } from '../../../../src/store/postgres/session-store.js';
 import { type TestSchema, usePostgres } from '../../../support/postgres.js';
 
@@ -47,7 +52,10 @@ describe('schema creation', () => {
       return store.open();
     });
     await expect(Promise.all(opening)).resolves.toHaveLength(6);
-    expect(await versions()).toEqual([{ family: 'sessions', version: SESSIONS.migrations.length }]);
+    expect(await versions()).toEqual([
+      { family: 'sessions', version: SESSIONS.migrations.length },
+      { family: 'task_records', version: TASK_RECORDS_FAMILY.migrations.length },
+    ]);
     await stores[3]?.append({ projectKey: 'p', sessionId: 's' }, [{ type: 'user', uuid: 'u-1' }]);
     expect(await stores[5]?.load({ projectKey: 'p', sessionId: 's' })).toEqual([
       { type: 'user', uuid: 'u-1' },
@@ -60,7 +68,10 @@ describe('schema creation', () => {
     const store = new PostgresSessionStore(where);
     stores.push(store);
     await store.open();
-    expect(await versions()).toEqual([{ family: 'sessions', version: 1 }]);
+    expect(await versions()).toEqual([
+      { family: 'sessions', version: 1 },
+      { family: 'task_records', version: 1 },
+    ]);
   });
 
   it('refuses tables written by a newer flower, saying to upgrade', async () => {
@@ -108,6 +119,6 @@ describe('migrations', () => {
     await store.append({ projectKey: 'p', sessionId: 's' }, [{ type: 'user', uuid: 'kept' }]);
     await ensureSchema(await pool(), where.schema, where.display, [SESSIONS, notes(2)]);
     expect(await store.load({ projectKey: 'p', sessionId: 's' })).toEqual([{ type: 'user', uuid: 'kept' }]);
-    expect((await versions()).map((row) => row.family)).toEqual(['notes', 'sessions']);
+    expect((await versions()).map((row) => row.family)).toEqual(['notes', 'sessions', 'task_records']);
   });
 });

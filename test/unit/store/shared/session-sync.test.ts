@@ -1,0 +1,67 @@
+/**
+ * Session reconcile between two backends: each side gets exactly what it lacks (by uuid, and by
+ * count of identical copies for entries without one), nothing twice, and a second run changes
+ * nothing.
+ */
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { SessionStoreEntry } from '@anthropic-ai/claude-agent-sdk';
+import { afterEach, describe, expect, it } from 'vitest';
+import { missingEntries, syncSessions } from '../../../../src/store/shared/session-sync.js';
+import { SqliteSessionStore } from '../../../../src/store/sqlite-session-store.js';
+
+const dirs: string[] = [];
+const stores: SqliteSessionStore[] = [];
+afterEach(() => {
+  for (const store of stores.splice(0)) store.close();
+  for (const dir of dirs.splice(0)) rmSync(dir, { recursive: true, force: true });
+});
+
+function store(): SqliteSessionStore {
+  const dir = mkdtempSync(join(tmpdir(), 'flower-sync-'));
+  dirs.push(dir);
+  const opened = new SqliteSessionStore(join(dir, 'sessions.db'));
+  stores.push(opened);
+  return opened;
+}
+
+const counted = (backend: SqliteSessionStore) => ({
+  entryCounts: (projectKey: string) => backend.entryCounts(projectKey),
+  load: backend.load.bind(backend),
+  append: backend.append.bind(backend),
+});
+
+const user = (uuid: string): SessionStoreEntry => ({ type: 'user', uuid, message: { content: uuid } });
+const cost = (total: number): SessionStoreEntry => ({ type: 'cost-state', total }) as SessionStoreEntry;
+
+describe('session sync', () => {
+  it('finds what is missing by uuid, and copies of uuid-less entries by count', () => {
+    const from = [user('a'), cost(1), user('b'), cost(1), cost(2)];
+    expect(missingEntries(from, [user('a'), cost(1)])).toEqual([user('b'), cost(1), cost(2)]);
+    expect(missingEntries(from, from)).toEqual([]);
+  });
+
+  it('brings both sides level, subagents included, and a second run changes nothing', async () => {
+    const local = store();
+    const shared = store();
+    const main = { projectKey: 'p', sessionId: 's1' };
+    const sub = { ...main, subpath: 'subagents/agent-1' };
+    await local.append(main, [user('a'), user('b'), cost(1)]);
+    await local.append(sub, [user('w1')]);
+    await shared.append(main, [user('a')]);
+    await shared.append({ projectKey: 'p', sessionId: 's2' }, [user('x'), cost(3)]);
+    await shared.append({ projectKey: 'other', sessionId: 's3' }, [user('y')]);
+
+    const first = await syncSessions(counted(local), counted(shared), 'p');
+    expect(first).toMatchObject({ keys: 3, differing: 3, pulled: 2, pushed: 3 });
+    expect(await shared.load(main)).toEqual([user('a'), user('b'), cost(1)]);
+    expect(await shared.load(sub)).toEqual([user('w1')]);
+    expect(await local.load({ projectKey: 'p', sessionId: 's2' })).toEqual([user('x'), cost(3)]);
+    // Another project is not this task's business.
+    expect(local.hasSession('other', 's3')).toBe(false);
+
+    const second = await syncSessions(counted(local), counted(shared), 'p');
+    expect(second).toMatchObject({ keys: 3, differing: 0, pulled: 0, pushed: 0 });
+  });
+});

@@ -1,0 +1,96 @@
+/**
+ * The write-behind queue: jobs run in the order pushed, one at a time; a passing failure (the
+ * server away) is retried until it succeeds and said once however many jobs meet it; a refused job
+ * is said and dropped without blocking the rest; `flush` waits a bounded time.
+ */
+import { describe, expect, it } from 'vitest';
+import {
+  isPassingFailure,
+  outageNotice,
+  WriteBehindQueue,
+} from '../../../../src/store/shared/write-behind.js';
+
+const refusedConnection = () =>
+  Object.assign(new Error('connect ECONNREFUSED 127.0.0.1:5432'), { code: 'ECONNREFUSED' });
+
+function queueWith(lines: { warnings: string[]; verbose: string[]; refused: string[] }) {
+  const notice = outageNotice('postgres://u:***@db/x', {
+    onWarning: (line) => lines.warnings.push(line),
+    onVerbose: (line) => lines.verbose.push(line),
+  });
+  return new WriteBehindQueue({
+    notice,
+    retryDelayMs: 5,
+    maxRetryDelayMs: 20,
+    onRefused: (label) => lines.refused.push(label),
+  });
+}
+
+describe('write-behind', () => {
+  it('runs jobs in order, retries through an outage, says it once, and catches up', async () => {
+    const lines = { warnings: [] as string[], verbose: [] as string[], refused: [] as string[] };
+    const queue = queueWith(lines);
+    const done: number[] = [];
+    let down = 6;
+    for (let job = 0; job < 5; job += 1) {
+      queue.push(`job ${job}`, async () => {
+        if (down > 0) {
+          down -= 1;
+          throw refusedConnection();
+        }
+        done.push(job);
+      });
+    }
+    expect(await queue.flush(5000)).toBe(true);
+    expect(done).toEqual([0, 1, 2, 3, 4]);
+    expect(lines.warnings).toHaveLength(1);
+    expect(lines.warnings[0]).toContain('postgres://u:***@db/x does not answer');
+    expect(lines.warnings[0]).toContain('the work continues in the run directory');
+    expect(lines.verbose).toEqual(['PostgreSQL store postgres://u:***@db/x answers again; catching up.']);
+    // A second outage later in the same process is not said again.
+    down = 2;
+    queue.push('job 5', async () => {
+      if (down-- > 0) throw refusedConnection();
+      done.push(5);
+    });
+    expect(await queue.flush(5000)).toBe(true);
+    expect(done.at(-1)).toBe(5);
+    expect(lines.warnings).toHaveLength(1);
+  });
+
+  it('drops a job the server refuses, says which, and goes on with the next', async () => {
+    const lines = { warnings: [] as string[], verbose: [] as string[], refused: [] as string[] };
+    const queue = queueWith(lines);
+    const done: string[] = [];
+    queue.push('append to p/s', async () => {
+      throw Object.assign(new Error('value too long'), { code: '22001' });
+    });
+    queue.push('next', async () => {
+      done.push('next');
+    });
+    expect(await queue.flush(1000)).toBe(true);
+    expect(lines.refused).toEqual(['append to p/s']);
+    expect(done).toEqual(['next']);
+    expect(lines.warnings).toEqual([]);
+  });
+
+  it('flush gives up after its bound while the server stays away, and the job is still pending', async () => {
+    const lines = { warnings: [] as string[], verbose: [] as string[], refused: [] as string[] };
+    const queue = queueWith(lines);
+    queue.push('never', async () => {
+      throw refusedConnection();
+    });
+    const started = Date.now();
+    expect(await queue.flush(150)).toBe(false);
+    expect(Date.now() - started).toBeLessThan(1000);
+    expect(queue.pending).toBe(1);
+    queue.close();
+  });
+
+  it('tells an outage from a refusal', () => {
+    expect(isPassingFailure(refusedConnection())).toBe(true);
+    expect(isPassingFailure(new Error('Connection terminated unexpectedly'))).toBe(true);
+    expect(isPassingFailure(Object.assign(new Error('x'), { code: '08006' }))).toBe(true);
+    expect(isPassingFailure(Object.assign(new Error('duplicate key'), { code: '23505' }))).toBe(false);
+  });
+});

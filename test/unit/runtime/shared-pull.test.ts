@@ -1,0 +1,229 @@
+/**
+ * The pull on the real server: a run directory's state goes up, an empty run directory on another
+ * "machine" comes back equivalent (manifest, lineage, wake, marker, endpoints, spill files,
+ * sessions), two pulls in a row change nothing, an earlier process's outbox is sent before
+ * anything is read, changes this process makes are sent and pulled ones never sent back, and a
+ * task of a workspace with the same name elsewhere is said in one line.
+ */
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { type PostgresTarget, parseStoreTarget } from '../../../src/config/store-url.js';
+import { EndpointHistory } from '../../../src/runtime/endpoint-history.js';
+import { markInFlight } from '../../../src/runtime/in-flight.js';
+import { Lineage } from '../../../src/runtime/lineage.js';
+import { readManifest, saveManifestRows } from '../../../src/runtime/manifest.js';
+import { prepareRunDirectory } from '../../../src/runtime/run-directory.js';
+import { appendOutbox, outboxPath } from '../../../src/runtime/shared/outbox.js';
+import { pullTaskState } from '../../../src/runtime/shared/pull.js';
+import { SharedTask } from '../../../src/runtime/shared/shared-task.js';
+import { newStepResult } from '../../../src/runtime/step-result.js';
+import { projectKeyFor } from '../../../src/store/session-key.js';
+import { openSharedStore, type SharedStore } from '../../../src/store/shared/shared-store.js';
+import { SqliteSessionStore } from '../../../src/store/sqlite-session-store.js';
+import { type TestSchema, usePostgres } from '../../support/postgres.js';
+
+const postgres = usePostgres();
+const cleanups: Array<() => Promise<void> | void> = [];
+afterEach(async () => {
+  for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
+});
+
+async function setUp(): Promise<{
+  store: SharedStore;
+  target: PostgresTarget;
+  schema: TestSchema;
+  root: string;
+}> {
+  const schema = await postgres.freshSchema('pull');
+  cleanups.push(schema.drop);
+  const target = parseStoreTarget(schema.url) as PostgresTarget;
+  const store = await openSharedStore(target);
+  cleanups.push(() => store.close());
+  const root = mkdtempSync(join(tmpdir(), 'flower-pull-'));
+  cleanups.push(() => rmSync(root, { recursive: true, force: true }));
+  return { store, target, schema, root };
+}
+
+/** Every file of a run directory (and the spill directory) with its content; sessions by their entries. */
+function snapshot(workspace: string): Record<string, string> {
+  const files: Record<string, string> = {};
+  const walk = (dir: string, prefix: string) => {
+    let names: string[];
+    try {
+      names = readdirSync(dir, { withFileTypes: true }).map((entry) =>
+        entry.isDirectory() ? `${entry.name}/` : entry.name,
+      );
+    } catch {
+      return;
+    }
+    for (const name of names) {
+      if (name.endsWith('/')) walk(join(dir, name), `${prefix}${name}`);
+      else if (!name.startsWith('sessions.db'))
+        files[`${prefix}${name}`] = readFileSync(join(dir, name), 'utf8');
+    }
+  };
+  walk(join(workspace, 'runs'), 'runs/');
+  walk(join(workspace, '.flower', 'spill'), 'spill/');
+  const sessions = new SqliteSessionStore(join(workspace, 'runs', 'sessions.db'));
+  try {
+    const key = projectKeyFor(workspace);
+    for (const count of sessions.entryCounts(key)) {
+      files[`session ${count.sessionId} ${count.subpath}`] = JSON.stringify(
+        sessions.loadRaw(
+          count.subpath === ''
+            ? { projectKey: key, sessionId: count.sessionId }
+            : { projectKey: key, sessionId: count.sessionId, subpath: count.subpath },
+        ),
+      );
+    }
+  } finally {
+    sessions.close();
+  }
+  return files;
+}
+
+/** A run directory as a process leaves it: rows, lineage, a wake, a marker, an endpoint, a spill file, a session. */
+function writeState(workspace: string): void {
+  const runDir = join(workspace, 'runs');
+  prepareRunDirectory(runDir, workspace);
+  const result = { ...newStepResult('work', 'run-a'), sessionId: 's-1', ok: true, costUsd: 0.5, endedAt: 10 };
+  saveManifestRows(runDir, 'run-a', [result]);
+  const lineage = Lineage.open(runDir, workspace);
+  lineage.remember('work', 's-1');
+  lineage.bump();
+  markInFlight(runDir, {
+    sessionId: 's-2',
+    step: 'judge',
+    run: 'run-a',
+    startedAt: 5,
+    baselineUsd: 0,
+    resumed: false,
+  });
+  new EndpointHistory(runDir, 'http://127.0.0.1:9999').recordAnswer();
+  mkdirSync(join(workspace, '.flower', 'spill'), { recursive: true });
+  writeFileSync(join(workspace, '.flower', 'spill', '0123456789abcdef.txt'), 'a large tool result');
+  const sessions = new SqliteSessionStore(join(runDir, 'sessions.db'));
+  sessions.appendNow({ projectKey: projectKeyFor(workspace), sessionId: 's-1' }, [
+    { type: 'user', uuid: 'u1', message: { content: 'hi' } },
+    { type: 'assistant', uuid: 'u2', message: { content: 'hello' } },
+  ]);
+  sessions.appendNow(
+    { projectKey: projectKeyFor(workspace), sessionId: 's-1', subpath: 'subagents/agent-x' },
+    [{ type: 'user', uuid: 'w1' }],
+  );
+  sessions.close();
+}
+
+describe('pullTaskState', () => {
+  it('sends a run directory up, rebuilds it on an empty one, and a second pull changes nothing', async () => {
+    const { store, root } = await setUp();
+    const workspace = join(root, 'work');
+    writeState(workspace);
+    const task = { workspace, runDir: join(workspace, 'runs') };
+    const before = snapshot(workspace);
+
+    const up = await pullTaskState(store, task);
+    expect(up.recordsPulled).toBe(0);
+    expect(up.recordsPushed).toBeGreaterThanOrEqual(6);
+    expect(up.sessions).toMatchObject({ pushed: 3, pulled: 0 });
+    expect(snapshot(workspace)).toEqual(before);
+
+    // Another machine: the same workspace path, nothing local.
+    rmSync(join(workspace, 'runs'), { recursive: true, force: true });
+    rmSync(join(workspace, '.flower'), { recursive: true, force: true });
+    const down = await pullTaskState(store, task);
+    expect(down.recordsPushed).toBe(0);
+    expect(down.sessions).toMatchObject({ pushed: 0, pulled: 3 });
+    expect(snapshot(workspace)).toEqual(before);
+
+    const again = await pullTaskState(store, task);
+    expect(again).toMatchObject({ replayed: 0, recordsPulled: 0, recordsPushed: 0 });
+    expect(again.sessions).toMatchObject({ differing: 0, pulled: 0, pushed: 0 });
+    expect(snapshot(workspace)).toEqual(before);
+  });
+
+  it('sends an earlier process outbox first, so its newer value is not overwritten by the older one', async () => {
+    const { store, root } = await setUp();
+    const workspace = join(root, 'work');
+    const runDir = join(workspace, 'runs');
+    const task = { workspace, runDir };
+    await store.records.write(task, [
+      { op: 'put', kind: 'lineage-step', key: 'work', value: { sessionId: 'old' }, at: 1 },
+    ]);
+    mkdirSync(runDir, { recursive: true });
+    Lineage.open(runDir, workspace); // nothing recorded
+    appendOutbox(runDir, [
+      { op: 'put', kind: 'lineage-step', key: 'work', value: { sessionId: 'newer' }, at: 2 },
+    ]);
+    const report = await pullTaskState(store, task);
+    expect(report.replayed).toBe(1);
+    expect(Lineage.open(runDir, workspace).steps).toEqual({ work: 'newer' });
+    expect(readdirSync(runDir)).not.toContain(outboxPath(runDir).split('/').at(-1));
+  });
+
+  it('says in one line when the database holds the task for a workspace of the same name elsewhere', async () => {
+    const { store, root } = await setUp();
+    await store.records.write({ workspace: '/work', runDir: '/work/runs' }, [
+      { op: 'put', kind: 'lineage-step', key: 'work', value: { sessionId: 's' }, at: 1 },
+    ]);
+    const workspace = join(root, 'work');
+    const warnings: string[] = [];
+    const report = await pullTaskState(
+      store,
+      { workspace, runDir: join(workspace, 'runs') },
+      {
+        onWarning: (line) => warnings.push(line),
+      },
+    );
+    expect(report.foreignWorkspace).toBe('/work');
+    expect(warnings).toHaveLength(1);
+    expect(warnings[0]).toContain(
+      `holds a task for /work, not for ${workspace}: to continue it, run flower from /work`,
+    );
+    expect(Lineage.open(join(workspace, 'runs'), workspace).steps).toEqual({});
+  });
+
+  it('a shared task sends what this process changes, and not what it pulled', async () => {
+    const { store, target, root } = await setUp();
+    const workspace = join(root, 'work');
+    const runDir = join(workspace, 'runs');
+    const task = { workspace, runDir };
+    await store.records.write(task, [
+      {
+        op: 'put',
+        kind: 'manifest-run',
+        key: 'run-other',
+        value: [{ run: 'run-other', step: 'work' }],
+        at: 1,
+      },
+    ]);
+    const shared = await SharedTask.open(target, task);
+    const opened = shared;
+    cleanups.push(() => opened.close(2000));
+    expect(readManifest(runDir)).toEqual([{ run: 'run-other', step: 'work' }]);
+    // Another machine changes the pulled run meanwhile; nothing here may send the old copy back.
+    await store.records.write(task, [
+      {
+        op: 'put',
+        kind: 'manifest-run',
+        key: 'run-other',
+        value: [{ run: 'run-other', step: 'work', cost_usd: 2 }],
+        at: 5,
+      },
+    ]);
+    const result = { ...newStepResult('own', 'run-mine'), ok: true, endedAt: 3 };
+    saveManifestRows(runDir, 'run-mine', [result]);
+    Lineage.open(runDir, workspace).remember('own', 's-mine');
+    expect(await shared.flush(5000)).toBe(true);
+    const records = (await store.records.read(task)).records;
+    expect(records.find((record) => record.key === 'run-other')?.value).toEqual([
+      { run: 'run-other', step: 'work', cost_usd: 2 },
+    ]);
+    expect(records.find((record) => record.key === 'run-mine')).toBeDefined();
+    expect(records.find((record) => record.kind === 'lineage-step')?.value).toEqual({ sessionId: 's-mine' });
+    await shared.close(2000);
+    expect(readdirSync(runDir)).not.toContain('shared-outbox.jsonl');
+  });
+});

@@ -49,7 +49,7 @@ describe('many flowers, one database', () => {
           cwd: workspace,
         },
       );
-    const runs = await Promise.all(['runs-1', 'runs-2', 'runs-3', 'runs-4'].map(go));
+    const runs = await Promise.all(['runs-1', 'runs-2', 'runs-3', 'runs-4'].map((runDir) => go(runDir)));
     for (const run of runs) expect(run.status, run.stderr).toBe(0);
     const tasks = await schema.query<{ run_dir: string }>('SELECT run_dir FROM tasks ORDER BY run_dir');
     expect(tasks.map((task) => task.run_dir)).toEqual(['runs-1', 'runs-2', 'runs-3', 'runs-4']);

@@ -14,6 +14,9 @@
  *
  * Invariants:
  * - A marker of a live process (same host) is never touched: another flower may be working here.
+ * - A marker of another host is never judged, except when this process holds the task with the
+ *   PostgreSQL lock (`holdAcrossMachines`): then no flower anywhere runs it, and the marker is a
+ *   killed attempt of another machine, booked here like a local one.
  * - Booking appends one row under the killed process's run id and keeps every other row; a row
  *   naming the session that ended after the marker's start means nothing was lost, and no second
  *   row is added.
@@ -22,7 +25,7 @@
  */
 import { mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { hostname } from 'node:os';
-import { join } from 'node:path';
+import { join, resolve } from 'node:path';
 import type { SessionStoreEntry } from '@anthropic-ai/claude-agent-sdk';
 import { PRIVATE_DIRECTORY_MODE, PRIVATE_FILE_MODE } from '../config/private-files.js';
 import { lastCostStateIn, totalCostOf } from '../store/cost-state.js';
@@ -95,15 +98,34 @@ export function inFlightMarkers(runDir: string): InFlightMarker[] {
   return readMarkers(runDir);
 }
 
-/** Whether the process a marker names is gone (a pid means nothing on another host: not judged). */
-function orphaned(marker: InFlightMarker): boolean {
-  return marker.host === hostname() && !processIsAlive(marker.pid);
+/** Run directories whose task this process holds across machines (the PostgreSQL task lock). */
+const heldAcrossMachines = new Set<string>();
+
+/**
+ * Says that this process holds `runDir`'s task with a lock every machine respects (shared-task.ts):
+ * then no other flower anywhere runs it, so a marker of another host is a killed attempt too.
+ * Returns the undo.
+ */
+export function holdAcrossMachines(runDir: string): () => void {
+  const key = resolve(runDir);
+  heldAcrossMachines.add(key);
+  return () => heldAcrossMachines.delete(key);
+}
+
+/**
+ * Whether the process a marker names is gone. A pid means nothing on another host, so such a
+ * marker is not judged — unless this process holds the task across machines.
+ */
+function orphaned(marker: InFlightMarker, runDir: string): boolean {
+  if (marker.host !== hostname()) return heldAcrossMachines.has(resolve(runDir));
+  if (marker.pid === process.pid) return false;
+  return !processIsAlive(marker.pid);
 }
 
 /** The sessions whose processes were killed while running them (their markers are still there). */
 export function killedSessions(runDir: string): string[] {
   return readMarkers(runDir)
-    .filter(orphaned)
+    .filter((marker) => orphaned(marker, runDir))
     .map((marker) => marker.sessionId);
 }
 
@@ -207,7 +229,7 @@ export async function bookKilledAttempts(
   const done: string[] = [];
   for (const marker of readMarkers(runDir)) {
     // A live process here is another flower at work.
-    if (!orphaned(marker)) continue;
+    if (!orphaned(marker, runDir)) continue;
     done.push(marker.sessionId);
     // A row that ended after the attempt started already holds it (the marker outlived its removal).
     const recorded = rows.some(

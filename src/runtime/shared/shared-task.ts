@@ -28,6 +28,7 @@ import { openSharedStore, type SharedStore } from '../../store/shared/shared-sto
 import type { HeldTaskLock, TaskRef } from '../../store/shared/task-lock-types.js';
 import { type OutageNotice, outageNotice, WriteBehindQueue } from '../../store/shared/write-behind.js';
 import { SqliteSessionStore } from '../../store/sqlite-session-store.js';
+import { holdAcrossMachines } from '../in-flight.js';
 import { subscribeTaskChanges } from '../task-changes.js';
 import { appendOutbox, clearOutbox } from './outbox.js';
 import { type PullReport, pullTaskState } from './pull.js';
@@ -47,6 +48,8 @@ export class SharedTask implements RuntimeSharing {
   readonly records: WriteBehindQueue;
   private readonly unsubscribe: () => void;
   private closed = false;
+  /** Undoes `holdAcrossMachines` when the lock is given back. */
+  private releaseHold: () => void = () => {};
 
   private constructor(
     readonly store: SharedStore,
@@ -120,6 +123,7 @@ export class SharedTask implements RuntimeSharing {
         `${unsent > 0 ? `${unsent} change${unsent === 1 ? '' : 's'} of this task` : 'Some of this task'} could not be sent to ${this.store.display} yet; ${unsent === 1 ? 'it stays' : 'they stay'} in ${this.runDir} and the next flower start here sends ${unsent === 1 ? 'it' : 'them'}.`,
       );
     }
+    this.releaseHold();
     await this.lock.release().catch(() => {});
     await this.store.close();
   }
@@ -176,7 +180,9 @@ export class SharedTask implements RuntimeSharing {
         })
         .acquire(task);
       const pulled = await pullTaskState(store, task, options);
-      return new SharedTask(store, task, lock, pulled, notice, options);
+      const shared = new SharedTask(store, task, lock, pulled, notice, options);
+      shared.releaseHold = holdAcrossMachines(shared.runDir);
+      return shared;
     } catch (error) {
       await lock?.release().catch(() => {});
       await store.close();

@@ -11,7 +11,12 @@ import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { type PostgresTarget, parseStoreTarget } from '../../../src/config/store-url.js';
 import { EndpointHistory } from '../../../src/runtime/endpoint-history.js';
-import { markInFlight } from '../../../src/runtime/in-flight.js';
+import {
+  holdAcrossMachines,
+  killedSessions,
+  markInFlight,
+  restoreInFlight,
+} from '../../../src/runtime/in-flight.js';
 import { Lineage } from '../../../src/runtime/lineage.js';
 import { readManifest, saveManifestRows } from '../../../src/runtime/manifest.js';
 import { prepareRunDirectory } from '../../../src/runtime/run-directory.js';
@@ -225,5 +230,25 @@ describe('pullTaskState', () => {
     expect(records.find((record) => record.kind === 'lineage-step')?.value).toEqual({ sessionId: 's-mine' });
     await shared.close(2000);
     expect(readdirSync(runDir)).not.toContain('shared-outbox.jsonl');
+  });
+
+  it("books another machine's marker only while this process holds the task across machines", () => {
+    const runDir = mkdtempSync(join(tmpdir(), 'flower-markers-'));
+    cleanups.push(() => rmSync(runDir, { recursive: true, force: true }));
+    restoreInFlight(runDir, {
+      sessionId: 's-far',
+      step: 'work',
+      run: 'r',
+      pid: process.pid,
+      host: 'machine-a.example',
+      startedAt: 1,
+      baselineUsd: 0,
+      resumed: false,
+    });
+    expect(killedSessions(runDir)).toEqual([]);
+    const release = holdAcrossMachines(runDir);
+    expect(killedSessions(runDir)).toEqual(['s-far']);
+    release();
+    expect(killedSessions(runDir)).toEqual([]);
   });
 });

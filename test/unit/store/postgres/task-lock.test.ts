@@ -1,0 +1,70 @@
+/**
+ * The task lock as a PostgreSQL advisory lock (real server only: PGlite is one session, where
+ * advisory locks of all clients are one holder's): a second holder of the same task is refused
+ * with the first one's pid, host and start; another task is not; a holder whose connection the
+ * server ends is told once and takes the lock again; a release lets the next one in.
+ */
+import { hostname } from 'node:os';
+import { afterEach, describe, expect, it } from 'vitest';
+import { type PostgresTarget, parseStoreTarget } from '../../../../src/config/store-url.js';
+import { openSharedStore, type SharedStore } from '../../../../src/store/shared/shared-store.js';
+import { TaskBusyError } from '../../../../src/store/shared/task-lock-types.js';
+import { realServerUrl, type TestSchema, usePostgres } from '../../../support/postgres.js';
+
+const postgres = usePostgres();
+const opened: SharedStore[] = [];
+let schema: TestSchema | undefined;
+afterEach(async () => {
+  for (const store of opened.splice(0)) await store.close();
+  await schema?.drop();
+  schema = undefined;
+});
+
+async function open(): Promise<SharedStore> {
+  schema ??= await postgres.freshSchema('lock');
+  const store = await openSharedStore(parseStoreTarget(schema.url) as PostgresTarget);
+  opened.push(store);
+  return store;
+}
+
+const task = { workspace: '/work', runDir: '/work/runs' };
+
+describe.runIf(realServerUrl !== undefined)('the PostgreSQL task lock', () => {
+  it('refuses a second holder naming the first, lets another task in, and the next one after release', async () => {
+    const [a, b] = [await open(), await open()];
+    const held = await a.locks().acquire(task);
+    const refused = await b
+      .locks({ holderWaitMs: 200 })
+      .acquire(task)
+      .catch((error: unknown) => error);
+    expect(refused).toBeInstanceOf(TaskBusyError);
+    expect((refused as TaskBusyError).holder).toEqual(held.holder);
+    expect(held.holder).toMatchObject({ pid: process.pid, host: hostname() });
+    const other = await b.locks().acquire({ workspace: '/work', runDir: '/work/runs-2' });
+    await other.release();
+    await held.release();
+    const next = await b.locks().acquire(task);
+    expect(await postgres.admin(`SELECT pid FROM "${schema?.schema}".task_holders`)).toMatchObject({
+      rows: [{ pid: process.pid }],
+    });
+    await next.release();
+    expect((await postgres.admin(`SELECT pid FROM "${schema?.schema}".task_holders`)).rows).toEqual([]);
+  });
+
+  it('a lock connection the server ends is said once and taken again', async () => {
+    const [a, b] = [await open(), await open()];
+    const dropped: unknown[] = [];
+    let retaken = 0;
+    const held = await a
+      .locks({ onDropped: (error) => dropped.push(error), onRetaken: () => retaken++, retryDelayMs: 50 })
+      .acquire(task);
+    // Only this test's holder: the server is shared with other test runs.
+    await postgres.admin(`SELECT pg_terminate_backend(backend_pid) FROM "${schema?.schema}".task_holders`);
+    const deadline = Date.now() + 10_000;
+    while (retaken === 0 && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 50));
+    expect(dropped).toHaveLength(1);
+    expect(retaken).toBe(1);
+    await expect(b.locks({ holderWaitMs: 200 }).acquire(task)).rejects.toBeInstanceOf(TaskBusyError);
+    await held.release();
+  });
+});

@@ -13,6 +13,7 @@ import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { TASK_LOCK_FILE } from '../../src/runtime/task-lock.js';
 import { mock } from '../../src/testing/index.js';
+import { realServerUrl } from '../support/postgres.js';
 import { cleanUp, startMock } from '../support/scratch.js';
 import { flowerBin, mockedEnv, runFlower, tempDir } from './cli-harness.js';
 import { HELLO_BRIEF, mainRouter } from './scenario-harness.js';
@@ -80,36 +81,44 @@ describe('many flowers, one database', () => {
     expect(steps.map((record) => record.key)).toEqual(['clarify']);
   }, 240_000);
 
-  it('a second process is refused by the advisory lock, whatever its config dir; a killed holder leaves no lock', async () => {
-    const schema = await sharedSchema('lock');
-    const model = await startMock([mock.text('First, slowly.', { delayMs: 120_000 }), mock.text('Second.')]);
-    const workspace = tempDir('store-lock');
-    const env = () => mockedEnv(model, { FLOWER_STORE_URL: schema.url });
-    const first = spawn(process.execPath, [flowerBin, 'once', 'Answer slowly.', '-w', workspace], {
-      env: env(),
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    children.push(first);
-    await until(
-      async () => (await schema.query('SELECT 1 FROM task_holders')).length === 1,
-      'the holder row',
-    );
-    await until(() => model.mainRequests().length === 1, 'the first request');
+  // PGlite is one database session, where every client shares the advisory locks: real server only.
+  it.runIf(realServerUrl !== undefined)(
+    'a second process is refused by the advisory lock, whatever its config dir; a killed holder leaves no lock',
+    async () => {
+      const schema = await sharedSchema('lock');
+      const model = await startMock([
+        mock.text('First, slowly.', { delayMs: 120_000 }),
+        mock.text('Second.'),
+      ]);
+      const workspace = tempDir('store-lock');
+      const env = () => mockedEnv(model, { FLOWER_STORE_URL: schema.url });
+      const first = spawn(process.execPath, [flowerBin, 'once', 'Answer slowly.', '-w', workspace], {
+        env: env(),
+        stdio: ['ignore', 'pipe', 'pipe'],
+      });
+      children.push(first);
+      await until(
+        async () => (await schema.query('SELECT 1 FROM task_holders')).length === 1,
+        'the holder row',
+      );
+      await until(() => model.mainRequests().length === 1, 'the first request');
 
-    const second = await runFlower(['once', 'Answer quickly.', '-w', workspace], { env: env() });
-    expect(second.status).toBe(1);
-    expect(second.stderr).toMatch(BUSY);
-    expect(Number(BUSY.exec(second.stderr)?.[1])).toBe(first.pid);
-    // Not the file lock: with the state in PostgreSQL there is none.
-    expect(existsSync(join(workspace, 'runs', TASK_LOCK_FILE))).toBe(false);
-    expect(model.mainRequests()).toHaveLength(1);
+      const second = await runFlower(['once', 'Answer quickly.', '-w', workspace], { env: env() });
+      expect(second.status).toBe(1);
+      expect(second.stderr).toMatch(BUSY);
+      expect(Number(BUSY.exec(second.stderr)?.[1])).toBe(first.pid);
+      // Not the file lock: with the state in PostgreSQL there is none.
+      expect(existsSync(join(workspace, 'runs', TASK_LOCK_FILE))).toBe(false);
+      expect(model.mainRequests()).toHaveLength(1);
 
-    await new Promise<void>((resolve) => {
-      first.on('exit', () => resolve());
-      first.kill('SIGKILL');
-    });
-    const third = await runFlower(['once', 'Answer quickly.', '-w', workspace], { env: env() });
-    expect(third.status, third.stderr).toBe(0);
-    expect(third.stdout).toContain('Second.');
-  }, 180_000);
+      await new Promise<void>((resolve) => {
+        first.on('exit', () => resolve());
+        first.kill('SIGKILL');
+      });
+      const third = await runFlower(['once', 'Answer quickly.', '-w', workspace], { env: env() });
+      expect(third.status, third.stderr).toBe(0);
+      expect(third.stdout).toContain('Second.');
+    },
+    180_000,
+  );
 });

@@ -32,9 +32,9 @@ afterEach(async () => {
   rmSync(root, { recursive: true, force: true });
 });
 
-async function doctor(env: Record<string, string> = {}) {
+async function doctor(env: Record<string, string> = {}, args: string[] = []) {
   const run = await runNode(
-    [bin, 'doctor'],
+    [bin, 'doctor', ...args],
     {
       PATH: process.env.PATH ?? '',
       HOME: join(root, 'home'),
@@ -83,6 +83,18 @@ describe('flower doctor: FLOWER_STORE_URL', () => {
     );
     const created = await postgres.admin('SELECT 1 FROM pg_namespace WHERE nspname = $1', [schema]);
     expect(created.rowCount).toBe(0);
+  });
+
+  it('--store is what is checked, over FLOWER_STORE_URL, its password masked', async () => {
+    const { url, schema } = await storeUrl();
+    const run = await doctor({ FLOWER_STORE_URL: 'postgres://nobody@127.0.0.1:9/none' }, ['--store', url]);
+    expect(run.status).toBe(0);
+    expect(`${run.stdout}${run.stderr}`).not.toContain(SECRET);
+    expect(storeLine(run.stdout)).toMatch(
+      new RegExp(
+        `^Store: --store postgres://postgres:\\*\\*\\*@127\\.0\\.0\\.1:\\d+/\\w+\\?schema=${schema}: PostgreSQL \\S+.* schema "${schema}" will be created on first use$`,
+      ),
+    );
   });
 
   it('a schema in use: shows its version', async () => {

@@ -33,6 +33,7 @@ import { type EnvMap, userEnvPath } from '../../config/paths.js';
 import { type ProbeVerdict, probeCredentials, probeDisabled } from '../../config/probe.js';
 import { checkReachable } from '../../config/reachability.js';
 import { type SecretMask, secretMask } from '../../config/secret-mask.js';
+import { maskStoreUrl } from '../../config/store-url.js';
 import { readEnvFileValues } from '../../config/user-env-file.js';
 import { resolveWindow, type WindowSource } from '../../config/window.js';
 import { pc } from '../terminal/colors.js';
@@ -141,7 +142,9 @@ export async function runDoctor(flags: DoctorFlags): Promise<void> {
   );
 
   const store = await checkStoreSetting(flags.store ?? env.FLOWER_STORE_URL);
-  out(`${pc.bold('Store:')} ${store.ok ? store.line : pc.red(store.line)}`);
+  // The flag wins over FLOWER_STORE_URL (cli/interaction/task-store.ts): say which was checked.
+  const given = flags.store === undefined ? '' : `--store ${maskStoreUrl(flags.store)}: `;
+  out(`${pc.bold('Store:')} ${given}${store.ok ? store.line : pc.red(store.line)}`);
 
   const credential = activeCredentialKey(env);
   const missing = checkCredentials(env, processChainContext(), report);

@@ -99,6 +99,11 @@ export {
   waitOnline,
 } from './runtime/resilience.js';
 export { INTERRUPT_NOTE, type RunOptions, Runtime, type RuntimeOptions } from './runtime/runtime.js';
+// Task state shared through PostgreSQL: loaded only when openSharedTask is called.
+export { openSharedTask } from './runtime/shared/open.js';
+export type { PullOptions, PullReport } from './runtime/shared/pull.js';
+export type { SharedTask, SharedTaskOptions } from './runtime/shared/shared-task.js';
+export type { RuntimeSharing } from './runtime/shared/sharing.js';
 export {
   CONTEXT_FULL_HANDOFF,
   INTERRUPTED_BY_HUMAN,

@@ -37,13 +37,19 @@ describe('a corrupt runs/lineage.json', () => {
     });
   });
 
-  it('belonging to another workspace is not corrupt: no warning, and this workspace takes it over', async () => {
+  it('belonging to another workspace is not corrupt: one line naming that workspace, and this workspace takes it over', async () => {
     writeFileSync(
       join(runDir, 'lineage.json'),
       JSON.stringify({ workspace: '/elsewhere', woke: 5, steps: { work: 'old-session' } }),
     );
     const outcome = await runWriter(['once', runDir, workspace, '20261130-010000-123456']);
-    expect(outcome).toMatchObject({ code: 0, stderr: '' });
+    expect(outcome.code).toBe(0);
+    // Issue 14: never silently; the line says where the task belongs and how to continue it.
+    const lines = outcome.stderr.trim().split('\n');
+    expect(lines).toHaveLength(1);
+    expect(lines[0]).toContain('was written for the workspace /elsewhere');
+    expect(lines[0]).toContain('run flower from /elsewhere');
+    expect(lines[0]).toContain('starting fresh here');
     expect(readdirSync(runDir).some((name) => name.includes('corrupt'))).toBe(false);
     expect(JSON.parse(readFileSync(join(runDir, 'lineage.json'), 'utf8'))).toEqual({
       workspace,

@@ -207,20 +207,7 @@ export async function pullTaskState(
       }
     }
   }
-  for (const name of localSpills) {
-    if (dbSpills.has(name)) continue;
-    try {
-      pushes.push({
-        op: 'put-once',
-        kind: 'spill',
-        key: name,
-        value: readFileSync(join(spillDir, name), 'utf8'),
-        at: now,
-      });
-    } catch {
-      // Gone meanwhile: nothing to send.
-    }
-  }
+  pushes.push(...spillChanges(spillDir, localSpills, dbSpills, now));
 
   await shared.records.write(task, pushes);
 
@@ -252,6 +239,54 @@ export async function pullTaskState(
     `Task state from ${shared.display}: ${report.recordsPulled} records and ${sessions.pulled} transcript entries brought in, ${report.recordsPushed + report.replayed} records and ${sessions.pushed} entries sent (${Math.round(report.ms)} ms).`,
   );
   return report;
+}
+
+/** Record changes that send the spill files the database lacks. */
+function spillChanges(
+  spillDir: string,
+  local: Iterable<string>,
+  stored: ReadonlySet<string>,
+  at: number,
+): TaskRecordChange[] {
+  const changes: TaskRecordChange[] = [];
+  for (const name of local) {
+    if (stored.has(name)) continue;
+    try {
+      changes.push({
+        op: 'put-once',
+        kind: 'spill',
+        key: name,
+        value: readFileSync(join(spillDir, name), 'utf8'),
+        at,
+      });
+    } catch {
+      // Gone meanwhile: nothing to send.
+    }
+  }
+  return changes;
+}
+
+/**
+ * Sends the spill files this run wrote that the database lacks (at the end of a process, so that
+ * another machine resuming after it finds the files the trimmed transcript points at). Returns
+ * how many were sent.
+ */
+export async function pushSpillFiles(
+  shared: SharedStore,
+  task: TaskRef,
+  spillDirname: string = defaultTrimPolicy.spillDirname,
+): Promise<number> {
+  const spillDir = spillDirectory(resolve(task.workspace), spillDirname);
+  const local = listSpillFiles(spillDir);
+  if (local.length === 0) return 0;
+  const stored = new Set(
+    (await shared.records.read(task, { kinds: ['spill'], keysOnly: true })).records.map(
+      (record) => record.key,
+    ),
+  );
+  const changes = spillChanges(spillDir, local, stored, Date.now());
+  await shared.records.write(task, changes);
+  return changes.length;
 }
 
 /** The spill files of a directory (its `records/` cache is rebuilt from them, never shared). */

@@ -31,7 +31,7 @@ import { SqliteSessionStore } from '../../store/sqlite-session-store.js';
 import { holdAcrossMachines } from '../in-flight.js';
 import { subscribeTaskChanges } from '../task-changes.js';
 import { appendOutbox, clearOutbox } from './outbox.js';
-import { type PullReport, pullTaskState } from './pull.js';
+import { type PullReport, pullTaskState, pushSpillFiles } from './pull.js';
 import { recordChangesOf } from './records.js';
 import { CLOSE_FLUSH_MS, type RuntimeSharing } from './sharing.js';
 
@@ -116,6 +116,11 @@ export class SharedTask implements RuntimeSharing {
     let level = false;
     if (sent && recorded) {
       level = await this.levelSessions(Math.max(1000, deadline - Date.now()));
+      if (level)
+        level = await pushSpillFiles(this.store, this.task).then(
+          () => true,
+          () => false,
+        );
     }
     if (!(sent && recorded && level)) {
       const unsent = this.sessions.pending + this.records.pending;

@@ -228,8 +228,14 @@ describe('pullTaskState', () => {
     ]);
     expect(records.find((record) => record.key === 'run-mine')).toBeDefined();
     expect(records.find((record) => record.kind === 'lineage-step')?.value).toEqual({ sessionId: 's-mine' });
+    // A result spilled during the run reaches the database when the process ends.
+    mkdirSync(join(workspace, '.flower', 'spill'), { recursive: true });
+    writeFileSync(join(workspace, '.flower', 'spill', 'fedcba9876543210.txt'), 'spilled during the run');
     await shared.close(2000);
     expect(readdirSync(runDir)).not.toContain('shared-outbox.jsonl');
+    expect(await store.records.readValues(task, 'spill', ['fedcba9876543210.txt'])).toEqual(
+      new Map([['fedcba9876543210.txt', 'spilled during the run']]),
+    );
   });
 
   it("books another machine's marker only while this process holds the task across machines", () => {

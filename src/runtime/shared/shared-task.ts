@@ -38,6 +38,8 @@ import { CLOSE_FLUSH_MS, type RuntimeSharing } from './sharing.js';
 export interface SharedTaskOptions {
   onWarning?: (line: string) => void;
   onVerbose?: (line: string) => void;
+  /** Unsent transcript batches kept before a catch-up replaces them (default 20 000). */
+  maxPendingBatches?: number;
   /** Write-behind retry pauses (tests shorten them). */
   retryDelayMs?: number;
   maxRetryDelayMs?: number;
@@ -69,7 +71,12 @@ export class SharedTask implements RuntimeSharing {
       ...(options.retryDelayMs === undefined ? {} : { retryDelayMs: options.retryDelayMs }),
       ...(options.maxRetryDelayMs === undefined ? {} : { maxRetryDelayMs: options.maxRetryDelayMs }),
     };
-    this.sessions = new WriteBehindQueue(queueOptions);
+    this.sessions = new WriteBehindQueue({
+      ...queueOptions,
+      // Past this many unsent batches (a long outage), one catch-up from the local store replaces them.
+      catchUp: { label: 'send the transcripts the database lacks', run: () => this.syncSessions() },
+      ...(options.maxPendingBatches === undefined ? {} : { maxPending: options.maxPendingBatches }),
+    });
     this.records = new WriteBehindQueue({
       ...queueOptions,
       // Everything the outbox holds has been sent.
@@ -133,12 +140,11 @@ export class SharedTask implements RuntimeSharing {
     await this.store.close();
   }
 
-  /** Sends what the local store has and the database lacks (bounded); true when it finished. */
-  private async levelSessions(timeoutMs: number): Promise<boolean> {
+  /** Brings the database's sessions level with the local store (both ways); throws on failure. */
+  private async syncSessions(): Promise<void> {
     const local = new SqliteSessionStore(join(this.runDir, 'sessions.db'));
-    let timer: NodeJS.Timeout | undefined;
     try {
-      const synced = syncSessions(
+      await syncSessions(
         {
           entryCounts: (key) => local.entryCounts(key),
           load: (key) => local.load(key),
@@ -146,19 +152,28 @@ export class SharedTask implements RuntimeSharing {
         },
         this.store.sessions,
         projectKeyFor(this.task.workspace),
-      ).then(
-        () => true,
-        () => false,
       );
-      const timeout = new Promise<boolean>((done) => {
-        timer = setTimeout(() => done(false), timeoutMs);
-      });
-      return await Promise.race([synced, timeout]);
-    } catch {
-      return false;
+    } finally {
+      local.close();
+    }
+  }
+
+  /** `syncSessions`, bounded; true when it finished. */
+  private async levelSessions(timeoutMs: number): Promise<boolean> {
+    let timer: NodeJS.Timeout | undefined;
+    const timeout = new Promise<boolean>((done) => {
+      timer = setTimeout(() => done(false), timeoutMs);
+    });
+    try {
+      return await Promise.race([
+        this.syncSessions().then(
+          () => true,
+          () => false,
+        ),
+        timeout,
+      ]);
     } finally {
       clearTimeout(timer);
-      local.close();
     }
   }
 

@@ -15,6 +15,10 @@
  * - A job the server refuses (not an outage: a constraint, a bad value) is not retried forever,
  *   which would block every job behind it: it is said in one line and dropped here. Its data
  *   stays in the run directory, which the next start's reconcile sends again.
+ * - Bounded memory through a long outage: with `catchUp`, at most `maxPending` jobs are kept; past
+ *   that, new jobs are not kept and one catch-up job (which sends everything the local store holds
+ *   and the shared one lacks) is queued instead. A job dropped while a catch-up runs queues
+ *   another, so nothing appended meanwhile is left behind.
  * - `flush(ms)` waits at most `ms` for the queue to drain and says whether it did; `close()`
  *   stops retrying. Nothing here throws into the work.
  */
@@ -90,6 +94,10 @@ export interface WriteBehindOptions {
   maxRetryDelayMs?: number;
   /** Told whenever the queue becomes empty. */
   onDrained?: () => void;
+  /** Replaces the jobs past `maxPending` (see the module header). */
+  catchUp?: { label: string; run: () => Promise<void> };
+  /** Default 20 000 jobs. */
+  maxPending?: number;
 }
 
 interface Job {
@@ -103,6 +111,9 @@ export class WriteBehindQueue {
   private closed = false;
   private wake: (() => void) | undefined;
   private waiters: Array<() => void> = [];
+  private catchUpQueued = false;
+  private catchUpRunning = false;
+  private droppedDuringCatchUp = false;
   /** Jobs done (sent or given up) since the queue was made. */
   done = 0;
 
@@ -115,7 +126,34 @@ export class WriteBehindQueue {
 
   push(label: string, run: () => Promise<void>): void {
     if (this.closed) return;
+    const catchUp = this.options.catchUp;
+    if (catchUp !== undefined && this.jobs.length >= (this.options.maxPending ?? 20_000)) {
+      if (this.catchUpRunning) this.droppedDuringCatchUp = true;
+      this.queueCatchUp(catchUp);
+      return;
+    }
     this.jobs.push({ label, run });
+    if (!this.running) void this.drain();
+  }
+
+  private queueCatchUp(catchUp: { label: string; run: () => Promise<void> }): void {
+    if (this.catchUpQueued) return;
+    this.catchUpQueued = true;
+    this.jobs.push({
+      label: catchUp.label,
+      run: async () => {
+        this.catchUpRunning = true;
+        this.droppedDuringCatchUp = false;
+        try {
+          await catchUp.run();
+        } finally {
+          this.catchUpRunning = false;
+          this.catchUpQueued = false;
+        }
+        // Jobs dropped while it read were appended after it looked: one more round.
+        if (this.droppedDuringCatchUp) this.queueCatchUp(catchUp);
+      },
+    });
     if (!this.running) void this.drain();
   }
 

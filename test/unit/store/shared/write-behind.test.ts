@@ -93,4 +93,40 @@ describe('write-behind', () => {
     expect(isPassingFailure(Object.assign(new Error('x'), { code: '08006' }))).toBe(true);
     expect(isPassingFailure(Object.assign(new Error('duplicate key'), { code: '23505' }))).toBe(false);
   });
+
+  it('keeps at most maxPending jobs through an outage and catches up once, again if jobs came in meanwhile', async () => {
+    const lines = { warnings: [] as string[], verbose: [] as string[], refused: [] as string[] };
+    const notice = outageNotice('db', { onWarning: (line) => lines.warnings.push(line) });
+    const done: string[] = [];
+    let down = true;
+    let queue: WriteBehindQueue;
+    let catchUps = 0;
+    queue = new WriteBehindQueue({
+      notice,
+      retryDelayMs: 5,
+      maxRetryDelayMs: 10,
+      maxPending: 3,
+      catchUp: {
+        label: 'catch up',
+        run: async () => {
+          catchUps += 1;
+          // A job arriving while the first catch-up reads is dropped (the queue is full): it must cause another.
+          if (catchUps === 1) for (let extra = 0; extra < 3; extra += 1) queue.push('late', async () => {});
+          done.push(`catch-up ${catchUps}`);
+        },
+      },
+    });
+    for (let job = 0; job < 10; job += 1) {
+      queue.push(`job ${job}`, async () => {
+        if (down) throw refusedConnection();
+        done.push(`job ${job}`);
+      });
+    }
+    expect(queue.pending).toBe(4); // three jobs and the catch-up in their place
+    down = false;
+    expect(await queue.flush(5000)).toBe(true);
+    expect(done.slice(0, 4)).toEqual(['job 0', 'job 1', 'job 2', 'catch-up 1']);
+    expect(done).toContain('catch-up 2');
+    expect(lines.warnings).toHaveLength(1);
+  });
 });

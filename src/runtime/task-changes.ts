@@ -28,7 +28,9 @@ export type TaskFileChange =
   | { kind: 'wake'; woke: number }
   | { kind: 'in-flight'; marker: InFlightMarker }
   | { kind: 'in-flight-cleared'; sessionIds: string[] }
-  | { kind: 'endpoint'; key: string; firstAnswer: string };
+  | { kind: 'endpoint'; key: string; firstAnswer: string }
+  /** `--new` moved lineage.json into the archive: its steps and wake count are gone. */
+  | { kind: 'lineage-archived' };
 
 type Listener = (change: TaskFileChange) => void;
 

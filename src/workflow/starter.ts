@@ -21,6 +21,7 @@ import { HumanChannel } from '../agents/human/channel.js';
 import { coordinator, worker } from '../agents/roles.js';
 import { Workbench } from '../agents/workbench.js';
 import { Lineage, lineagePath } from '../runtime/lineage.js';
+import { emitTaskChange } from '../runtime/task-changes.js';
 import { type TaskSpend, taskSpend } from '../runtime/task-spend.js';
 import { leaveBequest } from './bequest-turn.js';
 import { Brief } from './brief.js';
@@ -148,6 +149,8 @@ export function startOver(location: StarterLocation = {}, at: Date = new Date())
   for (let n = 2; existsSync(target); n++) target = join(paths.archive, `${stamp(at)}-${n}`);
   mkdirSync(target, { recursive: true });
   for (const path of present) renameSync(path, join(target, basename(path)));
+  // A task kept in PostgreSQL too must forget the archived lineage there (runtime/shared/).
+  if (present.includes(lineagePath(paths.runDir))) emitTaskChange(paths.runDir, { kind: 'lineage-archived' });
   return target;
 }
 

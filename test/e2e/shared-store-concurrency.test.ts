@@ -2,7 +2,8 @@
  * Issue 14, many writers of one database: four flower processes (separate CLAUDE_CONFIG_DIRs, one
  * workspace, a run directory each) write at once and lose no manifest row, lineage key or wake;
  * then the same task taken in turn by four processes that each start from an empty run directory
- * adds up (a row per process, the wake counter at four). And one writer per task across machines:
+ * and start over (`--new`) keeps a row per process, and each start-over reaches the database (the
+ * wake count starts again, the step names the newest session). And one writer per task across machines:
  * a second process on a task another holds in PostgreSQL gets the "another flower" line and exit
  * 1, stopped by the advisory lock (no lock file exists), and a holder killed with SIGKILL leaves no
  * lock behind (the server drops it with the connection).
@@ -32,13 +33,13 @@ const BUSY =
 
 async function records(schema: SharedSchema, kind: string) {
   return schema.query<{ run_dir: string; key: string; value: string }>(
-    'SELECT t.run_dir, r.key, r.value FROM task_records r JOIN tasks t ON t.id = r.task_id WHERE r.kind = $1',
+    'SELECT t.run_dir, r.key, r.value FROM task_records r JOIN tasks t ON t.id = r.task_id WHERE r.kind = $1 ORDER BY r.seq',
     [kind],
   );
 }
 
 describe('many flowers, one database', () => {
-  it('four processes at once lose no manifest row, lineage key or wake; four in turn add up', async () => {
+  it('four processes at once lose no manifest row, lineage key or wake; four in turn keep every row and each start-over', async () => {
     const schema = await sharedSchema('four');
     const model = await startMock({ main: mainRouter({ clarifier: () => ({ text: HELLO_BRIEF }) }, 200) });
     const workspace = tempDir('store-four');
@@ -75,10 +76,14 @@ describe('many flowers, one database', () => {
     const task = (await records(schema, 'manifest-run')).filter((record) => record.run_dir === 'runs');
     expect(task).toHaveLength(4);
     expect(new Set(task.map((record) => record.key)).size).toBe(4);
+    // Each --new archived the lineage it had pulled, on every machine alike: the count starts
+    // again and the step names the last turn's session, not an archived one.
     const woke = (await records(schema, 'woke')).find((record) => record.run_dir === 'runs');
-    expect(JSON.parse(woke?.value ?? '0')).toBe(4);
+    expect(JSON.parse(woke?.value ?? '0')).toBe(1);
     const steps = (await records(schema, 'lineage-step')).filter((record) => record.run_dir === 'runs');
     expect(steps.map((record) => record.key)).toEqual(['clarify']);
+    const last = JSON.parse(task.at(-1)?.value ?? '[]')[0];
+    expect(JSON.parse(steps[0]?.value ?? '{}').sessionId).toBe(last.session_id);
   }, 240_000);
 
   // PGlite is one database session, where every client shares the advisory locks: real server only.

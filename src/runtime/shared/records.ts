@@ -51,6 +51,12 @@ export function recordChangesOf(change: TaskFileChange, at: number = Date.now())
         key: sessionId,
         at,
       }));
+    case 'lineage-archived':
+      return (['lineage-step', 'woke', 'wake'] as const).map((kind) => ({
+        op: 'delete-kind' as const,
+        kind,
+        at,
+      }));
     case 'endpoint':
       return [
         { op: 'put-once', kind: 'endpoint', key: change.key, value: { firstAnswer: change.firstAnswer }, at },

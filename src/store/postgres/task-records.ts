@@ -14,7 +14,8 @@
  *   newer value another machine wrote meanwhile. Equal `at` is applied (a replay is idempotent).
  * - `put-once`: inserted when absent, else nothing (content-addressed or write-once records:
  *   spill files, booked rows, an endpoint's first answer).
- * - `delete`: removes the record unless it was written after the delete's `at`.
+ * - `delete`: removes the record unless it was written after the delete's `at`; `delete-kind`
+ *   does so for every record of a kind (a start-over archives the lineage and its wakes).
  * - `wake`: the wake counter is a merged counter, not a max: every process that wakes the task
  *   adds one, exactly once per run id (the `wake` record of that run is inserted in the same
  *   transaction), and never ends below the count a writer saw (`atLeast`: a run directory that
@@ -132,6 +133,8 @@ export type TaskRecordChange =
   | { op: 'put'; kind: TaskRecordKind; key: string; value: unknown; at: number }
   | { op: 'put-once'; kind: TaskRecordKind; key: string; value: unknown; at: number }
   | { op: 'delete'; kind: TaskRecordKind; key: string; at: number }
+  /** Every record of a kind written at or before `at` (a start-over archives the lineage). */
+  | { op: 'delete-kind'; kind: TaskRecordKind; at: number }
   | { op: 'wake'; run: string; atLeast: number; at: number };
 
 export interface StoredTask {
@@ -298,6 +301,13 @@ export class PostgresTaskRecords {
           id,
           change.kind,
           change.key,
+          change.at,
+        ]);
+        return;
+      case 'delete-kind':
+        await db.query(`DELETE FROM ${records} WHERE task_id = $1 AND kind = $2 AND at <= $3`, [
+          id,
+          change.kind,
           change.at,
         ]);
         return;

@@ -67,6 +67,12 @@ describe('task records', () => {
       'endpoint:h:1': { firstAnswer: 'first' },
       'in-flight:s1': { sessionId: 's1' },
     });
+    // A start-over forgets a kind's records written before it, not one written after.
+    await store.records.write(task, [
+      { op: 'put', kind: 'lineage-step', key: 'later', value: { sessionId: 'after' }, at: 900 },
+      { op: 'delete-kind', kind: 'lineage-step', at: 800 },
+    ]);
+    expect(await values(store, 'lineage-step')).toEqual({ 'lineage-step:later': { sessionId: 'after' } });
     expect((await store.records.listTasks()).map((found) => [found.workspace, found.runDir])).toEqual([
       ['/work', 'runs'],
     ]);

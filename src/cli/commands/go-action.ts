@@ -7,7 +7,8 @@
  * - Nothing costs money before the request is known and the flow is built: credentials, the wake
  *   check (read-only), the request prompt, `--isolate`'s git check all come first.
  * - One writer per task: the task's lock is taken before anything in it is read or changed, and
- *   held until the process ends (task-lock.ts).
+ *   held until the process ends (task-lock.ts). With a store URL it is PostgreSQL's, and the run
+ *   directory is pulled up to date before the wake state is read (cli/interaction/task-store.ts).
  * - `/new` (as the request or typed at the prompt) is `--new`: the brief, goal and lineage are
  *   archived and the prompt asks again, now for a fresh request.
  * - A wake first says what happened last time (the ruling, when, what was spent). A task the judge

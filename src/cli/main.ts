@@ -22,6 +22,7 @@ import { addGlobalOptions } from './command-line/global-options.js';
 import { knownNames, mistypedCommandMessage } from './command-line/mistyped-command.js';
 import { registerDemo } from './commands/demo.js';
 import { registerDoctor } from './commands/doctor.js';
+import { registerGc } from './commands/gc.js';
 import { registerGo } from './commands/go.js';
 import { registerLog } from './commands/log.js';
 import { registerOnce } from './commands/once.js';
@@ -52,6 +53,7 @@ export function buildProgram(): Command {
   registerStatus(program);
   registerReport(program);
   registerLog(program);
+  registerGc(program);
   return program;
 }
 

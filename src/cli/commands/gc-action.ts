@@ -1,0 +1,137 @@
+/**
+ * What `flower gc` does (its flags and help live in `gc.ts`): hold the task, gather what its
+ * records say about its sessions, and drop from each of its session stores what no resume can
+ * reach (`runtime/retention/`), then print one short block of what was freed.
+ *
+ * The stores of a task: `<run dir>/sessions.db`, the asides' `<run dir>/aside/sessions.db`, and with
+ * FLOWER_STORE_URL a PostgreSQL URL, the sessions there under the workspace's project key. A store
+ * file that does not exist is not created. `--dry-run` holds the task too, so what it shows is what
+ * a real run would drop at that moment.
+ */
+import { existsSync } from 'node:fs';
+import { join } from 'node:path';
+import { loadEnvironment } from '../../config/env-chain.js';
+import { isPostgresUrl, maskStoreUrl } from '../../config/store-url.js';
+import {
+  type CollectableStore,
+  collectStore,
+  type StoreOutcome,
+  type StoreToCollect,
+} from '../../runtime/retention/collect.js';
+import { gatherTaskReferences } from '../../runtime/retention/task-references.js';
+import { lockTask } from '../../runtime/task-lock.js';
+import { ASIDE_RUN_DIR } from '../../runtime/task-spend.js';
+import { openSessionStore } from '../../store/open-session-store.js';
+import { COLLECTABLE_KINDS, type CollectableKind } from '../../store/retention/reachability.js';
+import { projectKeyFor } from '../../store/session-key.js';
+import { starterPaths } from '../../workflow/starter.js';
+import type { GlobalOptions } from '../command-line/global-options.js';
+import { DEFAULT_OLDER_THAN, parseAge } from './gc.js';
+
+export interface GcFlags {
+  /** Milliseconds (parsed by `parseAge`); default 30 days. */
+  olderThan?: number;
+  dryRun?: boolean;
+}
+
+const KIND_NAMES: Record<CollectableKind, string> = {
+  retired: 'retired handoff generations',
+  aside: 'aside runs',
+  archived: 'archived tasks',
+};
+
+/** Where `--new` archived earlier tasks of `workspace`: the plain workbench's and the `--isolate` one's. */
+function archiveDirs(workspace: string): string[] {
+  const dirs = [starterPaths({ workspace }).archive];
+  try {
+    dirs.push(starterPaths({ workspace, isolate: true }).archive);
+  } catch {
+    // Not a git repository: there is no isolated workbench.
+  }
+  return dirs;
+}
+
+function plural(count: number, one: string, many = `${one}s`): string {
+  return `${count.toLocaleString('en-US')} ${count === 1 ? one : many}`;
+}
+
+function bytesText(bytes: number): string {
+  if (bytes < 1024) return `${bytes} B`;
+  if (bytes < 1024 * 1024) return `${(bytes / 1024).toFixed(1)} KB`;
+  return `${(bytes / 1024 / 1024).toFixed(1)} MB`;
+}
+
+function ageText(ms: number): string {
+  const days = ms / 86_400_000;
+  return Number.isInteger(days) ? plural(days, 'day') : plural(ms / 3_600_000, 'hour');
+}
+
+/** The summary block: one line per kind, what was kept and why, where. */
+export function gcLines(outcomes: readonly StoreOutcome[], olderThanMs: number, dryRun: boolean): string[] {
+  const verb = dryRun ? 'would drop' : 'dropped';
+  const lines: string[] = [];
+  let sessions = 0;
+  for (const kind of COLLECTABLE_KINDS) {
+    const sum = { sessions: 0, transcripts: 0, entries: 0, bytes: 0 };
+    for (const outcome of outcomes) {
+      const freed = outcome.freed[kind];
+      sum.sessions += freed.sessions;
+      sum.transcripts += freed.transcripts;
+      sum.entries += freed.entries;
+      sum.bytes += freed.bytes;
+    }
+    sessions += sum.sessions;
+    lines.push(
+      `  ${KIND_NAMES[kind].padEnd(28)} ${plural(sum.sessions, 'session')}` +
+        (sum.sessions > 0
+          ? `, ${plural(sum.transcripts, 'transcript')}, ${plural(sum.entries, 'entry', 'entries')}, ${bytesText(sum.bytes)}`
+          : ''),
+    );
+  }
+  const kept = { live: 0, recent: 0, unclaimed: 0 };
+  for (const outcome of outcomes)
+    for (const reason of ['live', 'recent', 'unclaimed'] as const) kept[reason] += outcome.kept[reason];
+  const head = `gc: ${verb} ${plural(sessions, 'session')} no resume can reach, last written over ${ageText(olderThanMs)} ago`;
+  lines.unshift(head);
+  lines.push(
+    `  kept: ${kept.live} a lineage still resumes, ${kept.recent} newer than the limit, ${kept.unclaimed} of no known kind; manifest rows kept (the books)`,
+  );
+  lines.push(`  stores: ${outcomes.map((outcome) => outcome.label).join(', ') || 'none here'}`);
+  if (dryRun && sessions > 0) lines.push('  nothing was changed (--dry-run); run flower gc without it to drop them');
+  return lines;
+}
+
+export async function runGc(flags: GcFlags, global: GlobalOptions): Promise<void> {
+  loadEnvironment();
+  const olderThanMs = flags.olderThan ?? parseAge(DEFAULT_OLDER_THAN);
+  const dryRun = flags.dryRun ?? false;
+  const lock = await lockTask(global);
+  const opened: Array<{ target: StoreToCollect; close: () => void | Promise<void> }> = [];
+  try {
+    const { references, notes } = gatherTaskReferences(global.runDir, archiveDirs(global.workspace));
+    const projectKeys = [projectKeyFor(global.workspace)];
+    const open = async (location: string, label: string, allAsides: boolean) => {
+      const store = await openSessionStore(location);
+      opened.push({
+        target: { label, store: store as CollectableStore, projectKeys, allAsides },
+        close: () => store.close(),
+      });
+    };
+    const local = join(global.runDir, 'sessions.db');
+    if (existsSync(local)) await open(local, local, false);
+    const aside = join(global.runDir, ASIDE_RUN_DIR, 'sessions.db');
+    if (existsSync(aside)) await open(aside, aside, true);
+    const url = process.env.FLOWER_STORE_URL?.trim();
+    if (url && isPostgresUrl(url)) await open(url, maskStoreUrl(url), false);
+
+    const cutoffMs = Date.now() - olderThanMs;
+    const outcomes: StoreOutcome[] = [];
+    for (const { target } of opened)
+      outcomes.push(await collectStore(target, { references, cutoffMs, dryRun }));
+    const lines = [...gcLines(outcomes, olderThanMs, dryRun), ...notes.map((note) => `  note: ${note}`)];
+    process.stdout.write(`${lines.join('\n')}\n`);
+  } finally {
+    for (const { close } of opened) await close();
+    await lock.release();
+  }
+}

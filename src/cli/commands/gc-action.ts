@@ -11,19 +11,23 @@
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { loadEnvironment } from '../../config/env-chain.js';
-import { isPostgresUrl, maskStoreUrl } from '../../config/store-url.js';
+import { parseStoreTarget } from '../../config/store-url.js';
 import {
   type CollectableStore,
   collectStore,
   type StoreOutcome,
   type StoreToCollect,
 } from '../../runtime/retention/collect.js';
-import { gatherTaskReferences } from '../../runtime/retention/task-references.js';
+import { sharedReferences } from '../../runtime/retention/shared-references.js';
+import { gatherTaskReferences, mergeReferences } from '../../runtime/retention/task-references.js';
 import { lockTask } from '../../runtime/task-lock.js';
 import { ASIDE_RUN_DIR } from '../../runtime/task-spend.js';
 import { openSessionStore } from '../../store/open-session-store.js';
+import type { TaskRecordKind } from '../../store/postgres/task-records.js';
 import { COLLECTABLE_KINDS, type CollectableKind } from '../../store/retention/reachability.js';
 import { projectKeyFor } from '../../store/session-key.js';
+import { openSharedStore, type SharedStore } from '../../store/shared/shared-store.js';
+import type { HeldTaskLock } from '../../store/shared/task-lock-types.js';
 import { starterPaths } from '../../workflow/starter.js';
 import type { GlobalOptions } from '../command-line/global-options.js';
 import { DEFAULT_OLDER_THAN, parseAge } from './gc.js';
@@ -97,32 +101,66 @@ export function gcLines(outcomes: readonly StoreOutcome[], olderThanMs: number, 
     `  kept: ${kept.live} a lineage still resumes, ${kept.recent} newer than the limit, ${kept.unclaimed} of no known kind; manifest rows kept (the books)`,
   );
   lines.push(`  stores: ${outcomes.map((outcome) => outcome.label).join(', ') || 'none here'}`);
-  if (dryRun && sessions > 0) lines.push('  nothing was changed (--dry-run); run flower gc without it to drop them');
+  if (dryRun && sessions > 0)
+    lines.push('  nothing was changed (--dry-run); run flower gc without it to drop them');
   return lines;
+}
+
+/** The record kinds that name sessions. */
+const REFERENCE_KINDS: readonly TaskRecordKind[] = [
+  'manifest-run',
+  'manifest-added',
+  'lineage-step',
+  'in-flight',
+];
+
+/** The PostgreSQL store named by FLOWER_STORE_URL, or undefined when it names none (SQLite). */
+async function sharedStoreOf(env: NodeJS.ProcessEnv): Promise<SharedStore | undefined> {
+  const url = env.FLOWER_STORE_URL?.trim();
+  if (!url) return undefined;
+  const target = parseStoreTarget(url);
+  return target.kind === 'postgres' ? openSharedStore(target) : undefined;
 }
 
 export async function runGc(flags: GcFlags, global: GlobalOptions): Promise<void> {
   loadEnvironment();
   const olderThanMs = flags.olderThan ?? parseAge(DEFAULT_OLDER_THAN);
   const dryRun = flags.dryRun ?? false;
-  const lock = await lockTask(global);
+  const locks: HeldTaskLock[] = [];
   const opened: Array<{ target: StoreToCollect; close: () => void | Promise<void> }> = [];
+  let shared: SharedStore | undefined;
   try {
+    // The file lock keeps out a flower on this machine, the advisory lock one on any machine.
+    locks.push(await lockTask(global));
+    shared = await sharedStoreOf(process.env);
+    if (shared) locks.push(await lockTask(global, shared.locks()));
+
     const { references, notes } = gatherTaskReferences(global.runDir, archiveDirs(global.workspace));
     const projectKeys = [projectKeyFor(global.workspace)];
-    const open = async (location: string, label: string, allAsides: boolean) => {
+    const open = async (location: string, allAsides: boolean) => {
       const store = await openSessionStore(location);
       opened.push({
-        target: { label, store: store as CollectableStore, projectKeys, allAsides },
+        target: { label: location, store: store as CollectableStore, projectKeys, allAsides },
         close: () => store.close(),
       });
     };
     const local = join(global.runDir, 'sessions.db');
-    if (existsSync(local)) await open(local, local, false);
+    if (existsSync(local)) await open(local, false);
     const aside = join(global.runDir, ASIDE_RUN_DIR, 'sessions.db');
-    if (existsSync(aside)) await open(aside, aside, true);
-    const url = process.env.FLOWER_STORE_URL?.trim();
-    if (url && isPostgresUrl(url)) await open(url, maskStoreUrl(url), false);
+    if (existsSync(aside)) await open(aside, true);
+    if (shared) {
+      const read = (runDir: string) =>
+        shared!.records.read({ workspace: global.workspace, runDir }, { kinds: REFERENCE_KINDS });
+      const [main, asides] = await Promise.all([
+        read(global.runDir),
+        read(join(global.runDir, ASIDE_RUN_DIR)),
+      ]);
+      mergeReferences(references, sharedReferences(main.records, asides.records));
+      opened.push({
+        target: { label: shared.display, store: shared.sessions, projectKeys },
+        close: () => {},
+      });
+    }
 
     const cutoffMs = Date.now() - olderThanMs;
     const outcomes: StoreOutcome[] = [];
@@ -132,6 +170,7 @@ export async function runGc(flags: GcFlags, global: GlobalOptions): Promise<void
     process.stdout.write(`${lines.join('\n')}\n`);
   } finally {
     for (const { close } of opened) await close();
-    await lock.release();
+    for (const lock of locks.reverse()) await lock.release();
+    await shared?.close();
   }
 }

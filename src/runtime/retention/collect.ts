@@ -70,7 +70,10 @@ function noneFreed(): Record<CollectableKind, Freed> {
   return freed;
 }
 
-async function readWhole(store: CollectableStore, key: SessionKey): Promise<{ entries: number; bytes: number }> {
+async function readWhole(
+  store: CollectableStore,
+  key: SessionKey,
+): Promise<{ entries: number; bytes: number }> {
   if (store.readTranscript) {
     const stored = await store.readTranscript(key);
     if (stored === null) return { entries: 0, bytes: 0 };
@@ -112,17 +115,25 @@ export async function listTaskSessions(target: StoreToCollect): Promise<StoredSe
 export async function collectStore(target: StoreToCollect, options: CollectOptions): Promise<StoreOutcome> {
   const sessions = await listTaskSessions(target);
   const references: TaskReferences = target.allAsides
-    ? { ...options.references, asides: new Set([...options.references.asides, ...sessions.map((s) => s.sessionId)]) }
+    ? {
+        ...options.references,
+        asides: new Set([...options.references.asides, ...sessions.map((s) => s.sessionId)]),
+      }
     : options.references;
   const classified: ClassifiedSession[] = classifySessions(sessions, references, options.cutoffMs);
-  const outcome: StoreOutcome = { label: target.label, freed: noneFreed(), kept: { live: 0, recent: 0, unclaimed: 0 } };
+  const outcome: StoreOutcome = {
+    label: target.label,
+    freed: noneFreed(),
+    kept: { live: 0, recent: 0, unclaimed: 0 },
+  };
   for (const { session, verdict } of classified) {
     if (!verdict.drop) {
       outcome.kept[verdict.reason] += 1;
       continue;
     }
     const size = await measure(target.store, session);
-    if (!options.dryRun) await target.store.delete({ projectKey: session.projectKey, sessionId: session.sessionId });
+    if (!options.dryRun)
+      await target.store.delete({ projectKey: session.projectKey, sessionId: session.sessionId });
     const freed = outcome.freed[verdict.kind];
     freed.sessions += 1;
     freed.transcripts += size.transcripts;

@@ -1,0 +1,50 @@
+/**
+ * What a task's shared record in PostgreSQL (store/postgres/task-records.ts) says about its
+ * sessions, in the shape `flower gc` merges with what the run directory says (task-references.ts).
+ *
+ * Red line: the database's record is read for what it adds, never to overrule the files. Another
+ * machine may have resumed a step in a session this run directory has never heard of; that
+ * session is live here too. So the lineage steps and in-flight markers of the database are added
+ * to the live set, its manifest rows to the retired and aside sets, whatever the files say.
+ */
+
+import type { TaskRecord } from '../../store/postgres/task-records.js';
+import type { StoredManifestRow } from '../manifest.js';
+import { addRowSessions, emptyReferences, type ReferenceSets } from './task-references.js';
+
+function rowsOf(records: readonly TaskRecord[]): StoredManifestRow[] {
+  const rows: StoredManifestRow[] = [];
+  for (const record of records) {
+    const value = record.value;
+    if (record.kind === 'manifest-run' && Array.isArray(value))
+      for (const row of value)
+        if (typeof row === 'object' && row !== null) rows.push(row as StoredManifestRow);
+    if (
+      record.kind === 'manifest-added' &&
+      typeof value === 'object' &&
+      value !== null &&
+      !Array.isArray(value)
+    )
+      rows.push(value as StoredManifestRow);
+  }
+  return rows;
+}
+
+function liveOf(records: readonly TaskRecord[], into: Set<string>): void {
+  for (const record of records) {
+    if (record.kind === 'in-flight' && record.key !== '') into.add(record.key);
+    if (record.kind !== 'lineage-step' && record.kind !== 'in-flight') continue;
+    const id = (record.value as { sessionId?: unknown } | undefined)?.sessionId;
+    if (typeof id === 'string' && id !== '') into.add(id);
+  }
+}
+
+/** The references in the records of the task itself (`main`) and of its asides' run directory. */
+export function sharedReferences(main: readonly TaskRecord[], asides: readonly TaskRecord[]): ReferenceSets {
+  const references = emptyReferences();
+  liveOf(main, references.live);
+  liveOf(asides, references.live);
+  addRowSessions(rowsOf(main), references.retired);
+  addRowSessions(rowsOf(asides), new Set(), references.asides);
+  return references;
+}

@@ -1,0 +1,88 @@
+/**
+ * What `flower gc` reads from a run directory (runtime/retention/task-references.ts) and from the
+ * shared record (shared-references.ts): which sessions are live, retired, asides or archived.
+ */
+import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { sharedReferences } from '../../../src/runtime/retention/shared-references.js';
+import { gatherTaskReferences, RetentionRefused } from '../../../src/runtime/retention/task-references.js';
+import type { TaskRecord } from '../../../src/store/postgres/task-records.js';
+
+function write(path: string, value: unknown): void {
+  mkdirSync(join(path, '..'), { recursive: true });
+  writeFileSync(path, typeof value === 'string' ? value : JSON.stringify(value));
+}
+
+const sorted = (set: Set<string>) => [...set].sort();
+
+describe('gatherTaskReferences', () => {
+  it('reads live, retired, aside and archived sessions from the run directory and the archives', () => {
+    const root = mkdtempSync(join(tmpdir(), 'flower-gc-refs-'));
+    const runDir = join(root, 'runs');
+    const archive = join(root, '.flower', 'notes', 'archive');
+    write(join(runDir, 'lineage.json'), {
+      workspace: root,
+      woke: 2,
+      steps: { work: 's-live', clarify: 's-c' },
+    });
+    write(join(runDir, 'manifest.json'), [
+      { step: 'work', session_id: 's-live', retired: ['s-old1', 's-old2'], run: 'r1' },
+      { step: 'work:verdict#1', session_id: 's-judge', retired: [], run: 'r1' },
+    ]);
+    write(join(runDir, 'in-flight', 's-flying.json'), { sessionId: 's-flying', pid: 1 });
+    write(join(runDir, 'aside', 'manifest.json'), [{ step: 'aside', session_id: 's-aside', run: 'r1' }]);
+    write(join(archive, '20260101-120000', 'lineage.json'), {
+      workspace: root,
+      woke: 1,
+      steps: { work: 's-arch' },
+    });
+    write(join(archive, 'handoff', 'work-20260101-120000.md'), '# not a lineage');
+
+    const { references, notes } = gatherTaskReferences(runDir, [archive, join(root, 'missing')]);
+    expect(sorted(references.live)).toEqual(['s-c', 's-flying', 's-live']);
+    expect(sorted(references.retired)).toEqual(['s-old1', 's-old2']);
+    expect(sorted(references.asides)).toEqual(['s-aside']);
+    expect(sorted(references.archived)).toEqual(['s-arch']);
+    expect(notes).toEqual([]);
+  });
+
+  it('refuses when the lineage cannot be read, and only notes an unreadable manifest', () => {
+    const root = mkdtempSync(join(tmpdir(), 'flower-gc-refs-'));
+    const runDir = join(root, 'runs');
+    write(join(runDir, 'manifest.json'), '{ torn');
+    const gathered = gatherTaskReferences(runDir, []);
+    expect(gathered.references.retired.size).toBe(0);
+    expect(gathered.notes[0]).toContain('manifest.json cannot be read');
+    write(join(runDir, 'lineage.json'), '{ torn');
+    expect(() => gatherTaskReferences(runDir, [])).toThrow(RetentionRefused);
+    expect(() => gatherTaskReferences(runDir, [])).toThrow(
+      /lineage.json cannot be read .* Run flower in this workspace once/,
+    );
+  });
+});
+
+describe('sharedReferences', () => {
+  const record = (kind: TaskRecord['kind'], key: string, value: unknown): TaskRecord => ({
+    kind,
+    key,
+    value,
+    at: 1,
+    seq: 1,
+  });
+  it('adds the database lineage and markers to the live set, its rows to retired and asides', () => {
+    const refs = sharedReferences(
+      [
+        record('lineage-step', 'work', { sessionId: 's-b' }),
+        record('in-flight', 's-f', { sessionId: 's-f' }),
+        record('manifest-run', 'r2', [{ step: 'work', session_id: 's-b', retired: ['s-r'] }]),
+        record('manifest-added', 'r3/s-k/1', { step: 'work', session_id: 's-k', retired: ['s-r2'] }),
+      ],
+      [record('manifest-run', 'r2', [{ step: 'aside', session_id: 's-a', retired: [] }])],
+    );
+    expect(sorted(refs.live)).toEqual(['s-b', 's-f']);
+    expect(sorted(refs.retired)).toEqual(['s-r', 's-r2']);
+    expect(sorted(refs.asides)).toEqual(['s-a']);
+  });
+});

@@ -17,9 +17,14 @@
  *     entry per call, each awaited) and 500, for the backend and the layered store, against a raw
  *     prepared insert into the same schema in WAL mode.
  *
- * Environment: BENCH_ROUNDS (default 5), BENCH_SIZES (default "1000,20000,80000"),
- * BENCH_APPEND (default 20000 entries; 0 skips the append part). Exits non-zero when a target is
- * missed.
+ *  6. the PostgreSQL backend (`bench/postgres.bench.mjs`, run as a child, its lines passed
+ *     through): append at batch sizes 1 and 500 against a raw `pg` INSERT, and resume of the 20k
+ *     transcript against a raw SELECT + JSON.parse, on a real server (see that file).
+ *
+ * Environment: BENCH_ROUNDS (default 5; 7 for the PostgreSQL part when unset), BENCH_SIZES
+ * (default "1000,20000,80000"), BENCH_APPEND (default 20000 entries; 0 skips the append part),
+ * BENCH_POSTGRES (0 skips the PostgreSQL part; 1 makes a missing server a failure, otherwise it is
+ * reported and skipped). Exits non-zero when a target is missed.
  */
 import { spawnSync } from 'node:child_process';
 import { mkdirSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
@@ -34,6 +39,9 @@ const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 5);
 const SIZES = (process.env.BENCH_SIZES ?? '1000,20000,80000').split(',').map(Number);
 const APPEND_COUNT = Number(process.env.BENCH_APPEND ?? 20_000);
 const child = path.join(path.dirname(fileURLToPath(import.meta.url)), 'store-child.mjs');
+const postgresBench = path.join(path.dirname(fileURLToPath(import.meta.url)), 'postgres.bench.mjs');
+/** postgres.bench.mjs's exit code when there is no server to measure. */
+const NO_SERVER = 2;
 const root = mkdtempSync(path.join(tmpdir(), 'flower-bench-store-'));
 const key = { projectKey: '-home-dev-project', sessionId: '7f3c2a10-5b6d-4e8f-9a1b-2c3d4e5f6a7b' };
 const storeKey = `${key.projectKey}/${key.sessionId}`;
@@ -200,6 +208,16 @@ try {
     say(
       `           rounds raw [${times.raw.map(Math.round).join(', ')}] backend [${times.backend.map(Math.round).join(', ')}]`,
     );
+  }
+  if (process.env.BENCH_POSTGRES !== '0') {
+    say();
+    say('PostgreSQL backend (bench/postgres.bench.mjs; FLOWER_BENCH_POSTGRES_URL or FLOWER_TEST_POSTGRES_URL):');
+    const run = spawnSync(process.execPath, [postgresBench], { encoding: 'utf8', maxBuffer: 1 << 22 });
+    for (const line of `${run.stdout}${run.stderr}`.trimEnd().split('\n')) say(`  ${line}`);
+    if (run.status === NO_SERVER) {
+      if (process.env.BENCH_POSTGRES === '1') check(false);
+      else say('  (skipped: no server; BENCH_POSTGRES=1 makes that a failure)');
+    } else check(run.status === 0);
   }
   say();
   say(

@@ -52,7 +52,9 @@ export function mergedManifest(
   }
   for (const row of local.document) {
     const unsent =
-      row.error === KILLED_UNRECORDED ? !knownAdded.has(addedRowKey(row)) : !knownRuns.has(String(row.run ?? ''));
+      row.error === KILLED_UNRECORDED
+        ? !knownAdded.has(addedRowKey(row))
+        : !knownRuns.has(String(row.run ?? ''));
     if (unsent) rows.push(row);
   }
   // A torn local file with nothing in the database is still worth saying; otherwise rows are rows.
@@ -74,7 +76,8 @@ export function mergedLineage(
   }
   const woke = Number(records.find((record) => record.kind === 'woke')?.value ?? 0) || 0;
   if (Object.keys(steps).length === 0 && woke === 0) return local;
-  const ours = local.state === 'ok' && (local.document.workspace === workspace || local.document.workspace === '');
+  const ours =
+    local.state === 'ok' && (local.document.workspace === workspace || local.document.workspace === '');
   return {
     state: 'ok',
     document: {

@@ -30,6 +30,7 @@ import { openSharedStore, type SharedStore } from '../../store/shared/shared-sto
 import type { HeldTaskLock } from '../../store/shared/task-lock-types.js';
 import { starterPaths } from '../../workflow/starter.js';
 import type { GlobalOptions } from '../command-line/global-options.js';
+import { storeUrlOf } from '../interaction/task-store.js';
 import { DEFAULT_OLDER_THAN, parseAge } from './gc.js';
 
 export interface GcFlags {
@@ -114,10 +115,10 @@ const REFERENCE_KINDS: readonly TaskRecordKind[] = [
   'in-flight',
 ];
 
-/** The PostgreSQL store named by FLOWER_STORE_URL, or undefined when it names none (SQLite). */
-async function sharedStoreOf(env: NodeJS.ProcessEnv): Promise<SharedStore | undefined> {
-  const url = env.FLOWER_STORE_URL?.trim();
-  if (!url) return undefined;
+/** The PostgreSQL store named by --store or FLOWER_STORE_URL, or undefined when there is none (SQLite). */
+async function sharedStoreOf(global: GlobalOptions): Promise<SharedStore | undefined> {
+  const url = storeUrlOf(global);
+  if (url === undefined) return undefined;
   const target = parseStoreTarget(url);
   return target.kind === 'postgres' ? openSharedStore(target) : undefined;
 }
@@ -132,7 +133,7 @@ export async function runGc(flags: GcFlags, global: GlobalOptions): Promise<void
   try {
     // The file lock keeps out a flower on this machine, the advisory lock one on any machine.
     locks.push(await lockTask(global));
-    shared = await sharedStoreOf(process.env);
+    shared = await sharedStoreOf(global);
     if (shared) locks.push(await lockTask(global, shared.locks()));
 
     const { references, notes } = gatherTaskReferences(global.runDir, archiveDirs(global.workspace));

@@ -1,13 +1,14 @@
 /**
  * What `flower log <step>` does (its flags live in `log.ts`): print a step's transcripts — the
  * main thread of each of its sessions, then each worker — as Markdown or as the stored JSON lines.
- * Read-only; exit 1 with one line when the step or its transcripts cannot be found.
+ * Read-only (with a store URL, the transcripts come from PostgreSQL too: task-view.ts); exit 1 with
+ * one line when the step or its transcripts cannot be found.
  */
 import { inferRunning } from '../../report/report.js';
-import { openRunData } from '../../report/run-data.js';
 import { pickStep, stepRecords } from '../../report/steps.js';
 import { stepJsonLines, stepMarkdown } from '../../report/transcript-markdown.js';
 import type { GlobalOptions } from '../command-line/global-options.js';
+import { openTaskView } from './task-view.js';
 
 export interface LogFlags {
   format: 'markdown' | 'jsonl';
@@ -18,11 +19,12 @@ export interface LogFlags {
 const SLACK_S = 1;
 
 export async function runLog(step: string, flags: LogFlags, global: GlobalOptions): Promise<void> {
-  const data = await openRunData({ workspace: global.workspace, runDir: global.runDir });
+  const view = await openTaskView(global);
+  const { data } = view;
   try {
     if (data.store.state === 'missing')
       throw new Error(
-        `No session store at ${global.runDir}/sessions.db, so there is no transcript to show; run flower here first.`,
+        `No session store at ${view.where === global.runDir ? `${global.runDir}/sessions.db` : view.where}, so there is no transcript to show; run flower here first.`,
       );
     if (data.store.state === 'unreadable')
       throw new Error(
@@ -39,7 +41,7 @@ export async function runLog(step: string, flags: LogFlags, global: GlobalOption
           : '';
       const known = labels.length > 0 ? `; steps here: ${labels.join(', ')}` : '';
       const run = flags.run ? ` in run ${flags.run}` : '';
-      throw new Error(`No step "${step}"${run} in ${global.runDir}${corrupt}${known}.`);
+      throw new Error(`No step "${step}"${run} in ${view.where}${corrupt}${known}.`);
     }
     const sessions = await data.transcripts(record.sessions);
     if (sessions.length === 0)
@@ -64,6 +66,6 @@ export async function runLog(step: string, flags: LogFlags, global: GlobalOption
       ),
     );
   } finally {
-    data.close();
+    await view.close();
   }
 }

@@ -3,15 +3,17 @@
  * transcripts, workbench), build the report, and print it as text, JSON, or a one-file HTML page.
  *
  * Read-only: the store is opened for reading, no lock is taken, a corrupt manifest is reported and
- * left for the next flower run to set aside. Exit 1 with one line when there is nothing to show.
+ * left for the next flower run to set aside. With a store URL the task is read from PostgreSQL too
+ * (task-view.ts), so a machine without the run directory reports it. Exit 1 with one line when
+ * there is nothing to show.
  */
 import { writeFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { collectReport } from '../../report/report.js';
 import { reportHtml } from '../../report/report-html.js';
 import { reportLines } from '../../report/report-text.js';
-import { openRunData } from '../../report/run-data.js';
 import type { GlobalOptions } from '../command-line/global-options.js';
+import { openTaskView } from './task-view.js';
 
 export interface ReportFlags {
   json?: boolean;
@@ -20,7 +22,8 @@ export interface ReportFlags {
 }
 
 export async function runReport(flags: ReportFlags, global: GlobalOptions): Promise<void> {
-  const data = await openRunData({ workspace: global.workspace, runDir: global.runDir });
+  const view = await openTaskView(global);
+  const { data } = view;
   try {
     const nothing = data.manifest.state !== 'ok' && data.store.state !== 'ok' && data.asides.state !== 'ok';
     if (nothing) {
@@ -30,15 +33,13 @@ export async function runReport(flags: ReportFlags, global: GlobalOptions): Prom
         );
       }
       throw new Error(
-        `No runs in ${global.runDir} (no manifest.json, no sessions.db); run flower here first, or point -w/-r at a workspace that has run.`,
+        `No runs in ${view.where} (no manifest rows, no sessions); run flower here first, or point -w/-r (and --store) at a task that has run.`,
       );
     }
     const report = await collectReport(data, { all: flags.all ?? false });
     if (report.steps.length === 0) {
       // Nothing to lay out: the notice (an unreadable manifest) or the plain fact is the message.
-      throw new Error(
-        report.notices[0] ?? `No steps recorded in ${global.runDir} yet; run flower here first.`,
-      );
+      throw new Error(report.notices[0] ?? `No steps recorded in ${view.where} yet; run flower here first.`);
     }
     if (flags.html !== undefined) {
       const file = resolve(flags.html);
@@ -56,6 +57,6 @@ export async function runReport(flags: ReportFlags, global: GlobalOptions): Prom
     if (flags.json) process.stdout.write(`${JSON.stringify(report, null, 2)}\n`);
     else process.stdout.write(`${reportLines(report).join('\n')}\n`);
   } finally {
-    data.close();
+    await view.close();
   }
 }

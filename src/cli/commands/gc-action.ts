@@ -71,38 +71,42 @@ function ageText(ms: number): string {
   return Number.isInteger(days) ? plural(days, 'day') : plural(ms / 3_600_000, 'hour');
 }
 
-/** The summary block: one line per kind, what was kept and why, where. */
+/**
+ * The summary block: one line per kind, what was kept and why, where. A session counts once however
+ * many stores held a copy of it; transcripts, entries and bytes add up over the stores.
+ */
 export function gcLines(outcomes: readonly StoreOutcome[], olderThanMs: number, dryRun: boolean): string[] {
   const verb = dryRun ? 'would drop' : 'dropped';
   const lines: string[] = [];
-  let sessions = 0;
+  const dropped = new Set<string>();
   for (const kind of COLLECTABLE_KINDS) {
-    const sum = { sessions: 0, transcripts: 0, entries: 0, bytes: 0 };
+    const ids = new Set<string>();
+    const sum = { transcripts: 0, entries: 0, bytes: 0 };
     for (const outcome of outcomes) {
       const freed = outcome.freed[kind];
-      sum.sessions += freed.sessions;
+      for (const id of freed.sessions) ids.add(id);
       sum.transcripts += freed.transcripts;
       sum.entries += freed.entries;
       sum.bytes += freed.bytes;
     }
-    sessions += sum.sessions;
+    for (const id of ids) dropped.add(id);
     lines.push(
-      `  ${KIND_NAMES[kind].padEnd(28)} ${plural(sum.sessions, 'session')}` +
-        (sum.sessions > 0
+      `  ${KIND_NAMES[kind].padEnd(28)} ${plural(ids.size, 'session')}` +
+        (ids.size > 0
           ? `, ${plural(sum.transcripts, 'transcript')}, ${plural(sum.entries, 'entry', 'entries')}, ${bytesText(sum.bytes)}`
           : ''),
     );
   }
-  const kept = { live: 0, recent: 0, unclaimed: 0 };
-  for (const outcome of outcomes)
-    for (const reason of ['live', 'recent', 'unclaimed'] as const) kept[reason] += outcome.kept[reason];
-  const head = `gc: ${verb} ${plural(sessions, 'session')} no resume can reach, last written over ${ageText(olderThanMs)} ago`;
-  lines.unshift(head);
+  const kept = (reason: 'live' | 'recent' | 'unclaimed') =>
+    new Set(outcomes.flatMap((outcome) => outcome.kept[reason])).size;
+  lines.unshift(
+    `gc: ${verb} ${plural(dropped.size, 'session')} no resume can reach, last written over ${ageText(olderThanMs)} ago`,
+  );
   lines.push(
-    `  kept: ${kept.live} a lineage still resumes, ${kept.recent} newer than the limit, ${kept.unclaimed} of no known kind; manifest rows kept (the books)`,
+    `  kept: ${kept('live')} a lineage still resumes, ${kept('recent')} newer than the limit, ${kept('unclaimed')} of no known kind; manifest rows kept (the books)`,
   );
   lines.push(`  stores: ${outcomes.map((outcome) => outcome.label).join(', ') || 'none here'}`);
-  if (dryRun && sessions > 0)
+  if (dryRun && dropped.size > 0)
     lines.push('  nothing was changed (--dry-run); run flower gc without it to drop them');
   return lines;
 }

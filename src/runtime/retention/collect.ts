@@ -37,13 +37,14 @@ export interface StoreToCollect {
   store: CollectableStore;
   /** The project keys the task's sessions are filed under. */
   projectKeys: readonly string[];
-  /** Every session of this store is a side question (the aside run directory's own store). */
+  /** The aside run directory's own store: its sessions that the task's books do not name are asides. */
   allAsides?: boolean;
 }
 
-/** What the dropped sessions of one kind held. */
+/** What the dropped sessions of one kind held in one store. */
 export interface Freed {
-  sessions: number;
+  /** Session ids (the same session may be dropped from two stores: its local and its shared copy). */
+  sessions: string[];
   /** Main and subagent transcripts. */
   transcripts: number;
   entries: number;
@@ -54,7 +55,8 @@ export interface Freed {
 export interface StoreOutcome {
   label: string;
   freed: Record<CollectableKind, Freed>;
-  kept: { live: number; recent: number; unclaimed: number };
+  /** Session ids kept, by why. */
+  kept: { live: string[]; recent: string[]; unclaimed: string[] };
 }
 
 export interface CollectOptions {
@@ -66,7 +68,7 @@ export interface CollectOptions {
 
 function noneFreed(): Record<CollectableKind, Freed> {
   const freed = {} as Record<CollectableKind, Freed>;
-  for (const kind of COLLECTABLE_KINDS) freed[kind] = { sessions: 0, transcripts: 0, entries: 0, bytes: 0 };
+  for (const kind of COLLECTABLE_KINDS) freed[kind] = { sessions: [], transcripts: 0, entries: 0, bytes: 0 };
   return freed;
 }
 
@@ -114,28 +116,32 @@ export async function listTaskSessions(target: StoreToCollect): Promise<StoredSe
 /** Classifies and (unless `dryRun`) drops the unreachable sessions of one store. */
 export async function collectStore(target: StoreToCollect, options: CollectOptions): Promise<StoreOutcome> {
   const sessions = await listTaskSessions(target);
+  // The asides' own store: what the task's books do not name is a side question's session.
   const references: TaskReferences = target.allAsides
     ? {
         ...options.references,
-        asides: new Set([...options.references.asides, ...sessions.map((s) => s.sessionId)]),
+        asides: new Set([
+          ...options.references.asides,
+          ...sessions.map((s) => s.sessionId).filter((id) => !options.references.named?.has(id)),
+        ]),
       }
     : options.references;
   const classified: ClassifiedSession[] = classifySessions(sessions, references, options.cutoffMs);
   const outcome: StoreOutcome = {
     label: target.label,
     freed: noneFreed(),
-    kept: { live: 0, recent: 0, unclaimed: 0 },
+    kept: { live: [], recent: [], unclaimed: [] },
   };
   for (const { session, verdict } of classified) {
     if (!verdict.drop) {
-      outcome.kept[verdict.reason] += 1;
+      outcome.kept[verdict.reason].push(session.sessionId);
       continue;
     }
     const size = await measure(target.store, session);
     if (!options.dryRun)
       await target.store.delete({ projectKey: session.projectKey, sessionId: session.sessionId });
     const freed = outcome.freed[verdict.kind];
-    freed.sessions += 1;
+    freed.sessions.push(session.sessionId);
     freed.transcripts += size.transcripts;
     freed.entries += size.entries;
     freed.bytes += size.bytes;

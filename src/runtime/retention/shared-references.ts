@@ -43,8 +43,9 @@ function liveOf(records: readonly TaskRecord[], into: Set<string>): void {
 export function sharedReferences(main: readonly TaskRecord[], asides: readonly TaskRecord[]): ReferenceSets {
   const references = emptyReferences();
   liveOf(main, references.live);
+  for (const id of references.live) references.named.add(id);
   liveOf(asides, references.live);
-  addRowSessions(rowsOf(main), references.retired);
+  addRowSessions(rowsOf(main), references.retired, references.named);
   addRowSessions(rowsOf(asides), new Set(), references.asides);
   return references;
 }

@@ -32,16 +32,17 @@ export interface ReferenceSets {
   retired: Set<string>;
   asides: Set<string>;
   archived: Set<string>;
+  named: Set<string>;
 }
 
 export function emptyReferences(): ReferenceSets {
-  return { live: new Set(), retired: new Set(), asides: new Set(), archived: new Set() };
+  return { live: new Set(), retired: new Set(), asides: new Set(), archived: new Set(), named: new Set() };
 }
 
 /** Adds every set of `more` into `into`. */
 export function mergeReferences(into: ReferenceSets, more: TaskReferences): ReferenceSets {
-  for (const name of ['live', 'retired', 'asides', 'archived'] as const)
-    for (const id of more[name]) into[name].add(id);
+  for (const name of ['live', 'retired', 'asides', 'archived', 'named'] as const)
+    for (const id of more[name] ?? []) into[name].add(id);
   return into;
 }
 
@@ -139,6 +140,7 @@ export function gatherTaskReferences(runDir: string, archiveDirs: readonly strin
   const notes: string[] = [];
   const asideDir = join(runDir, ASIDE_RUN_DIR);
   addLineage(runDir, references.live);
+  for (const id of references.live) references.named.add(id);
   addLineage(asideDir, references.live);
   addInFlight(runDir, references.live);
   addInFlight(asideDir, references.live);
@@ -148,7 +150,7 @@ export function gatherTaskReferences(runDir: string, archiveDirs: readonly strin
     notes.push(
       `${runDir}/manifest.json cannot be read (${manifest.reason}); no retired generation was collected.`,
     );
-  addRowSessions(manifest.document, references.retired);
+  addRowSessions(manifest.document, references.retired, references.named);
   const asides = peekManifest(asideDir);
   if (asides.state === 'corrupt')
     notes.push(
@@ -156,5 +158,6 @@ export function gatherTaskReferences(runDir: string, archiveDirs: readonly strin
     );
   addRowSessions(asides.document, new Set(), references.asides);
   addArchived(archiveDirs, references.archived, notes);
+  for (const id of references.archived) references.named.add(id);
   return { references, notes };
 }

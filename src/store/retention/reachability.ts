@@ -37,6 +37,12 @@ export interface TaskReferences {
   asides: ReadonlySet<string>;
   /** Sessions of tasks that `--new` archived (their archived lineage). */
   archived: ReadonlySet<string>;
+  /**
+   * Every session the task's own books name (its manifest rows, lineage, archived lineages): a
+   * copy of one of these in the asides' store is not an aside (with a shared store, the asides'
+   * run directory is brought up to date with every session of the workspace).
+   */
+  named?: ReadonlySet<string>;
 }
 
 export type RetentionVerdict =

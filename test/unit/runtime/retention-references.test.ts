@@ -45,6 +45,7 @@ describe('gatherTaskReferences', () => {
     expect(sorted(references.retired)).toEqual(['s-old1', 's-old2']);
     expect(sorted(references.asides)).toEqual(['s-aside']);
     expect(sorted(references.archived)).toEqual(['s-arch']);
+    expect(sorted(references.named)).toEqual(['s-arch', 's-c', 's-judge', 's-live', 's-old1', 's-old2']);
     expect(notes).toEqual([]);
   });
 

@@ -8,8 +8,9 @@
  * - One place to mask credentials (`maskSecrets`): every view goes through it, so none can forget;
  *   the values come from the environment and the `.env` lookup chain.
  */
-import { sanitize } from '../cli/terminal/terminal-text.js';
+
 import { processChainContext, resolveEnvChain } from '../config/env-chain.js';
+import { sanitize } from '../config/safe-text.js';
 import { type SecretMask, secretMask } from '../config/secret-mask.js';
 
 let mask: SecretMask | undefined;

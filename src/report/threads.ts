@@ -16,7 +16,6 @@
 import {
   contextOfResponse,
   inWindow,
-  isSyntheticTurn,
   type Response,
   responsesOf,
   responseTokens,
@@ -31,6 +30,7 @@ import {
   messageOf,
   toolResultText,
 } from '../store/transcript.js';
+import { textsOf, turnsIn } from './conversation.js';
 
 export interface SideStats {
   entries: number;
@@ -123,16 +123,6 @@ function bodyChars(entry: Entry): number {
   return chars;
 }
 
-function firstText(entry: Entry): string {
-  const content = messageOf(entry)?.content;
-  if (typeof content === 'string') return content;
-  for (const block of blocksOf(entry)) {
-    const fields = block as { type?: unknown; text?: unknown };
-    if (fields.type === 'text' && typeof fields.text === 'string') return fields.text;
-  }
-  return '';
-}
-
 /** The command word of a shell command: after `VAR=value` assignments, without a path. */
 export function commandWord(command: string): string {
   const words = command.trim().split(/\s+/);
@@ -149,10 +139,8 @@ function tally(
   onOutage?: (entry: Entry) => void,
 ): Response[] {
   const seenCalls = new Set<string>();
-  for (const entry of entries) {
-    if (entry.type !== 'user' && entry.type !== 'assistant') continue;
-    if (!inWindow(entry, window)) continue;
-    if (isSyntheticTurn(entry)) {
+  for (const { entry, synthetic } of turnsIn(entries, window)) {
+    if (synthetic) {
       onOutage?.(entry);
       continue;
     }
@@ -181,7 +169,7 @@ function outageOf(entry: Entry, side: 'main' | 'worker'): Outage {
   return {
     at: Number.isFinite(stamp) ? stamp / 1000 : null,
     side,
-    text: firstText(entry).split('\n')[0]?.slice(0, 300) ?? '',
+    text: (textsOf(entry)[0] ?? '').split('\n')[0]?.slice(0, 300) ?? '',
   };
 }
 

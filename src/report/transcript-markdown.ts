@@ -14,7 +14,7 @@
  *   encoding already escapes control characters).
  * - Pure.
  */
-import { inWindow, isSyntheticTurn, type SessionTranscripts, type TimeWindow } from '../runtime/ledger.js';
+import { inWindow, type SessionTranscripts, type TimeWindow } from '../runtime/ledger.js';
 import {
   blocksOf,
   type Entry,
@@ -23,6 +23,7 @@ import {
   messageOf,
   toolResultText,
 } from '../store/transcript.js';
+import { textsOf, turnsIn } from './conversation.js';
 import { maskSecrets, shown } from './shown-text.js';
 
 export interface LogPolicy {
@@ -67,16 +68,12 @@ function quote(text: string): string {
 /** The Markdown of one transcript's entries inside `window`. */
 function entriesMarkdown(entries: readonly Entry[], window: TimeWindow, policy: LogPolicy): string[] {
   const parts: string[] = [];
-  for (const entry of entries) {
-    if ((entry.type !== 'user' && entry.type !== 'assistant') || entry.isMeta === true) continue;
-    if (!inWindow(entry, window)) continue;
+  for (const { entry, synthetic } of turnsIn(entries, window)) {
+    if (entry.isMeta === true) continue;
     const at = clock(entry);
     const when = at ? ` · ${at}` : '';
-    if (isSyntheticTurn(entry)) {
-      const text = blocksOf(entry)
-        .map((block) => (block as { text?: unknown }).text)
-        .filter((value): value is string => typeof value === 'string')
-        .join('\n');
+    if (synthetic) {
+      const text = textsOf(entry).join('\n');
       parts.push(
         `**API error** (the harness's stand-in turn; the model never saw it)${when}\n\n${quote(shown(text))}`,
       );

@@ -28,8 +28,9 @@ import {
 } from '../../src/testing/index.js';
 import { type MockModel, startMockModel } from '../../src/testing/server.js';
 import { startOver } from '../../src/workflow/starter.js';
-import { mockedEnv, repoRoot, runFlower, tempDir } from './cli-harness.js';
+import { mockedEnv, runFlower, tempDir } from './cli-harness.js';
 import { dropSchemas, type SharedSchema, sharedSchema } from './shared-store-harness.js';
+import { writeOneStepFlow } from './workflow-file.js';
 
 const DAY_MS = 86_400_000;
 const SUCCESSOR_TEXT = 'Finished in the successor session.';
@@ -70,19 +71,6 @@ function route(): MockScript {
       return mock.text('Carried on.', { usage: { input_tokens: 21_000 } });
     },
   };
-}
-
-function writeFlow(dir: string, file: string, step: string, prompt: string): string {
-  const workflowModule = join(repoRoot, 'src', 'workflow', 'workflow.js');
-  writeFileSync(
-    join(dir, file),
-    [
-      `import { Workflow } from ${JSON.stringify(workflowModule)};`,
-      "const spec = { name: 'agent', instructions: '', allowedTools: ['Read'], permissionMode: 'default' as const };",
-      `export const flow = new Workflow([{ name: ${JSON.stringify(step)}, spec, prompt: ${JSON.stringify(prompt)} }]);`,
-    ].join('\n'),
-  );
-  return join(dir, `${file}:flow`);
 }
 
 /** Main session ids in a sessions.db, and a digest of every stored row. */
@@ -157,8 +145,8 @@ describe.each(['sqlite', 'postgres'] as const)('flower gc on %s (real binary, mo
     if (backend === 'postgres') schema = await sharedSchema('gc');
     env = schema ? { ...plain, FLOWER_STORE_URL: schema.url } : plain;
     const dir = tempDir('gc-flows');
-    const oldFlow = writeFlow(dir, 'old.ts', 'old', 'OLD-TASK: say done.');
-    helloFlow = writeFlow(dir, 'hello.ts', 'hello', 'HELLO-TASK: greet.');
+    const oldFlow = writeOneStepFlow(dir, 'old.ts', 'old', 'OLD-TASK: say done.');
+    helloFlow = writeOneStepFlow(dir, 'hello.ts', 'hello', 'HELLO-TASK: greet.');
 
     const old = await runFlower(['-w', workspace, 'run', oldFlow], { env: plain });
     expect(old.status, old.stderr).toBe(0);

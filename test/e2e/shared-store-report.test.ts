@@ -5,30 +5,18 @@
  * deleted, or replaced by a stale copy, or the whole workspace is gone, and the read-only commands
  * still show every row and the same total, read from the database, and write nothing.
  */
-import { cpSync, existsSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { cpSync, existsSync, readdirSync, rmSync, } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { readManifest } from '../../src/runtime/manifest.js';
 import { messageText, mock, type RecordedRequest } from '../../src/testing/index.js';
 import { type MockModel, startMockModel } from '../../src/testing/server.js';
-import { mockedEnv, repoRoot, runFlower, tempDir } from './cli-harness.js';
+import { mockedEnv, runFlower, tempDir } from './cli-harness.js';
 import { dropSchemas, type SharedSchema, sharedSchema } from './shared-store-harness.js';
+import { writeOneStepFlow } from './workflow-file.js';
 
 function firstUserText(request: RecordedRequest): string {
   return messageText(request.body?.messages?.find((message) => message.role === 'user'));
-}
-
-function writeFlow(dir: string, file: string, step: string, prompt: string): string {
-  const workflowModule = join(repoRoot, 'src', 'workflow', 'workflow.js');
-  writeFileSync(
-    join(dir, file),
-    [
-      `import { Workflow } from ${JSON.stringify(workflowModule)};`,
-      "const spec = { name: 'agent', instructions: '', allowedTools: ['Read'], permissionMode: 'default' as const };",
-      `export const flow = new Workflow([{ name: ${JSON.stringify(step)}, spec, prompt: ${JSON.stringify(prompt)} }]);`,
-    ].join('\n'),
-  );
-  return join(dir, `${file}:flow`);
 }
 
 let model: MockModel;
@@ -56,8 +44,8 @@ beforeAll(async () => {
   schema = await sharedSchema('report');
   workspace = tempDir('shared-report');
   const flows = tempDir('shared-report-flows');
-  const alpha = writeFlow(flows, 'alpha.ts', 'alpha', 'ALPHA: say done.');
-  const beta = writeFlow(flows, 'beta.ts', 'beta', 'BETA: say done.');
+  const alpha = writeOneStepFlow(flows, 'alpha.ts', 'alpha', 'ALPHA: say done.');
+  const beta = writeOneStepFlow(flows, 'beta.ts', 'beta', 'BETA: say done.');
   const first = await runFlower(['-w', workspace, 'run', alpha], {
     env: mockedEnv(model, { FLOWER_STORE_URL: schema.url }),
   });

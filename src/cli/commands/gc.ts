@@ -27,10 +27,12 @@ What it drops (each only when last written before the --older-than limit):
 What it never drops: a session any lineage of the task still resumes, one an in-flight marker
 names, one it cannot tell the kind of, and anything newer than the limit. Manifest rows are the
 books (spend, report, budget): they are kept, so \`flower report\` and \`flower status\` add up the
-same after gc. Notes, handoff documents and the workbench are not touched.
+same after gc. Notes, handoff documents and the workbench are not touched. A SQLite file keeps the
+space it freed for new entries; it does not shrink.
 
-With FLOWER_STORE_URL set to a PostgreSQL URL the sessions there are collected too. gc refuses to
-run while another flower holds the task; stop it, or run gc when it has finished.
+With a PostgreSQL store (--store or FLOWER_STORE_URL) the sessions there are collected too. gc
+refuses to run while another flower holds the task, on this machine or another; stop it, or run gc
+when it has finished.
 
 Examples:
   flower gc --dry-run            what would go, nothing changed

@@ -211,7 +211,9 @@ try {
   }
   if (process.env.BENCH_POSTGRES !== '0') {
     say();
-    say('PostgreSQL backend (bench/postgres.bench.mjs; FLOWER_BENCH_POSTGRES_URL or FLOWER_TEST_POSTGRES_URL):');
+    say(
+      'PostgreSQL backend (bench/postgres.bench.mjs; FLOWER_BENCH_POSTGRES_URL or FLOWER_TEST_POSTGRES_URL):',
+    );
     const run = spawnSync(process.execPath, [postgresBench], { encoding: 'utf8', maxBuffer: 1 << 22 });
     for (const line of `${run.stdout}${run.stderr}`.trimEnd().split('\n')) say(`  ${line}`);
     if (run.status === NO_SERVER) {

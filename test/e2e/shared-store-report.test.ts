@@ -5,7 +5,7 @@
  * deleted, or replaced by a stale copy, or the whole workspace is gone, and the read-only commands
  * still show every row and the same total, read from the database, and write nothing.
  */
-import { cpSync, existsSync, readdirSync, rmSync, } from 'node:fs';
+import { cpSync, existsSync, readdirSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { readManifest } from '../../src/runtime/manifest.js';

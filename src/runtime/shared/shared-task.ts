@@ -11,6 +11,9 @@
  * - Every change is written to the outbox (outbox.ts) before it is queued, and the outbox is
  *   emptied only when the queue has sent everything: a change is lost neither to an outage nor
  *   to a kill.
+ * - The asides' manifest rows are sent under their own task key (`<run dir>/aside`), so what
+ *   the whole task spent is in the database; they are not kept in the outbox (a side question's
+ *   books lost to a kill mid-outage stay in the local aside manifest).
  * - One outage line per process, whatever notices it first (a transcript batch, a record, the
  *   lock connection); the work never waits for the database except at the bounded flushes.
  * - `close` flushes (bounded), brings the database's sessions level with the local store (what
@@ -30,6 +33,7 @@ import { type OutageNotice, outageNotice, WriteBehindQueue } from '../../store/s
 import { SqliteSessionStore } from '../../store/sqlite-session-store.js';
 import { holdAcrossMachines } from '../in-flight.js';
 import { subscribeTaskChanges } from '../task-changes.js';
+import { ASIDE_RUN_DIR } from '../task-spend.js';
 import { appendOutbox, clearOutbox } from './outbox.js';
 import { type PullReport, pullTaskState, pushSpillFiles } from './pull.js';
 import { recordChangesOf } from './records.js';
@@ -82,11 +86,24 @@ export class SharedTask implements RuntimeSharing {
       // Everything the outbox holds has been sent.
       onDrained: () => clearOutbox(this.runDir),
     });
-    this.unsubscribe = subscribeTaskChanges(this.runDir, (change) => {
+    const mainChanges = subscribeTaskChanges(this.runDir, (change) => {
       const changes = recordChangesOf(change);
       appendOutbox(this.runDir, changes);
       this.records.push(`write the task's ${change.kind} record`, () => store.records.write(task, changes));
     });
+    // The asides' books (their own run directory, see cli/interaction/aside.ts) are part of what
+    // the task spent: a report or a budget on another machine reads them from here. Only their
+    // rows go: an aside's session is throwaway (gc drops it) and resumes nowhere.
+    const asideTask = { workspace: task.workspace, runDir: join(task.runDir, ASIDE_RUN_DIR) };
+    const asideChanges = subscribeTaskChanges(join(this.runDir, ASIDE_RUN_DIR), (change) => {
+      if (change.kind !== 'manifest-run' && change.kind !== 'manifest-added') return;
+      const changes = recordChangesOf(change);
+      this.records.push("write an aside's books", () => store.records.write(asideTask, changes));
+    });
+    this.unsubscribe = () => {
+      mainChanges();
+      asideChanges();
+    };
   }
 
   get runDir(): string {

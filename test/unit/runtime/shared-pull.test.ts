@@ -228,6 +228,13 @@ describe('pullTaskState', () => {
     ]);
     expect(records.find((record) => record.key === 'run-mine')).toBeDefined();
     expect(records.find((record) => record.kind === 'lineage-step')?.value).toEqual({ sessionId: 's-mine' });
+    // An aside answered meanwhile: its books go up under the aside run directory's own key.
+    const aside = { ...newStepResult('aside', 'run-aside'), ok: true, endedAt: 4, costUsd: 0.25 };
+    saveManifestRows(join(runDir, 'aside'), 'run-aside', [aside]);
+    expect(await shared.flush(5000)).toBe(true);
+    const asideRecords = (await store.records.read({ workspace, runDir: join(runDir, 'aside') })).records;
+    expect(asideRecords.map((record) => [record.kind, record.key])).toEqual([['manifest-run', 'run-aside']]);
+    expect(asideRecords[0]?.value).toMatchObject([{ run: 'run-aside', step: 'aside', cost_usd: 0.25 }]);
     // A result spilled during the run reaches the database when the process ends.
     mkdirSync(join(workspace, '.flower', 'spill'), { recursive: true });
     writeFileSync(join(workspace, '.flower', 'spill', 'fedcba9876543210.txt'), 'spilled during the run');

@@ -36,6 +36,7 @@ import { dirname, join, resolve } from 'node:path';
 import { PRIVATE_FILE_MODE } from '../config/private-files.js';
 import {
   type HeldTaskLock,
+  handleOn,
   type LockHolder,
   TaskBusyError,
   type TaskLocks,
@@ -124,17 +125,7 @@ export class FileTaskLocks implements TaskLocks {
   async acquire(task: TaskRef): Promise<HeldTaskLock> {
     const path = join(resolve(task.runDir), TASK_LOCK_FILE);
     const hold = this.held.get(path) ?? this.create(path, resolve(task.workspace));
-    hold.count += 1;
-    let released = false;
-    return {
-      holder: hold.holder,
-      release: async () => {
-        if (released) return;
-        released = true;
-        hold.count -= 1;
-        if (hold.count === 0) this.remove(path, hold);
-      },
-    };
+    return handleOn(hold, (last) => this.remove(path, last));
   }
 
   private create(path: string, workspace: string): Hold {

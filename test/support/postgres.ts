@@ -15,7 +15,9 @@
 import { randomBytes } from 'node:crypto';
 import { type AddressInfo, createServer, type Socket } from 'node:net';
 import pg from 'pg';
-import { afterAll, beforeAll } from 'vitest';
+import { afterAll, afterEach, beforeAll } from 'vitest';
+import { type PostgresTarget, parseStoreTarget } from '../../src/config/store-url.js';
+import { openSharedStore, type SharedStore } from '../../src/store/shared/shared-store.js';
 
 export interface TestSchema {
   /** A store URL for this schema alone. */
@@ -221,5 +223,35 @@ export function usePostgres(): TestPostgres {
         drop: () => dropSchema(schema),
       };
     },
+  };
+}
+
+export interface SharedStoresPerTest {
+  /** Opens another shared store on this test's schema (created on first use). */
+  open(): Promise<SharedStore>;
+  /** This test's schema name, once `open` has created it. */
+  schemaName(): string | undefined;
+}
+
+/**
+ * Shared stores (`openSharedStore`) on one fresh schema per test: every store opened in a test is
+ * closed after it and the schema dropped. Call it once at the top level, after `usePostgres()`.
+ */
+export function sharedStoresPerTest(postgres: TestPostgres, label: string): SharedStoresPerTest {
+  const opened: SharedStore[] = [];
+  let schema: TestSchema | undefined;
+  afterEach(async () => {
+    for (const store of opened.splice(0)) await store.close();
+    await schema?.drop();
+    schema = undefined;
+  });
+  return {
+    async open() {
+      schema ??= await postgres.freshSchema(label);
+      const store = await openSharedStore(parseStoreTarget(schema.url) as PostgresTarget);
+      opened.push(store);
+      return store;
+    },
+    schemaName: () => schema?.schema,
   };
 }

@@ -23,6 +23,7 @@ import pg from 'pg';
 import type { PostgresTarget } from '../../config/store-url.js';
 import {
   type HeldTaskLock,
+  handleOn,
   type LockHolder,
   TaskBusyError,
   type TaskLocks,
@@ -80,17 +81,7 @@ export class PostgresTaskLocks implements TaskLocks {
   async acquire(task: TaskRef): Promise<HeldTaskLock> {
     const text = taskLockText(task);
     const hold = this.held.get(text) ?? (await this.create(task, text));
-    hold.count += 1;
-    let released = false;
-    return {
-      holder: hold.holder,
-      release: async () => {
-        if (released) return;
-        released = true;
-        hold.count -= 1;
-        if (hold.count === 0) await this.remove(text, hold);
-      },
-    };
+    return handleOn(hold, (last) => this.remove(text, last));
   }
 
   private async create(task: TaskRef, text: string): Promise<Hold> {

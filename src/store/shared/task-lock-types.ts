@@ -29,6 +29,34 @@ export interface TaskLocks {
   acquire(task: TaskRef): Promise<HeldTaskLock>;
 }
 
+/** One process's hold on a task: every `acquire` of the task in this process shares it. */
+export interface CountedHold {
+  count: number;
+  readonly holder: LockHolder;
+}
+
+/**
+ * A handle on `hold` for one `acquire`: releasing it twice counts once, and the last handle
+ * released gives the lock up (`giveUp`), so a library user's nested acquire never drops the
+ * lock under the outer one.
+ */
+export function handleOn<Hold extends CountedHold>(
+  hold: Hold,
+  giveUp: (hold: Hold) => Promise<void> | void,
+): HeldTaskLock {
+  hold.count += 1;
+  let released = false;
+  return {
+    holder: hold.holder,
+    release: async () => {
+      if (released) return;
+      released = true;
+      hold.count -= 1;
+      if (hold.count === 0) await giveUp(hold);
+    },
+  };
+}
+
 /** `09:12` today, else `2025-05-03 09:12` (local time). */
 function sinceText(startedAt: string, now: Date): string {
   const at = new Date(startedAt);

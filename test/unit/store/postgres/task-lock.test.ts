@@ -5,27 +5,12 @@
  * server ends is told once and takes the lock again; a release lets the next one in.
  */
 import { hostname } from 'node:os';
-import { afterEach, describe, expect, it } from 'vitest';
-import { type PostgresTarget, parseStoreTarget } from '../../../../src/config/store-url.js';
-import { openSharedStore, type SharedStore } from '../../../../src/store/shared/shared-store.js';
+import { describe, expect, it } from 'vitest';
 import { TaskBusyError } from '../../../../src/store/shared/task-lock-types.js';
-import { realServerUrl, type TestSchema, usePostgres } from '../../../support/postgres.js';
+import { realServerUrl, sharedStoresPerTest, usePostgres } from '../../../support/postgres.js';
 
 const postgres = usePostgres();
-const opened: SharedStore[] = [];
-let schema: TestSchema | undefined;
-afterEach(async () => {
-  for (const store of opened.splice(0)) await store.close();
-  await schema?.drop();
-  schema = undefined;
-});
-
-async function open(): Promise<SharedStore> {
-  schema ??= await postgres.freshSchema('lock');
-  const store = await openSharedStore(parseStoreTarget(schema.url) as PostgresTarget);
-  opened.push(store);
-  return store;
-}
+const { open, schemaName } = sharedStoresPerTest(postgres, 'lock');
 
 const task = { workspace: '/work', runDir: '/work/runs' };
 
@@ -44,11 +29,11 @@ describe.runIf(realServerUrl !== undefined)('the PostgreSQL task lock', () => {
     await other.release();
     await held.release();
     const next = await b.locks().acquire(task);
-    expect(await postgres.admin(`SELECT pid FROM "${schema?.schema}".task_holders`)).toMatchObject({
+    expect(await postgres.admin(`SELECT pid FROM "${schemaName()}".task_holders`)).toMatchObject({
       rows: [{ pid: process.pid }],
     });
     await next.release();
-    expect((await postgres.admin(`SELECT pid FROM "${schema?.schema}".task_holders`)).rows).toEqual([]);
+    expect((await postgres.admin(`SELECT pid FROM "${schemaName()}".task_holders`)).rows).toEqual([]);
   });
 
   it('a lock connection the server ends is said once and taken again', async () => {
@@ -59,7 +44,7 @@ describe.runIf(realServerUrl !== undefined)('the PostgreSQL task lock', () => {
       .locks({ onDropped: (error) => dropped.push(error), onRetaken: () => retaken++, retryDelayMs: 50 })
       .acquire(task);
     // Only this test's holder: the server is shared with other test runs.
-    await postgres.admin(`SELECT pg_terminate_backend(backend_pid) FROM "${schema?.schema}".task_holders`);
+    await postgres.admin(`SELECT pg_terminate_backend(backend_pid) FROM "${schemaName()}".task_holders`);
     const deadline = Date.now() + 10_000;
     while (retaken === 0 && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 50));
     expect(dropped).toHaveLength(1);

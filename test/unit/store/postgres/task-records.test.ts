@@ -3,28 +3,13 @@
  * guarded deletes, the merged wake counter) and that concurrent writers of one task, each with a
  * pool of its own as separate processes would have, lose nothing of each other's.
  */
-import { afterEach, describe, expect, it } from 'vitest';
-import { type PostgresTarget, parseStoreTarget } from '../../../../src/config/store-url.js';
+import { describe, expect, it } from 'vitest';
 import { type TaskRecordChange, taskNameOf } from '../../../../src/store/postgres/task-records.js';
-import { openSharedStore, type SharedStore } from '../../../../src/store/shared/shared-store.js';
-import { type TestSchema, usePostgres } from '../../../support/postgres.js';
+import type { SharedStore } from '../../../../src/store/shared/shared-store.js';
+import { sharedStoresPerTest, usePostgres } from '../../../support/postgres.js';
 
 const postgres = usePostgres();
-const opened: SharedStore[] = [];
-let schema: TestSchema | undefined;
-
-afterEach(async () => {
-  for (const store of opened.splice(0)) await store.close();
-  await schema?.drop();
-  schema = undefined;
-});
-
-async function open(): Promise<SharedStore> {
-  schema ??= await postgres.freshSchema('records');
-  const store = await openSharedStore(parseStoreTarget(schema.url) as PostgresTarget);
-  opened.push(store);
-  return store;
-}
+const { open } = sharedStoresPerTest(postgres, 'records');
 
 const task = { workspace: '/work', runDir: '/work/runs' };
 const values = async (store: SharedStore, kind?: string) =>

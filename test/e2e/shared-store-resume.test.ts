@@ -4,7 +4,8 @@
  * fresh CLAUDE_CONFIG_DIR (nothing of the first machine left but the workspace path and the
  * database) continues the same session — the model's request for the resumed step carries the
  * earlier history — and the database's manifest holds the spend of both processes, the killed
- * one booked from its in-flight marker.
+ * one booked from its in-flight marker; `flower report` on a third machine (no runs/, fresh
+ * config, another directory) shows both.
  */
 import { type ChildProcess, spawn } from 'node:child_process';
 import { existsSync, rmSync } from 'node:fs';
@@ -143,5 +144,22 @@ describe('a task in PostgreSQL continues on another machine', () => {
       "SELECT value FROM task_records WHERE kind = 'lineage-step' AND key = 'clarify'",
     );
     expect(JSON.parse(lineage[0]?.value ?? '{}').sessionId).toBe(killedSession);
+
+    // A third machine: no runs/, a fresh config directory, another working directory; the report
+    // read from the database shows both processes' spend.
+    rmSync(join(workspace, 'runs'), { recursive: true, force: true });
+    const third = await runFlower(['-w', workspace, 'report', '--json', '--all'], {
+      env: mockedEnv(model, { FLOWER_STORE_URL: schema.url }),
+      cwd: tempDir('store-resume-third'),
+    });
+    expect(third.status, third.stderr).toBe(0);
+    const report = JSON.parse(third.stdout) as {
+      steps: Array<{ run: string; cost_usd: number }>;
+      totals: { cost_usd: number; runs: number };
+    };
+    expect(new Set(report.steps.map((step) => step.run))).toEqual(new Set([booked[0]?.run, own[0]?.run]));
+    const spent = [...booked, ...own].reduce((sum, row) => sum + row.cost_usd, 0);
+    expect(report.totals.cost_usd).toBeCloseTo(spent, 4);
+    expect(existsSync(join(workspace, 'runs'))).toBe(false);
   }, 180_000);
 });

@@ -6,7 +6,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { ENDPOINTS_FILE, EndpointHistory } from '../../../src/runtime/endpoint-history.js';
 import { type FlowerEvent, retryCause } from '../../../src/runtime/events.js';
 import { AttemptSentinel, launchWords, unreachableLine } from '../../../src/runtime/fail-fast.js';
-import { INTERRUPTED_BY_HUMAN, newStepResult, type StepResult } from '../../../src/runtime/step-result.js';
+import { CONTEXT_FULL_HANDOFF, INTERRUPTED_BY_HUMAN, newStepResult, type StepResult } from '../../../src/runtime/step-result.js';
 import { closedPort } from '../../support/closed-port.js';
 
 let runDir: string;
@@ -163,6 +163,68 @@ describe('AttemptSentinel', () => {
   });
 });
 
+describe('AttemptSentinel: the rest of its promises', () => {
+  it('an account error in a synthetic message stops as refused credentials, with or without a status', async () => {
+    const { watch } = sentinel('http://127.0.0.1:1');
+    await watch.inspect(init);
+    const stop = await watch.inspect(
+      synthetic('Your account does not have access to Claude Code', undefined, 'account_on_hold'),
+    );
+    expect(stop?.cause).toBe('credentials');
+    expect(stop?.message).toContain('the API: the credential was refused');
+  });
+
+  it('a synthetic error with an HTTP status proves the endpoint answered', async () => {
+    const { watch, endpoints } = sentinel('http://127.0.0.1:1');
+    await watch.inspect(init);
+    expect(await watch.inspect(synthetic('API Error: 500 Internal server error', 500))).toBeUndefined();
+    expect(endpoints.answered()).toBe(true);
+  });
+
+  it('the binary error code model_not_found stops by itself, whatever the text says', async () => {
+    const { watch } = sentinel('http://127.0.0.1:1');
+    await watch.inspect(init);
+    const stop = await watch.inspect(synthetic('Something went wrong.', undefined, 'model_not_found'));
+    expect(stop?.cause).toBe('model');
+    expect(stop?.message).toContain('the model claude-main');
+  });
+
+  it('one stop per attempt: once stopped, every later event and the end return that same stop', async () => {
+    const { watch } = sentinel('http://127.0.0.1:1');
+    await watch.inspect(init);
+    const stop = await watch.inspect(retry(401, 'authentication_failed'));
+    expect(stop?.cause).toBe('credentials');
+    expect(await watch.inspect(reply)).toBe(stop);
+    expect(await watch.inspect(retry(529, 'overloaded'))).toBe(stop);
+    expect(await watch.conclude(failed('Error: aborted'))).toBe(stop);
+  });
+
+  it("flower's own retries are not the binary's: a runtime retry never stops the attempt", async () => {
+    const port = await closedPort();
+    const { watch } = sentinel(`http://127.0.0.1:${port}`);
+    await watch.inspect(init);
+    const own: FlowerEvent = {
+      kind: 'retry',
+      text: 'retrying in 5 s',
+      payload: { source: 'runtime', errorStatus: 401 },
+    };
+    expect(await watch.inspect(own)).toBeUndefined();
+    expect(await watch.inspect({ ...own, payload: { source: 'runtime' } })).toBeUndefined();
+  });
+
+  it('a context-full handoff before init is not a launch failure', async () => {
+    const { watch } = sentinel('http://127.0.0.1:1');
+    expect(await watch.conclude(failed(CONTEXT_FULL_HANDOFF))).toBeUndefined();
+  });
+
+  it('a fatal failure after init is left to the resilience policy, not reported as unreachable', async () => {
+    const port = await closedPort();
+    const { watch } = sentinel(`http://127.0.0.1:${port}`);
+    await watch.inspect(init);
+    expect(await watch.conclude(failed('API Error: 400 invalid_request: prompt is too long'))).toBeUndefined();
+  });
+});
+
 describe('unreachableLine and launchWords', () => {
   const probe = { host: 'gw.example', port: 8443, reachable: false, elapsedMs: 1 };
   it('words each kind of unreachable, and names ANTHROPIC_BASE_URL only when it is set', () => {
@@ -203,6 +265,31 @@ describe('EndpointHistory', () => {
     // Once the record exists, it alone decides (it names the endpoints that answered).
     writeFileSync(join(runDir, ENDPOINTS_FILE), JSON.stringify({ 'other:1': { firstAnswer: 'then' } }));
     expect(new EndpointHistory(runDir, 'http://127.0.0.1:9').answered()).toBe(false);
+  });
+
+  it('a step that succeeded stands in for the record even when it cost nothing', () => {
+    writeFileSync(join(runDir, 'manifest.json'), JSON.stringify([{ step: 'work', ok: true, cost_usd: 0 }]));
+    expect(new EndpointHistory(runDir, 'http://127.0.0.1:9').answered()).toBe(true);
+  });
+
+  it("the first answer is kept: a later process's answer does not rewrite its time", () => {
+    writeFileSync(
+      join(runDir, ENDPOINTS_FILE),
+      JSON.stringify({ 'gw.example:443': { firstAnswer: '2020-01-01T00:00:00.000Z' }, 'other:1': { firstAnswer: 'x' } }),
+    );
+    // A process that has not read the file yet records its own answer.
+    new EndpointHistory(runDir, 'https://gw.example').recordAnswer();
+    const file = JSON.parse(readFileSync(join(runDir, ENDPOINTS_FILE), 'utf8'));
+    expect(file['gw.example:443']).toEqual({ firstAnswer: '2020-01-01T00:00:00.000Z' });
+    expect(file['other:1']).toEqual({ firstAnswer: 'x' });
+  });
+
+  it('never throws: an answer in a run directory that cannot be written is kept in memory only', () => {
+    const notADirectory = join(runDir, 'file');
+    writeFileSync(notADirectory, '');
+    const history = new EndpointHistory(join(notADirectory, 'run'), 'http://127.0.0.1:9');
+    expect(() => history.recordAnswer()).not.toThrow();
+    expect(history.answered()).toBe(true);
   });
 
   it('an unreadable file counts as answered: doubt means waiting, as before', () => {

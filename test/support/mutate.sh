@@ -7,6 +7,7 @@
 #
 # The substitution must change the file (a no-op mutation is an error, not a survivor). The file is
 # restored with `git checkout --` whatever happens, so a mutation is never left behind or committed.
+# With an e2e test file among the tests, dist/ is built from the mutant and rebuilt after the restore.
 # Used for test/MUTATIONS.md; each row there gives the arguments.
 set -u
 cd "$(dirname "$0")/../.."
@@ -38,13 +39,25 @@ if ! git diff --quiet -- "$file"; then
   echo "mutate: $file has uncommitted changes; commit or stash them first" >&2
   exit 2
 fi
-trap 'git checkout -- "$file"' EXIT
+# End-to-end tests run the built CLI (dist/): build the mutant for them, and the restored source after.
+e2e=false
+case " ${tests[*]} " in *test/e2e/*) e2e=true ;; esac
+restore() {
+  git checkout -- "$file"
+  if $e2e; then npm run build >/dev/null 2>&1 || echo "mutate: the restored build failed; run npm run build" >&2; fi
+}
+trap restore EXIT
 perl -0pi -e "$expr" "$file"
 if git diff --quiet -- "$file"; then
   echo "mutate: the substitution did not change $file" >&2
   exit 2
 fi
 git --no-pager diff --stat -- "$file" | head -1
+if $e2e && ! npm run build >/dev/null 2>&1; then
+  echo "CAUGHT"
+  echo "(the mutant does not build)"
+  exit 0
+fi
 log=$(mktemp)
 CI=true FLOWER_NO_UPDATE=1 FLOWER_TEST_POSTGRES_URL=${FLOWER_TEST_POSTGRES_URL:-postgres://postgres@127.0.0.1:5432/test} \
   npx vitest run "${tests[@]}" "${extra[@]}" 2>&1 | sed -E 's/\x1b\[[0-9;]*m//g' >"$log"

@@ -111,6 +111,17 @@ describe('FileTaskLocks', () => {
     await held.release();
   });
 
+  it('is released at process exit by a holder that never called release', async () => {
+    const before = new Set(process.listeners('exit'));
+    const held = await new FileTaskLocks().acquire(task);
+    expect(existsSync(lockPath)).toBe(true);
+    // What `process.exit` runs, without ending the test's process: the exit handlers added by acquire.
+    const added = process.listeners('exit').filter((listener) => !before.has(listener));
+    for (const listener of added) listener.call(process, 0);
+    expect(existsSync(lockPath)).toBe(false);
+    await held.release(); // after the exit handler: nothing left to do, and no throw
+  });
+
   it('release leaves a lock that is no longer its own', async () => {
     const held = await new FileTaskLocks().acquire(task);
     planted({ pid: process.ppid, host: hostname() });

@@ -86,6 +86,23 @@ describe('in-flight markers', () => {
   });
 });
 
+describe('in-flight markers never throw', () => {
+  it('a marker that cannot be written is skipped without a throw', () => {
+    const notADirectory = join(runDir, 'file');
+    writeFileSync(notADirectory, '');
+    expect(() =>
+      markInFlight(join(notADirectory, 'runs'), {
+        sessionId: 's1',
+        step: 'work',
+        run: 'r',
+        startedAt: 1,
+        baselineUsd: 0,
+        resumed: false,
+      }),
+    ).not.toThrow();
+  });
+});
+
 describe('bookKilledAttempts', () => {
   it("books a dead process's attempt from the transcript: cost over the baseline, turns since it started", async () => {
     marker('s1', deadPid());
@@ -141,6 +158,34 @@ describe('bookKilledAttempts', () => {
     const rows = [{ step: 'work', session_id: 's1', started_at: 10, ended_at: 1100, run: 'run-killed' }];
     expect(await bookKilledAttempts(runDir, rows, source)).toEqual([]);
     expect(readdirSync(join(runDir, IN_FLIGHT_DIRECTORY))).toEqual([]);
+  });
+
+  it("never judges another host's marker: its pid means nothing here", async () => {
+    marker('s1', deadPid(), { host: 'build-7.example' });
+    expect(await bookKilledAttempts(runDir, [], source)).toEqual([]);
+    expect(readdirSync(join(runDir, IN_FLIGHT_DIRECTORY))).toEqual(['s1.json']);
+  });
+
+  it('books the attempt when the only row of its session ended before the attempt started', async () => {
+    marker('s1', deadPid());
+    // An earlier step of the same (resumed) session; the killed attempt came after it.
+    const rows = [{ step: 'work', session_id: 's1', started_at: 10, ended_at: 900, run: 'run-before' }];
+    const booked = await bookKilledAttempts(runDir, rows, source);
+    expect(booked.map((row) => row.session_id)).toEqual(['s1']);
+  });
+
+  it('keeps the marker when the row cannot be written, so the next start books it', async () => {
+    // Another live process holds the manifest's lock for longer than this booking waits.
+    writeFileSync(
+      join(runDir, 'manifest.json.lock'),
+      JSON.stringify({ pid: process.ppid, host: hostname(), createdAt: Date.now(), token: 't' }),
+    );
+    marker('s1', deadPid());
+    const warnings: string[] = [];
+    const options = { onWarning: (line: string) => warnings.push(line), lock: { waitTimeoutMs: 100 } };
+    expect(await bookKilledAttempts(runDir, [], source, options)).toEqual([]);
+    expect(readdirSync(join(runDir, IN_FLIGHT_DIRECTORY))).toEqual(['s1.json']);
+    expect(warnings.join('\n')).toContain('manifest.json');
   });
 
   it('keeps the other rows of the manifest', async () => {

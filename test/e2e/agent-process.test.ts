@@ -60,5 +60,9 @@ describe.runIf(process.platform === 'linux')('the agent process after kill -9 of
     expect(agents.filter(isRunning)).toEqual([]);
     // Measured: everything is gone within 0.1 s (29-32 s before); the bound only allows for load.
     expect(gone).toBeLessThan(5_000);
+    // Frozen at once, not left to notice its parent's end: the agent never sent the tool's result
+    // on to the model (a SIGTERM, or no group of its own to stop, let it ask once more).
+    await sleep(1_000);
+    expect(h.model.mainRequests()).toHaveLength(1);
   });
 });

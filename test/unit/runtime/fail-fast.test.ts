@@ -6,7 +6,12 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { ENDPOINTS_FILE, EndpointHistory } from '../../../src/runtime/endpoint-history.js';
 import { type FlowerEvent, retryCause } from '../../../src/runtime/events.js';
 import { AttemptSentinel, launchWords, unreachableLine } from '../../../src/runtime/fail-fast.js';
-import { CONTEXT_FULL_HANDOFF, INTERRUPTED_BY_HUMAN, newStepResult, type StepResult } from '../../../src/runtime/step-result.js';
+import {
+  CONTEXT_FULL_HANDOFF,
+  INTERRUPTED_BY_HUMAN,
+  newStepResult,
+  type StepResult,
+} from '../../../src/runtime/step-result.js';
 import { closedPort } from '../../support/closed-port.js';
 
 let runDir: string;
@@ -221,7 +226,9 @@ describe('AttemptSentinel: the rest of its promises', () => {
     const port = await closedPort();
     const { watch } = sentinel(`http://127.0.0.1:${port}`);
     await watch.inspect(init);
-    expect(await watch.conclude(failed('API Error: 400 invalid_request: prompt is too long'))).toBeUndefined();
+    expect(
+      await watch.conclude(failed('API Error: 400 invalid_request: prompt is too long')),
+    ).toBeUndefined();
   });
 });
 
@@ -275,7 +282,10 @@ describe('EndpointHistory', () => {
   it("the first answer is kept: a later process's answer does not rewrite its time", () => {
     writeFileSync(
       join(runDir, ENDPOINTS_FILE),
-      JSON.stringify({ 'gw.example:443': { firstAnswer: '2020-01-01T00:00:00.000Z' }, 'other:1': { firstAnswer: 'x' } }),
+      JSON.stringify({
+        'gw.example:443': { firstAnswer: '2020-01-01T00:00:00.000Z' },
+        'other:1': { firstAnswer: 'x' },
+      }),
     );
     // A process that has not read the file yet records its own answer.
     new EndpointHistory(runDir, 'https://gw.example').recordAnswer();

@@ -31,6 +31,13 @@ describe('prepareRunDirectory', () => {
     expect(readFileSync(join(runs, '.gitignore'), 'utf8')).toBe('mine\n');
   });
 
+  it('with no workspace named, the run directory is its own: private, with its .gitignore', () => {
+    const runs = join(root, 'aside');
+    prepareRunDirectory(runs);
+    expect(modeOf(runs)).toBe(0o700);
+    expect(existsSync(join(runs, '.gitignore'))).toBe(true);
+  });
+
   it('leaves a run directory that is the workspace (or holds it) as it is: no .gitignore, no mode change', () => {
     const workspace = join(root, 'ws');
     mkdirSync(workspace, { mode: 0o755 });

@@ -56,9 +56,16 @@ describe('taskSpend', () => {
       { cost_usd: 0.2, run: 'a' },
       { cost_usd: 'lots', run: 'a' },
       { cost_usd: Number.NaN },
+      { cost_usd: -5, run: 'a' },
+      { cost_usd: Number.POSITIVE_INFINITY, run: 'a' },
       {},
     ] as unknown as StoredManifestRow[];
     expect(sumTaskSpend(rows).stepsUsd).toBe(0.2);
+  });
+
+  it('counts as runs only the run ids rows name', () => {
+    const rows = [{ run: 'a' }, { run: 'a' }, { run: 'b' }, {}, { run: 7 }] as unknown as StoredManifestRow[];
+    expect(sumTaskSpend(rows).runs).toBe(2);
   });
 
   it('reads a corrupt manifest as empty and leaves the file exactly where and as it was', () => {

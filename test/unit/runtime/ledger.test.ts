@@ -8,11 +8,14 @@ import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { priceFor, responseCost } from '../../../src/config/prices.js';
 import {
+  agentIdOf,
   ledgerCost,
+  ledgerForStep,
   readStepTranscripts,
   reconcile,
   type SessionTranscripts,
   stepLedger,
+  stepSessions,
   UNBOUNDED,
 } from '../../../src/runtime/ledger.js';
 import { SqliteSessionStore } from '../../../src/store/sqlite-session-store.js';
@@ -182,6 +185,83 @@ describe('stepLedger', () => {
     const at = Date.parse(String(second?.timestamp)) / 1000;
     const round2 = stepLedger([session(main.entries)], { from: at - 0.5, to: at + 0.5 });
     expect(round2.main).toMatchObject({ turns: 1, input_tokens: 200, output_tokens: 20 });
+  });
+});
+
+describe('stepLedger: the rest of its promises', () => {
+  it('an API-error turn flagged by the harness is no response, whatever model it names', () => {
+    const main = new TranscriptBuilder('m');
+    main.response([{ type: 'text', text: 'a' }], { model: OPUS, usage: usage(100, 10) });
+    main.apiError('API Error: 500', 'flag');
+    expect(stepLedger([session(main.entries)], UNBOUNDED).main).toMatchObject({
+      turns: 1,
+      input_tokens: 100,
+    });
+  });
+
+  it('counts a tool call once when its block is written in two entries', () => {
+    const main = new TranscriptBuilder('m');
+    const call = main.toolUseBlock('Bash', { command: 'ls' });
+    main.response([call], { model: OPUS, id: 'msg-a', usage: usage(10, 1) });
+    // The harness rewrites the block's entry as more of the response streams in.
+    main.response([call], { model: OPUS, id: 'msg-a', usage: usage(10, 1) });
+    expect(stepLedger([session(main.entries)], UNBOUNDED).main).toMatchObject({ turns: 1, tool_calls: 1 });
+  });
+
+  it('names a worker by the launch result that carries its agent id, whatever its first prompt says', () => {
+    const { main } = dispatchedWorker('k9', 'Review the patch', 'Review it.');
+    const worker = new TranscriptBuilder('w');
+    worker.prompt('A preamble the harness added, then: Review it.');
+    worker.response([{ type: 'text', text: 'Looks fine.' }], { model: OPUS, usage: usage(10, 1) });
+    const [reviewer] = stepLedger(
+      [session(main.entries, [{ agentId: 'k9', entries: worker.entries }])],
+      UNBOUNDED,
+    ).workers;
+    expect(reviewer).toMatchObject({ description: 'Review the patch', agent_type: 'coder' });
+  });
+
+  it('measures a worker’s duration inside the step’s window only', () => {
+    const worker = new TranscriptBuilder('w');
+    worker.prompt('Round one.');
+    worker.response([{ type: 'text', text: 'one' }], { model: OPUS, usage: usage(10, 1) });
+    const roundOne = worker.entries.length;
+    worker.prompt('Round two.');
+    worker.response([{ type: 'text', text: 'two' }], { model: OPUS, usage: usage(10, 1) });
+    // Round two came an hour after round one.
+    const entries = worker.entries.map((entry, index) =>
+      index < roundOne
+        ? entry
+        : { ...entry, timestamp: new Date(Date.parse(String(entry.timestamp)) + 3_600_000).toISOString() },
+    );
+    const from = Date.parse(String(entries[roundOne]?.timestamp)) / 1000;
+    const [round2] = stepLedger([session([], [{ agentId: 'w', entries }])], { from, to: from + 60 }).workers;
+    expect(round2?.turns).toBe(1);
+    expect(round2?.duration_s).toBeLessThan(60);
+  });
+});
+
+describe('stepSessions, agentIdOf and ledgerForStep', () => {
+  it('a step ran in the sessions its handoffs retired, oldest first, then its current one, each once', () => {
+    expect(stepSessions({ session_id: 's3', retired: ['s1', 's2', 7, 's3'] })).toEqual(['s1', 's2', 's3']);
+    expect(stepSessions({ session_id: '', retired: 'no' })).toEqual([]);
+  });
+
+  it('only subagent subkeys are workers', () => {
+    expect(agentIdOf('subagents/agent-a1')).toBe('a1');
+    expect(agentIdOf('subagents/workflows/w1/agent-b2')).toBe('b2');
+    expect(agentIdOf('spill/agent-a1')).toBeUndefined();
+    expect(agentIdOf('agent-a1')).toBeUndefined();
+  });
+
+  it('never fails the step: a store that cannot be read gives no ledger', async () => {
+    const reader = {
+      load: async () => {
+        throw new Error('SQLITE_CORRUPT: database disk image is malformed');
+      },
+      listSubkeys: async () => [],
+    };
+    const step = { sessionId: 's1', retired: [], startedAt: 0 };
+    await expect(ledgerForStep(reader, '-ws', step, 10)).resolves.toBeUndefined();
   });
 });
 

@@ -66,6 +66,39 @@ describe('rebuildLineage', () => {
     expect(choices.find((choice) => choice.step === 'clarify')?.sessionId).toBe('clarify-1');
   });
 
+  it('a session a row names as retired (an earlier generation) is never taken for a killed process', () => {
+    const handedOff = [
+      { step: 'work', session_id: 'work-3', started_at: 500, retired: ['work-old'] },
+      { step: 'clarify', session_id: 'clarify-1', started_at: 100 },
+    ];
+    const stored = [
+      { sessionId: 'clarify-1', mtime: at(9, 0) },
+      { sessionId: 'work-3', mtime: at(10, 0) },
+      // Written to after the handoff (a late mirror write), so it looks newer.
+      { sessionId: 'work-old', mtime: at(10, 30) },
+    ];
+    const choices = rebuildLineage(handedOff, stored, () => 'Do the work.');
+    expect(choices.find((choice) => choice.step === 'work')?.sessionId).toBe('work-3');
+  });
+
+  it('an orphan older than the chosen session does not replace it: the newer one of the two wins', () => {
+    const withOlder = [...sessions, { sessionId: 'early', mtime: at(9, 45) }];
+    const choices = rebuildLineage(rows, withOlder, (id) =>
+      id === 'clarify-1' ? 'Clarify.' : 'Do the work.',
+    );
+    expect(choices.find((choice) => choice.step === 'work')?.sessionId).toBe('work-2');
+  });
+
+  it('of several orphans that start like the step, the newest wins', () => {
+    const withTwo = [
+      ...sessions,
+      { sessionId: 'killed-first', mtime: at(11, 0) },
+      { sessionId: 'killed-last', mtime: at(12, 0) },
+    ];
+    const choices = rebuildLineage(rows, withTwo, (id) => (id === 'clarify-1' ? 'Clarify.' : 'Do the work.'));
+    expect(choices.find((choice) => choice.step === 'work')?.sessionId).toBe('killed-last');
+  });
+
   it('finds nothing without rows', () => {
     expect(rebuildLineage([], sessions, () => 'x')).toEqual([]);
   });
@@ -87,6 +120,13 @@ describe('firstPromptText', () => {
       ]),
     ).toBe('Do\nit.');
     expect(firstPromptText([{ type: 'user', message: { content: 'Plain.' } }])).toBe('Plain.');
+    // A user entry without text (only an image, or a tool result) is not the prompt.
+    expect(
+      firstPromptText([
+        { type: 'user', message: { content: [{ type: 'image' }] } },
+        { type: 'user', message: { content: [{ type: 'text', text: 'Then this.' }] } },
+      ]),
+    ).toBe('Then this.');
     expect(firstPromptText([{ type: 'assistant' }])).toBeUndefined();
   });
 });

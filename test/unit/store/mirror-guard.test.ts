@@ -98,6 +98,28 @@ describe('MirrorGuard', () => {
     expect(accepted.get('s1|')?.length).toBe(3);
   });
 
+  it('a batch size below one still drains the held entries, one at a time', async () => {
+    const { store, uuids } = backend();
+    const sizes: number[] = [];
+    const counting: SessionStore = {
+      append: async (key, entries) => {
+        sizes.push(entries.length);
+        // An empty chunk would never shorten the queue: refuse it rather than loop forever.
+        if (entries.length === 0) throw new Error('empty append');
+        await store.append(key, entries);
+      },
+      load: store.load,
+    };
+    const guard = new MirrorGuard(counting, { batchSize: 0 });
+    store.refusing = true;
+    await guard.append(main, [entry(1), entry(2)]);
+    store.refusing = false;
+    sizes.length = 0;
+    expect(await guard.flush()).toEqual([]);
+    expect(uuids(main)).toEqual(['u1', 'u2']);
+    expect(sizes).toEqual([1, 1]);
+  });
+
   it('never writes one held chunk twice when appends arrive before the previous one settled', async () => {
     const { store, uuids } = backend();
     const guard = new MirrorGuard(store);

@@ -6,6 +6,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { SqliteSessionStore } from '../../../src/store/sqlite-session-store.js';
 import {
   appendTranscriptFile,
+  bringUpToDate,
   missingEntries,
   readTranscriptFile,
   recoverSession,
@@ -67,7 +68,26 @@ describe('missingEntries', () => {
   });
 });
 
+describe('missingEntries: sidecar snapshots between plain entries', () => {
+  it('a sidecar snapshot in the store does not put the walk over uuid-less entries out of step', () => {
+    const local = [plain('cost-state', { total: 1 }), plain('last-prompt', { n: 2 })];
+    const stored = [plain(SIDECAR_TYPE, { agentType: 'finder' }), ...local];
+    expect(missingEntries(stored, local)).toEqual([]);
+  });
+});
+
 describe('transcript files', () => {
+  it('skips a torn line in the middle: the lines a resumed process appended after it still count', () => {
+    writeJsonl(transcriptFile(root, main), [line('a')], `{"type":"user","uu\n${JSON.stringify(line('b'))}\n`);
+    expect(readTranscriptFile(transcriptFile(root, main))?.map((entry) => entry.uuid)).toEqual(['a', 'b']);
+  });
+
+  it('keys only files at least two levels below the session, as the SDK does', () => {
+    writeJsonl(transcriptFile(root, main), [line('a')]);
+    writeJsonl(join(root, '-w', main.sessionId, 'stray.jsonl'), [line('x')]);
+    expect(sessionFiles(root, '-w', main.sessionId).map((file) => file.key)).toEqual([main]);
+  });
+
   it("maps keys to the agent's layout and lists a session's files with their subpaths", () => {
     writeJsonl(transcriptFile(root, main), [line('a')]);
     writeJsonl(transcriptFile(root, sub), [line('b')]);
@@ -111,6 +131,21 @@ describe('recoverSession', () => {
     expect(store.loadRaw(main)).toEqual([line('a'), line('b'), plain('cost-state', { total: 1 })]);
     expect(store.loadRaw(sub)).toEqual([...subLines, { agentType: 'finder', type: SIDECAR_TYPE }]);
     expect(await recoverSession(target, root, '-w', main.sessionId)).toEqual({ files: 2, entries: 0 });
+  });
+
+  it('appends in chunks of the batch size and loses none between chunks', async () => {
+    const sizes: number[] = [];
+    const counting: TranscriptTarget = {
+      append: async (key, entries) => {
+        sizes.push(entries.length);
+        await store.append(key, entries);
+      },
+      load: target.load,
+    };
+    const local = ['a', 'b', 'c', 'd', 'e'].map((uuid) => line(uuid));
+    expect(await bringUpToDate(counting, main, local, undefined, 2)).toBe(5);
+    expect(sizes).toEqual([2, 2, 1]);
+    expect(store.loadRaw(main)?.map((entry) => entry.uuid)).toEqual(['a', 'b', 'c', 'd', 'e']);
   });
 
   it('finds nothing to do for a session without files', async () => {

@@ -12,6 +12,7 @@ import {
 } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import Database from 'better-sqlite3';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { checkDatabase, openCheckedDatabase } from '../../../src/store/sqlite-integrity.js';
 import { SqliteSessionStore } from '../../../src/store/sqlite-session-store.js';
@@ -72,6 +73,43 @@ describe('openCheckedDatabase', () => {
     expect(existsSync(kept)).toBe(true);
     expect(statSync(file).size).toBeLessThan(statSync(kept).size);
     expect(statSync(file).mode & 0o777).toBe(0o600);
+  });
+
+  it('damage the check reports in words (not as an error) is set aside too, in those words', () => {
+    populate();
+    // The header's free-list count (offset 36) says 5 free pages where there are none.
+    const fd = openSync(file, 'r+');
+    writeSync(fd, Buffer.from([0, 0, 0, 5]), 0, 4, 36);
+    closeSync(fd);
+    const warnings: string[] = [];
+    openCheckedDatabase(file, { onWarning: (line) => warnings.push(line) }).close();
+    expect(warnings).toHaveLength(1);
+    expect(warnings[0]).toContain('Freelist: size is 0 but should be 5');
+  });
+
+  it('a WAL beside the file means it may have changed: the whole file is checked despite a matching stamp', () => {
+    const pages = populate();
+    overwritePages([Math.floor(pages / 2)]);
+    const stat = statSync(file, { bigint: true });
+    writeFileSync(`${file}.verified`, `${stat.size}:${stat.mtimeNs}:${stat.ino}\n`);
+    // Another program's connection left a WAL (empty: it never committed).
+    writeFileSync(`${file}-wal`, '');
+    const warnings: string[] = [];
+    openCheckedDatabase(file, { onWarning: (line) => warnings.push(line) }).close();
+    expect(warnings).toHaveLength(1);
+  });
+
+  it('a busy database is not damage: the error goes to the caller and the file stays', () => {
+    const holder = new Database(file);
+    holder.exec('CREATE TABLE t (x); INSERT INTO t VALUES (1)');
+    holder.exec('BEGIN EXCLUSIVE');
+    try {
+      expect(() => openCheckedDatabase(file)).toThrow(/locked|busy/i);
+      expect(readdirSync(dir).filter((name) => name.includes('corrupt'))).toEqual([]);
+    } finally {
+      holder.exec('ROLLBACK');
+      holder.close();
+    }
   });
 
   it('keeps the WAL beside the kept file, never over an earlier kept file', () => {

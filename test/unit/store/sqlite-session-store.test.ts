@@ -1,3 +1,5 @@
+import { spawn } from 'node:child_process';
+import { once } from 'node:events';
 import {
   mkdirSync,
   mkdtempSync,
@@ -388,6 +390,28 @@ describe('SqliteSessionStore: bad input', () => {
     expect(await s.load(key)).toEqual([{ type: 'user', uuid: 'kept' }]);
     await s.append(key, [{ type: 'user', uuid: 'blocked' }]);
     expect(await s.load(key)).toHaveLength(2);
+  });
+
+  it("waits out another process's short write instead of failing the append", async () => {
+    const s = store();
+    await s.append(key, [{ type: 'user', uuid: 'first' }]);
+    // Another process holds the write lock for 300 ms (better-sqlite3 blocks this thread meanwhile).
+    const holder = spawn(
+      process.execPath,
+      [
+        '-e',
+        `const db = new (require('better-sqlite3'))(${JSON.stringify(file)});
+db.prepare('BEGIN IMMEDIATE').run();
+process.stdout.write('held\\n');
+Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 300);
+db.prepare('COMMIT').run();`,
+      ],
+      { cwd: process.cwd(), stdio: ['ignore', 'pipe', 'inherit'] },
+    );
+    await once(holder.stdout, 'data');
+    await s.append(key, [{ type: 'user', uuid: 'after' }]);
+    await once(holder, 'exit');
+    expect((await s.load(key))?.map((entry) => entry.uuid)).toEqual(['first', 'after']);
   });
 
   it('a batch with an entry that is not a JSON object writes nothing', async () => {

@@ -24,6 +24,16 @@ describe('secretMask', () => {
     ).toEqual(['token-1234567890', 'ghp_0123456789']);
   });
 
+  it('masks a value that came with surrounding white space (a pasted key) wherever it is printed', () => {
+    const mask = secretMask({ ANTHROPIC_API_KEY: ` ${KEY}\n` });
+    expect(mask(`got ${KEY}.`)).toBe(`got ${maskSecret(KEY)}.`);
+  });
+
+  it('judges the length without the white space: a short value padded with spaces is no secret', () => {
+    expect(secretValues({ MY_TOKEN: '   abc    ' })).toEqual([]);
+    expect(maskSecrets('abc and abc', { MY_TOKEN: '   abc    ' })).toBe('abc and abc');
+  });
+
   it('masks a secret that contains another one as a whole', () => {
     const inner = 'abcdefghij';
     const outer = `${inner}-klmnopqrst`;

@@ -6,6 +6,7 @@
 import { existsSync, mkdtempSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { describe, expect, it } from 'vitest';
 import { checkEnvironment, isWithheldFromChecks } from '../../../src/checks/environment.js';
 import { readTail, runCheck, runChecks } from '../../../src/checks/runner.js';
@@ -70,6 +71,48 @@ describe('runCheck', () => {
     });
     expect(run).toMatchObject({ timedOut: true, passed: false });
     expect(run.durationS).toBeLessThan(30);
+  });
+
+  it('a check ended at its time limit fails even when it exits 0 on SIGTERM', async () => {
+    const cwd = dir();
+    const run = await runCheck('item', check(`trap 'exit 0' TERM; sleep 300 & wait`, 300), {
+      cwd,
+      outputPath: join(cwd, 'polite.log'),
+    });
+    expect(run).toMatchObject({ timedOut: true, exitCode: 0, passed: false });
+  });
+
+  it.each([
+    ['flower exits', () => 'exit' as const],
+    ['flower is told to stop (SIGTERM)', () => 'SIGTERM' as const],
+  ])('ends a running check with its group when %s', async (_label, eventOf) => {
+    const cwd = dir();
+    const pidFile = join(cwd, 'child.pid');
+    const event = eventOf();
+    const before = new Set(process.listeners('exit'));
+    // Something else in the process also listens, so the signal does not end the test's process.
+    const bystander = () => {};
+    if (event === 'SIGTERM') process.on('SIGTERM', bystander);
+    try {
+      const running = runCheck('item', check(`sleep 300 & echo $! > ${pidFile}; wait`, 10_000), {
+        cwd,
+        outputPath: join(cwd, 'long.log'),
+      });
+      for (let tries = 0; tries < 100 && !existsSync(pidFile); tries += 1) await sleep(50);
+      if (event === 'exit') {
+        // What process.exit runs, without ending the test's process: the handlers the check added.
+        for (const listener of process.listeners('exit').filter((l) => !before.has(l)))
+          listener.call(process, 0);
+      } else {
+        process.emit('SIGTERM', 'SIGTERM');
+      }
+      const run = await running;
+      expect(run).toMatchObject({ passed: false, timedOut: false, signal: 'SIGKILL' });
+      expect(run.durationS).toBeLessThan(5);
+      expect(await processGone(Number(readFileSync(pidFile, 'utf8')))).toBe(true);
+    } finally {
+      process.off('SIGTERM', bystander);
+    }
   });
 
   it('ends what a finished check left running in the background (it would hold its port next round)', async () => {

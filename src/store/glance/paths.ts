@@ -16,7 +16,10 @@
  * - A pattern (unquoted `*`, `?`, `[`) expands to names that start like the pattern. So it must
  *   start with a literal character other than `-` (no expansion can become an option), and for
  *   contents it must be relative, must not climb, must not start a component with `.` (a pattern
- *   that targets dot files), and must not be able to match a secret name.
+ *   that targets dot files), and must not be able to match a secret name. A tool's own glob
+ *   (`rg -g`, where `*` matches a leading dot too) is refused when it matches a credential name in
+ *   `SECRET_SAMPLES`: the usual `.env.*` names and Claude Code's files, not every name imaginable
+ *   (`*.ts` passes though a file could be called `.env.ts`).
  * - Symbolic links are not followed: the predicate reads the command, not the disk. A link planted
  *   in the workspace that points at a credential file is out of its reach; the read-only roles'
  *   Read and Grep tools are kept from such files by `agents/guards/secret-files.ts`, which does look.
@@ -45,13 +48,25 @@ const PROC_READABLE = new Set([
 
 const DEV_READABLE = new Set(['null', 'stdin']);
 
-/** Names a pattern is tested against (lower case); a pattern matching any of them is refused. */
+/**
+ * Names a pattern is tested against (lower case); a pattern matching any of them is refused. A
+ * pattern cannot be compared with every possible `.env.<name>`, so these are the names people use
+ * (the dotenv conventions of Node frameworks) and Claude Code's own backups: `rg -g '*.staging'`
+ * re-includes `.env.staging` as surely as `*.local` re-includes `.env.local`.
+ */
 const SECRET_SAMPLES = [
   '.env',
   '.env.local',
   '.env.production',
+  '.env.development',
+  '.env.staging',
+  '.env.test',
+  '.env.production.local',
+  '.env.development.local',
+  '.env.test.local',
   '.credentials.json',
   '.claude.json',
+  '.claude.json.backup',
   '.claude',
   'environ',
 ];

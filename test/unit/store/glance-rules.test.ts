@@ -126,6 +126,7 @@ const refused: Record<string, string[]> = {
     'cat ../../proc/self/mem',
     'cat ../../../../proc/1/cmdline',
     'cat /dev/sda',
+    'cat /tmp/../dev/sda', // a climb inside an absolute path is folded before it is judged
     'head -c 100 /dev/mem',
     'ps e',
     'ps auxe',
@@ -209,6 +210,12 @@ const refused: Record<string, string[]> = {
     "rg -g '.env' KEY",
     "rg -g '*.json' KEY",
     "rg --glob='*.local' KEY",
+    // The other usual dotenv names, and Claude Code's backups (issue 10 §3; mutation audit GP9).
+    "rg -g '*.staging' KEY",
+    "rg -g '*.development' KEY",
+    "rg -g '*.test' KEY",
+    "rg -g '*.backup' KEY",
+    "rg -g 'envir*' KEY",
   ],
   'programs inside sed, awk and jq': [
     "sed 'r .env' f",

@@ -212,6 +212,7 @@ const refused: Record<string, string[]> = {
     "rg --glob='*.local' KEY",
     // The other usual dotenv names, and Claude Code's backups (issue 10 §3; mutation audit GP9).
     "rg -g '*.staging' KEY",
+    "rg -g '*.production' KEY",
     "rg -g '*.development' KEY",
     "rg -g '*.test' KEY",
     "rg -g '*.backup' KEY",

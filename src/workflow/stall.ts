@@ -9,8 +9,9 @@
  *
  * Invariants:
  * - `limit` is the number of rounds in a row that ended in the same state (default 2: a round that
- *   ends exactly where the previous one ended trips it); 0 turns the brake off. The first round
- *   has nothing to compare with and never trips it.
+ *   ends exactly where the previous one ended trips it); 0 turns the brake off, and so does 1 (one
+ *   round always equals itself; the CLI refuses `--stall 1`). The first round has nothing to
+ *   compare with and never trips it.
  * - Any change in any of the three parts is progress: a file written, a check that flipped, an
  *   open item the judge closed or added.
  * - Pure apart from the state it keeps: the caller measures, this compares and words the stop.

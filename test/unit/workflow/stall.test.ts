@@ -44,4 +44,10 @@ describe('StallWatch', () => {
     const off = new StallWatch(0);
     expect([off.record(same), off.record(same), off.record(same)]).toEqual([false, false, false]);
   });
+
+  it('a limit of 1 is off too: one round always equals itself, so it would stop every task at once', () => {
+    const same = roundState([], judged('x'), tree('a'));
+    const one = new StallWatch(1);
+    expect([one.record(same), one.record(same), one.record(same)]).toEqual([false, false, false]);
+  });
 });

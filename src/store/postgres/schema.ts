@@ -29,18 +29,15 @@ export interface TableFamily {
   migrations: ReadonlyArray<(schema: string) => string>;
 }
 
-/** SQLSTATEs `session_append` raises so the caller takes the careful path (see session-store.ts). */
-export const APPEND_SIGNALS = {
-  /** The caller's summary was folded from another state than the stored one (or the key is not new). */
-  staleSummary: 'FLW01',
-  /** Some entries of a main-transcript batch are already stored, so its fold would be wrong. */
-  knownEntries: 'FLW02',
-  /** Every entry of the batch is already stored: nothing to write, and nothing was. */
-  nothingNew: 'FLW03',
-} as const;
+/** The first key of the two-key advisory lock that serialises writers of one store key (see v2). */
+export const KEY_LOCK_CLASS = 0x666c7772; // 'flwr'
+
+/** The key's lock, as SQL over the three key columns (collisions only make two keys queue together). */
+export const keyLock = (project: string, session: string, subpath: string): string =>
+  `pg_advisory_xact_lock(${KEY_LOCK_CLASS}, hashtext(${project} || '/' || ${session} || '/' || ${subpath}))`;
 
 /**
- * Sessions, version 1.
+ * Sessions, version 1 (kept as it shipped: a database it created is migrated by version 2).
  * - `session_transcripts`: one row per store key (`subpath` '' = the main transcript) with the
  *   key's mtime, its next sequence number, the seq of its newest `cost-state` entry, and for main
  *   transcripts the folded summary (verbatim JSON text). Keeping the summary on the same row as the mtime
@@ -80,9 +77,9 @@ CREATE UNIQUE INDEX session_entries_uuid ON ${s}.session_entries (transcript_id,
 -- the same order (NULL = no uuid) and the 1-based positions of the batch's cost-state entries. For
 -- a main transcript the caller passes the summary folded from the state it last saw (p_expect: that
 -- state's mtime, NULL = the key must be new); the row's WHERE clause is the compare-and-swap, so no
--- read-fold-write can interleave with another writer's. Raises ${APPEND_SIGNALS.staleSummary} / ${APPEND_SIGNALS.knownEntries} / ${APPEND_SIGNALS.nothingNew},
--- which roll the whole statement back; the caller then folds under a row lock (or, for ${APPEND_SIGNALS.nothingNew},
--- has nothing to do). Returns the new mtime.
+-- read-fold-write can interleave with another writer's. Raises FLW01 (stale summary) / FLW02 (known
+-- entries in a main batch) / FLW03 (nothing new), which roll the whole statement back; the caller
+-- then folds under a row lock (or, for FLW03, has nothing to do). Returns the new mtime.
 CREATE FUNCTION ${s}.session_append(
     p_project text, p_session text, p_subpath text,
     p_uuids text[], p_entries text, p_cost_positions integer[],
@@ -107,7 +104,7 @@ BEGIN
         RETURNING id, next_seq - v_count, mtime INTO v_id, v_first, v_mtime;
         IF NOT FOUND AND p_summary IS NOT NULL THEN
             RAISE EXCEPTION 'summary of %/% changed since it was folded', p_project, p_session
-                USING ERRCODE = '${APPEND_SIGNALS.staleSummary}';
+                USING ERRCODE = 'FLW01';
         END IF;
     END IF;
     IF v_id IS NULL THEN
@@ -121,7 +118,7 @@ BEGIN
         -- Someone else created the key a moment ago.
         IF p_summary IS NOT NULL THEN
             RAISE EXCEPTION '%/% exists already', p_project, p_session
-                USING ERRCODE = '${APPEND_SIGNALS.staleSummary}';
+                USING ERRCODE = 'FLW01';
         END IF;
         UPDATE ${s}.session_transcripts
            SET mtime = GREATEST(p_mtime, mtime + 1), next_seq = next_seq + v_count
@@ -139,11 +136,11 @@ BEGIN
     SELECT count(*), max(seq) FILTER (WHERE seq - v_first + 1 = ANY(p_cost_positions))
       INTO v_added, v_cost_seq FROM inserted;
     IF v_added = 0 THEN
-        RAISE EXCEPTION 'every entry is stored already' USING ERRCODE = '${APPEND_SIGNALS.nothingNew}';
+        RAISE EXCEPTION 'every entry is stored already' USING ERRCODE = 'FLW03';
     END IF;
     IF v_added < v_count AND p_summary IS NOT NULL THEN
         RAISE EXCEPTION '% of % entries are stored already', v_count - v_added, v_count
-            USING ERRCODE = '${APPEND_SIGNALS.knownEntries}';
+            USING ERRCODE = 'FLW02';
     END IF;
     -- A cost-state comes once a turn, so this second touch of the row is rare.
     IF v_cost_seq IS NOT NULL THEN
@@ -154,7 +151,62 @@ END
 $append$;
 `;
 
-export const SESSIONS: TableFamily = { name: 'sessions', migrations: [sessionsV1] };
+/**
+ * Sessions, version 2: an append inserts its entries and nothing else (batch 1 cost 0.74× a raw
+ * insert while it also updated the key's row; BENCHMARKS.md). The key's row keeps what is derived
+ * from the entries (mtime, summary, last cost seq) up to `folded_seq`; entries beyond it are
+ * folded shortly after by the writer, or by any reader that finds them (session-store.ts).
+ * - `next_seq` goes: a batch's first seq is one past the key's newest entry (or `folded_seq`),
+ *   read under a transaction-scoped advisory lock on the key, so writers of one key still queue
+ *   batch by batch and seqs stay unique and in append order; delete takes the same lock.
+ * - `folded_seq`: for a database written by version 1 everything stored is folded already.
+ * - `session_append` loses the summary, compare-and-swap and cost arguments and the signals; it
+ *   returns the key's row id, the batch's first seq and the seqs it stored.
+ */
+const sessionsV2 = (s: string): string => `
+ALTER TABLE ${s}.session_transcripts ADD COLUMN folded_seq bigint NOT NULL DEFAULT -1;
+UPDATE ${s}.session_transcripts t
+   SET folded_seq = COALESCE((SELECT max(e.seq) FROM ${s}.session_entries e WHERE e.transcript_id = t.id), -1);
+ALTER TABLE ${s}.session_transcripts DROP COLUMN next_seq;
+DROP FUNCTION ${s}.session_append(text, text, text, text[], text, integer[], bigint, text, bigint);
+
+-- Appends one batch to one key: entries as JSONL (JSON.stringify never emits a raw newline, so
+-- splitting on it is exact) with their uuids in the same order (NULL = no uuid). Known uuids are
+-- skipped. A new key's row is created here, so a key with entries always has its row.
+CREATE FUNCTION ${s}.session_append(
+    p_project text, p_session text, p_subpath text, p_uuids text[], p_entries text, p_mtime bigint,
+    OUT o_id bigint, OUT o_first bigint, OUT o_added bigint[]
+) LANGUAGE plpgsql AS $append$
+DECLARE
+    v_folded bigint;
+BEGIN
+    -- Writers of one key queue here until commit. Its own statement, so that the reads below take
+    -- their snapshot after the previous writer committed (read committed: one per statement).
+    PERFORM ${keyLock('p_project', 'p_session', 'p_subpath')};
+    SELECT id, folded_seq INTO o_id, v_folded FROM ${s}.session_transcripts
+     WHERE project_key = p_project AND session_id = p_session AND subpath = p_subpath;
+    IF o_id IS NULL THEN
+        INSERT INTO ${s}.session_transcripts (project_key, session_id, subpath, mtime)
+        VALUES (p_project, p_session, p_subpath, p_mtime)
+        RETURNING id INTO o_id;
+        o_first := 0;
+    ELSE
+        SELECT GREATEST(max(seq), v_folded) + 1 INTO o_first FROM ${s}.session_entries
+         WHERE transcript_id = o_id;
+    END IF;
+    WITH inserted AS (
+        INSERT INTO ${s}.session_entries (transcript_id, seq, uuid, entry)
+        SELECT o_id, o_first + batch.ord - 1, batch.uuid, batch.entry
+          FROM unnest(p_uuids, string_to_array(p_entries, E'\\n')) WITH ORDINALITY AS batch(uuid, entry, ord)
+        ON CONFLICT (transcript_id, uuid) WHERE uuid IS NOT NULL DO NOTHING
+        RETURNING seq
+    )
+    SELECT array_agg(seq) INTO o_added FROM inserted;
+END
+$append$;
+`;
+
+export const SESSIONS: TableFamily = { name: 'sessions', migrations: [sessionsV1, sessionsV2] };
 
 /** Every family this flower knows, in creation order. */
 export const FAMILIES: readonly TableFamily[] = [SESSIONS, TASK_RECORDS];

@@ -36,10 +36,11 @@ import {
 import type pg from 'pg';
 import { maskStoreUrl, type PostgresTarget, parseStoreTarget } from '../../config/store-url.js';
 import type { StoredTranscript } from '../backend.js';
+import { COST_STATE_TYPE } from '../cost-state.js';
 import { storeKeyOf } from '../session-key.js';
 import { createPool, defaultPoolPolicy, type PostgresPoolPolicy } from './connection.js';
-import { errorCode, PostgresStoreError, storeFailure } from './errors.js';
-import { APPEND_SIGNALS, ensureSchema } from './schema.js';
+import { PostgresStoreError, storeFailure } from './errors.js';
+import { ensureSchema, keyLock } from './schema.js';
 
 export interface PostgresSessionStoreOptions {
   /** Pool sizing and timeouts; unset fields keep `defaultPoolPolicy`. */
@@ -53,10 +54,26 @@ interface Batch {
   payloads: string[];
 }
 
-/** How often the careful append retries when another process creates the same key meanwhile. */
-const FOLD_ATTEMPTS = 3;
+/**
+ * How long the key's row (mtime, summary, cost seq) may trail its entries after an append made by
+ * this instance. Long enough that a burst of entries (a turn's tool calls and results) shares one
+ * update, short enough that another process's listing is current for all practical purposes (and
+ * a listing folds whatever it finds unfolded anyway).
+ */
+export const FOLD_DELAY_MS = 50;
 
-type Queryable = Pick<pg.Pool, 'query'> | Pick<pg.PoolClient, 'query'>;
+/** An entry this instance stored and has not folded into its key's row yet. */
+interface Row {
+  seq: number;
+  entry: SessionStoreEntry;
+}
+
+interface Pending {
+  key: SessionKey;
+  rows: Row[];
+  /** The mtime of the newest of those appends. */
+  mtime: number;
+}
 
 export class PostgresSessionStore implements SessionStore {
   readonly target: PostgresTarget;
@@ -67,8 +84,12 @@ export class PostgresSessionStore implements SessionStore {
   private readonly tables: { transcripts: string; entries: string; append: string };
   private ready: Promise<void> | undefined;
   private lastMtime = 0;
-  /** The summary this instance last wrote or read per main key, with the mtime it belongs to. */
-  private readonly summaries = new Map<string, SessionSummaryEntry>();
+  /** Stored, not yet folded entries per key row id (an id, not a key: a deleted and re-created key
+   * gets a new row, which must not receive the old one's entries). */
+  private pending = new Map<string, Pending>();
+  private timer: NodeJS.Timeout | undefined;
+  /** The fold in progress; folds of this instance run one at a time. */
+  private folding: Promise<unknown> = Promise.resolve();
 
   /** Nothing connects yet: `open()` (or the first operation) does, and creates the schema if needed. */
   constructor(target: string | PostgresTarget, options: PostgresSessionStoreOptions = {}) {
@@ -99,132 +120,170 @@ export class PostgresSessionStore implements SessionStore {
     return this.ready;
   }
 
+  /** Resolves once the batch's new entries are committed; the key's row follows (see `flush`). */
   async append(key: SessionKey, entries: SessionStoreEntry[]): Promise<void> {
     if (entries.length === 0) return;
     const storeKey = storeKeyOf(key);
     const batch = this.prepare(storeKey, entries);
     await this.open();
-    const main = key.subpath === undefined;
+    const mtime = Math.max(Date.now(), this.lastMtime + 1);
+    this.lastMtime = mtime;
+    let stored: { o_id: string; o_first: string; o_added: string[] | null };
     try {
-      if (!main) {
-        await this.appendBatch(this.pool, key, batch, undefined, null);
-        return;
-      }
-      // Fast path: fold onto the summary this instance last saw and let the server check that it
-      // is still the stored one. A brand-new session, or the next batch of one this process is
-      // writing, takes one round trip.
-      const seen = this.summaries.get(storeKey);
-      const folded = foldSessionSummary(seen, key, batch.entries);
-      const mtime = await this.appendBatch(this.pool, key, batch, folded, seen?.mtime ?? null);
-      this.summaries.set(storeKey, { ...folded, mtime });
+      const { rows } = await this.pool.query<typeof stored>(
+        `SELECT o_id, o_first, o_added FROM ${this.tables.append}($1, $2, $3, $4::text[], $5, $6)`,
+        [key.projectKey, key.sessionId, key.subpath ?? '', batch.uuids, batch.payloads.join('\n'), mtime],
+      );
+      stored = rows[0] as typeof stored;
     } catch (error) {
-      const code = errorCode(error);
-      if (code === APPEND_SIGNALS.nothingNew) return;
-      if (main && (code === APPEND_SIGNALS.staleSummary || code === APPEND_SIGNALS.knownEntries)) {
-        await this.appendFolding(key, storeKey, batch).catch((failure) => {
-          throw storeFailure(`append to ${storeKey}`, failure, this.target);
-        });
-        return;
-      }
       throw storeFailure(`append to ${storeKey}`, error, this.target);
     }
+    // A batch of only known entries changes nothing, so there is nothing to fold.
+    if (stored.o_added === null) return;
+    const added = new Set(stored.o_added.map(Number));
+    const first = Number(stored.o_first);
+    const rows: Row[] = [];
+    batch.entries.forEach((entry, index) => {
+      if (added.has(first + index)) rows.push({ seq: first + index, entry });
+    });
+    const pending = this.pending.get(stored.o_id);
+    if (pending === undefined) this.pending.set(stored.o_id, { key, rows, mtime });
+    else {
+      pending.rows.push(...rows);
+      pending.mtime = mtime;
+    }
+    if (this.timer !== undefined) return;
+    this.timer = setTimeout(() => {
+      this.timer = undefined;
+      // The entries are committed; a failed fold is retried by the next read, close or listing.
+      this.flush().catch(() => undefined);
+    }, FOLD_DELAY_MS);
+    this.timer.unref();
   }
 
   /**
-   * The careful path for a main transcript: lock the key's row, drop the entries already stored,
-   * fold onto the stored summary, write, commit. Taken on the first append of a resumed session in
-   * this process, after another writer's append, and for replays.
+   * Folds everything this instance appended into the keys' rows (mtime, summary, cost seq) now.
+   * Every read that shows them runs it first; `close` too.
    */
-  private async appendFolding(key: SessionKey, storeKey: string, batch: Batch): Promise<void> {
+  flush(): Promise<void> {
+    return this.exclusive(async () => {
+      if (this.pending.size === 0) return;
+      const pending = this.pending;
+      this.pending = new Map();
+      let failure: unknown;
+      for (const [id, each] of pending) {
+        try {
+          await this.fold(id, each.key, each);
+        } catch (error) {
+          failure ??= error;
+          this.restore(id, each);
+        }
+      }
+      if (failure !== undefined) throw storeFailure('update the sessions list', failure, this.target);
+    });
+  }
+
+  /** Puts back entries whose fold failed, for the next attempt, before anything appended since. */
+  private restore(id: string, failed: Pending): void {
+    const later = this.pending.get(id);
+    this.pending.set(id, later === undefined ? failed : { ...later, rows: [...failed.rows, ...later.rows] });
+  }
+
+  private exclusive<T>(work: () => Promise<T>): Promise<T> {
+    const run = this.folding.then(work);
+    this.folding = run.catch(() => undefined);
+    return run;
+  }
+
+  /**
+   * Brings one key's row up to date with every entry beyond its `folded_seq`, whoever wrote them
+   * (the entries this instance knows are not sent back). Under the row's lock, so folds of one key
+   * by several processes queue and each entry is folded once, in seq order, onto the stored
+   * summary. A row that is gone (deleted) has nothing left to fold.
+   */
+  private async fold(id: string, key: SessionKey, own: Pending | undefined): Promise<void> {
     const client = await this.pool.connect();
     let broken = false;
     try {
-      for (let attempt = 1; ; attempt += 1) {
-        await client.query('BEGIN');
-        try {
-          const { rows } = await client.query<{ id: string; mtime: string; summary: string | null }>(
-            `SELECT id, mtime, summary FROM ${this.tables.transcripts}
-              WHERE project_key = $1 AND session_id = $2 AND subpath = '' FOR UPDATE`,
-            [key.projectKey, key.sessionId],
-          );
-          const row = rows[0];
-          const fresh = row === undefined ? batch : await this.withoutStored(client, row.id, batch);
-          const stored = row === undefined ? undefined : this.storedSummary(key, row);
-          if (fresh.entries.length === 0) {
-            await client.query('ROLLBACK');
-            if (stored !== undefined) this.summaries.set(storeKey, stored);
-            return;
-          }
-          const folded = foldSessionSummary(stored, key, fresh.entries);
-          const mtime = await this.appendBatch(client, key, fresh, folded, row ? Number(row.mtime) : null);
-          await client.query('COMMIT');
-          this.summaries.set(storeKey, { ...folded, mtime });
-          return;
-        } catch (error) {
-          await client.query('ROLLBACK').catch(() => {
-            broken = true;
-          });
-          // Another process created this session between our look and our write: look again.
-          if (!broken && errorCode(error) === APPEND_SIGNALS.staleSummary && attempt < FOLD_ATTEMPTS)
-            continue;
-          throw error;
-        }
+      await client.query('BEGIN');
+      const { rows } = await client.query<{ mtime: string; summary: string | null; folded_seq: string }>(
+        `SELECT mtime, summary, folded_seq FROM ${this.tables.transcripts} WHERE id = $1 FOR UPDATE`,
+        [id],
+      );
+      const row = rows[0];
+      const known = new Map((own?.rows ?? []).map((each) => [each.seq, each.entry]));
+      const found =
+        row === undefined
+          ? []
+          : (
+              await client.query<[string, string | null]>({
+                text: `SELECT seq, CASE WHEN seq = ANY($3::bigint[]) THEN NULL ELSE entry END
+                         FROM ${this.tables.entries} WHERE transcript_id = $1 AND seq > $2 ORDER BY seq`,
+                values: [id, row.folded_seq, [...known.keys()]],
+                rowMode: 'array',
+              })
+            ).rows;
+      if (row === undefined || found.length === 0) {
+        await client.query('COMMIT');
+        return;
       }
+      const entries: SessionStoreEntry[] = [];
+      let costSeq: string | null = null;
+      for (const [seq, text] of found) {
+        // Another writer's damaged row is left for `readTranscript` to report; it folds as nothing.
+        const entry = known.get(Number(seq)) ?? (text === null ? undefined : parseObject(text));
+        if (entry === undefined) continue;
+        entries.push(entry as SessionStoreEntry);
+        if (entry.type === COST_STATE_TYPE) costSeq = seq;
+      }
+      const summary =
+        key.subpath === undefined
+          ? JSON.stringify(
+              foldSessionSummary(
+                row.summary === null ? undefined : this.storedSummary(key, row),
+                key,
+                entries,
+              ).data,
+            )
+          : null;
+      const updated = await client.query<{ mtime: string }>(
+        `UPDATE ${this.tables.transcripts}
+            SET mtime = GREATEST($2, mtime + 1), summary = COALESCE($3, summary), folded_seq = $4,
+                last_cost_seq = COALESCE($5, last_cost_seq)
+          WHERE id = $1 RETURNING mtime`,
+        [id, own?.mtime ?? Math.max(Date.now(), this.lastMtime + 1), summary, found.at(-1)?.[0], costSeq],
+      );
+      await client.query('COMMIT');
+      this.lastMtime = Math.max(this.lastMtime, Number(updated.rows[0]?.mtime));
+    } catch (error) {
+      await client.query('ROLLBACK').catch(() => {
+        broken = true;
+      });
+      throw error;
     } finally {
       client.release(broken);
     }
   }
 
-  private async withoutStored(client: pg.PoolClient, transcriptId: string, batch: Batch): Promise<Batch> {
-    const uuids = batch.uuids.filter((uuid): uuid is string => uuid !== null);
-    if (uuids.length === 0) return batch;
-    const { rows } = await client.query<{ uuid: string }>(
-      `SELECT uuid FROM ${this.tables.entries} WHERE transcript_id = $1 AND uuid = ANY($2::text[])`,
-      [transcriptId, uuids],
-    );
-    if (rows.length === 0) return batch;
-    const stored = new Set(rows.map((row) => row.uuid));
-    const fresh: Batch = { entries: [], uuids: [], payloads: [] };
-    batch.entries.forEach((entry, index) => {
-      const uuid = batch.uuids[index] ?? null;
-      if (uuid !== null && stored.has(uuid)) return;
-      fresh.entries.push(entry);
-      fresh.uuids.push(uuid);
-      fresh.payloads.push(batch.payloads[index] as string);
+  /**
+   * Folds rows that are behind their entries (another process's appends within its delay, or a
+   * process that died before folding), so a listing reflects every committed append.
+   */
+  private async foldBehind(behind: ReadonlyArray<{ id: string; key: SessionKey }>): Promise<void> {
+    await this.exclusive(async () => {
+      for (const { id, key } of behind) {
+        const own = this.pending.get(id);
+        this.pending.delete(id);
+        try {
+          await this.fold(id, key, own);
+        } catch (error) {
+          if (own !== undefined) this.restore(id, own);
+          throw error;
+        }
+      }
+    }).catch((error) => {
+      throw storeFailure('update the sessions list', error, this.target);
     });
-    return fresh;
-  }
-
-  /** One call of `session_append`; resolves to the key's new mtime. */
-  private async appendBatch(
-    db: Queryable,
-    key: SessionKey,
-    batch: Batch,
-    summary: SessionSummaryEntry | undefined,
-    expectedMtime: number | null,
-  ): Promise<number> {
-    this.lastMtime = Math.max(Date.now(), this.lastMtime + 1);
-    const costPositions: number[] = [];
-    batch.entries.forEach((entry, index) => {
-      if (entry.type === 'cost-state') costPositions.push(index + 1);
-    });
-    const { rows } = await db.query<{ mtime: string }>(
-      `SELECT ${this.tables.append}($1, $2, $3, $4::text[], $5, $6::integer[], $7, $8, $9) AS mtime`,
-      [
-        key.projectKey,
-        key.sessionId,
-        key.subpath ?? '',
-        batch.uuids,
-        batch.payloads.join('\n'),
-        costPositions,
-        this.lastMtime,
-        summary === undefined ? null : JSON.stringify(summary.data),
-        expectedMtime,
-      ],
-    );
-    const mtime = Number(rows[0]?.mtime);
-    this.lastMtime = Math.max(this.lastMtime, mtime);
-    return mtime;
   }
 
   /**
@@ -240,6 +299,7 @@ export class PostgresSessionStore implements SessionStore {
 
   /** The transcript with its damaged rows reported (seq, uuid, position) rather than thrown. */
   async readTranscript(key: SessionKey): Promise<StoredTranscript | null> {
+    await this.flush();
     const rows = await this.query<[string, string | null, string]>(`load ${storeKeyOf(key)}`, {
       text: `SELECT seq, uuid, entry FROM ${this.tables.entries}
                 WHERE transcript_id = (SELECT id FROM ${this.tables.transcripts}
@@ -262,37 +322,70 @@ export class PostgresSessionStore implements SessionStore {
 
   /** The newest `cost-state` entry of the transcript (kept by seq on append); null when it has none. */
   async lastCostState(key: SessionKey): Promise<SessionStoreEntry | null> {
-    const rows = await this.query<{ seq: string; entry: string }>(
-      `read the last cost of ${storeKeyOf(key)}`,
-      {
-        text: `SELECT e.seq, e.entry FROM ${this.tables.transcripts} t
-                 JOIN ${this.tables.entries} e ON e.transcript_id = t.id AND e.seq = t.last_cost_seq
-                WHERE t.project_key = $1 AND t.session_id = $2 AND t.subpath = $3`,
-        values: [key.projectKey, key.sessionId, key.subpath ?? ''],
-      },
-    );
-    const row = rows[0];
-    if (row === undefined) return null;
+    await this.flush();
+    const read = () =>
+      this.query<{ id: string; seq: string | null; entry: string | null; behind: boolean }>(
+        `read the last cost of ${storeKeyOf(key)}`,
+        {
+          text: `SELECT t.id, e.seq, e.entry, ${this.behind} AS behind FROM ${this.tables.transcripts} t
+                   LEFT JOIN ${this.tables.entries} e ON e.transcript_id = t.id AND e.seq = t.last_cost_seq
+                  WHERE t.project_key = $1 AND t.session_id = $2 AND t.subpath = $3`,
+          values: [key.projectKey, key.sessionId, key.subpath ?? ''],
+        },
+      );
+    let row = (await read())[0];
+    if (row?.behind) {
+      await this.foldBehind([{ id: row.id, key }]);
+      row = (await read())[0];
+    }
+    if (row?.seq == null || row.entry === null) return null;
     const entry = parseObject(row.entry);
     if (entry === undefined) throw this.unreadable(key, row.seq, 1);
     return entry as SessionStoreEntry;
   }
 
+  /** SQL: are there entries of row `t` beyond what its row has folded? (One probe of the primary key.) */
+  private get behind(): string {
+    return `EXISTS (SELECT 1 FROM ${this.tables.entries} b WHERE b.transcript_id = t.id AND b.seq > t.folded_seq)`;
+  }
+
+  /**
+   * The main rows of a project, current: this instance's appends are folded first, and rows found
+   * behind their entries (another writer's) are folded and read again.
+   */
+  private async mainRows(
+    projectKey: string,
+    action: string,
+  ): Promise<Array<{ session_id: string; mtime: string; summary: string | null }>> {
+    await this.flush();
+    const read = () =>
+      this.query<{ id: string; session_id: string; mtime: string; summary: string | null; behind: boolean }>(
+        action,
+        {
+          text: `SELECT t.id, t.session_id, t.mtime, t.summary, ${this.behind} AS behind
+                   FROM ${this.tables.transcripts} t WHERE t.project_key = $1 AND t.subpath = ''`,
+          values: [projectKey],
+        },
+      );
+    const rows = await read();
+    const behind = rows.filter((row) => row.behind);
+    if (behind.length === 0) return rows;
+    await this.foldBehind(
+      behind.map((row) => ({ id: row.id, key: { projectKey, sessionId: row.session_id } })),
+    );
+    return read();
+  }
+
   async listSessions(projectKey: string): Promise<Array<{ sessionId: string; mtime: number }>> {
-    const rows = await this.query<{ session_id: string; mtime: string }>('list sessions', {
-      text: `SELECT session_id, mtime FROM ${this.tables.transcripts} WHERE project_key = $1 AND subpath = ''`,
-      values: [projectKey],
-    });
+    const rows = await this.mainRows(projectKey, 'list sessions');
     return rows.map((row) => ({ sessionId: row.session_id, mtime: Number(row.mtime) }));
   }
 
   async listSessionSummaries(projectKey: string): Promise<SessionSummaryEntry[]> {
-    const rows = await this.query<{ session_id: string; mtime: string; summary: string }>('list summaries', {
-      text: `SELECT session_id, mtime, summary FROM ${this.tables.transcripts}
-              WHERE project_key = $1 AND subpath = '' AND summary IS NOT NULL`,
-      values: [projectKey],
-    });
-    return rows.map((row) => this.storedSummary({ projectKey, sessionId: row.session_id }, row));
+    const rows = await this.mainRows(projectKey, 'list summaries');
+    return rows
+      .filter((row) => row.summary !== null)
+      .map((row) => this.storedSummary({ projectKey, sessionId: row.session_id }, row));
   }
 
   /**
@@ -327,19 +420,25 @@ export class PostgresSessionStore implements SessionStore {
       await client.query('BEGIN');
       // Two statements, not one: the entries are deleted with a snapshot taken after the
       // transcript rows are locked, so an append that committed while we waited is removed too.
-      const { rows } = await client.query<{ id: string }>(
+      const { rows } = await client.query<{ id: string; subpath: string }>(
         `DELETE FROM ${this.tables.transcripts}
           WHERE project_key = $1 AND session_id = $2 AND ($3::text IS NULL OR subpath = $3)
-          RETURNING id`,
+          RETURNING id, subpath`,
         [key.projectKey, key.sessionId, key.subpath ?? null],
       );
       if (rows.length > 0) {
+        // Wait for appends in flight to these keys (they hold the key's lock until they commit),
+        // so the entries they add are deleted too.
+        await client.query(
+          `SELECT ${keyLock('$1::text', '$2::text', 'subpath')} FROM unnest($3::text[]) AS subpath`,
+          [key.projectKey, key.sessionId, rows.map((row) => row.subpath)],
+        );
         await client.query(`DELETE FROM ${this.tables.entries} WHERE transcript_id = ANY($1::bigint[])`, [
           rows.map((row) => row.id),
         ]);
       }
       await client.query('COMMIT');
-      if (key.subpath === undefined) this.summaries.delete(storeKey);
+      for (const row of rows) this.pending.delete(row.id);
     } catch (error) {
       await client.query('ROLLBACK').catch(() => {
         broken = true;
@@ -359,9 +458,16 @@ export class PostgresSessionStore implements SessionStore {
     return rows.map((row) => row.subpath);
   }
 
-  /** Closes the pool; waits for queries in flight. */
+  /**
+   * Folds what this instance appended, then closes the pool (waiting for queries in flight). A
+   * fold that fails here loses nothing: the entries are committed and the next listing folds them.
+   */
   async close(): Promise<void> {
-    if (!this.pool.ended) await this.pool.end();
+    if (this.pool.ended) return;
+    clearTimeout(this.timer);
+    this.timer = undefined;
+    if (this.ready !== undefined) await this.flush().catch(() => undefined);
+    await this.pool.end();
   }
 
   private async query<Row>(action: string, query: pg.QueryConfig | pg.QueryArrayConfig): Promise<Row[]> {

@@ -69,7 +69,7 @@ describe('schema creation', () => {
     stores.push(store);
     await store.open();
     expect(await versions()).toEqual([
-      { family: 'sessions', version: 1 },
+      { family: 'sessions', version: 2 },
       { family: 'task_records', version: 1 },
     ]);
   });
@@ -83,7 +83,7 @@ describe('schema creation', () => {
     const store = new PostgresSessionStore(where);
     stores.push(store);
     await expect(store.open()).rejects.toThrow(
-      `PostgreSQL store ${where.display}: the "sessions" tables in schema "${where.schema}" are at version 7, newer than this flower knows (1): upgrade flower (npm i -g flower-agent) on this machine.`,
+      `PostgreSQL store ${where.display}: the "sessions" tables in schema "${where.schema}" are at version 7, newer than this flower knows (2): upgrade flower (npm i -g flower-agent) on this machine.`,
     );
   });
 });
@@ -107,7 +107,7 @@ describe('migrations', () => {
     );
     expect(await versions()).toEqual([
       { family: 'notes', version: 2 },
-      { family: 'sessions', version: 1 },
+      { family: 'sessions', version: 2 },
     ]);
     await postgres.admin(`INSERT INTO "${where.schema}".notes (id, body) VALUES (1, 'migrated')`);
   });

@@ -6,7 +6,7 @@ import { randomUUID } from 'node:crypto';
 import { foldSessionSummary, type SessionKey, type SessionStoreEntry } from '@anthropic-ai/claude-agent-sdk';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { PostgresStoreError } from '../../../../src/store/postgres/errors.js';
-import { PostgresSessionStore } from '../../../../src/store/postgres/session-store.js';
+import { FOLD_DELAY_MS, PostgresSessionStore } from '../../../../src/store/postgres/session-store.js';
 import { type TestSchema, usePostgres } from '../../../support/postgres.js';
 
 const postgres = usePostgres();
@@ -228,6 +228,123 @@ describe('delete', () => {
     expect(await remover.load(main)).toEqual(after);
     const [summary] = await remover.listSessionSummaries(main.projectKey);
     expect(summary?.data).toEqual(foldSessionSummary(undefined, main, after).data);
+  });
+});
+
+describe('the key row follows the entries (deferred fold)', () => {
+  /** The key's row as stored, and the newest seq of its entries. */
+  const stored = async (key = main) =>
+    (
+      await postgres.admin(
+        `SELECT t.mtime::float8 AS mtime, t.summary, t.folded_seq::int AS folded,
+                (SELECT max(seq)::int FROM ${table('session_entries')} e WHERE e.transcript_id = t.id) AS newest
+           FROM ${table('session_transcripts')} t
+          WHERE project_key = $1 AND session_id = $2 AND subpath = $3`,
+        [key.projectKey, key.sessionId, key.subpath ?? ''],
+      )
+    ).rows[0] as { mtime: number; summary: string | null; folded: number; newest: number } | undefined;
+
+  it('an acknowledged entry is committed at once; the row catches up within the delay without any read', async () => {
+    const db = await store();
+    await db.append(main, [entry('first')]);
+    await db.append(main, [entry('second')]);
+    // Read by another connection right away: the entries are there, the row has not folded them
+    // (the append inserted them alone; the fold waits FOLD_DELAY_MS).
+    const early = await stored();
+    expect(early?.newest).toBe(1);
+    expect(early?.folded).toBe(-1);
+    expect(early?.summary).toBeNull();
+    for (let waited = 0; (await stored())?.folded !== 1; waited += FOLD_DELAY_MS) {
+      expect(waited).toBeLessThan(5_000);
+      await new Promise((resolve) => setTimeout(resolve, FOLD_DELAY_MS));
+    }
+    const late = await stored();
+    expect(JSON.parse(late?.summary ?? 'null')).toEqual(
+      foldSessionSummary(undefined, main, (await db.load(main)) ?? []).data,
+    );
+    expect(late?.mtime).toBeGreaterThanOrEqual(early?.mtime as number);
+  });
+
+  it('close folds what is pending, so the row is current the moment it returns', async () => {
+    const db = await store();
+    const sent = [entry('a prompt', { gitBranch: 'topic' }), entry('b')];
+    await db.append(main, sent);
+    await db.append(sub, [entry('sub')]);
+    await db.close();
+    expect(await stored()).toMatchObject({ folded: 1, newest: 1 });
+    expect(await stored(sub)).toMatchObject({ folded: 0, newest: 0, summary: null });
+    expect(JSON.parse((await stored())?.summary ?? 'null')).toEqual(
+      foldSessionSummary(undefined, main, sent).data,
+    );
+  });
+
+  it("two stores interleaving appends on one key: a third one's listing sees every append at once, in order", async () => {
+    const [a, b, reader] = [await store(), await store(), await store()];
+    const sent: SessionStoreEntry[] = [];
+    let previous = 0;
+    for (let round = 0; round < 12; round += 1) {
+      const batch = Array.from({ length: 1 + (round % 3) }, (_, index) =>
+        entry(`r${round}.${index}`, round === 5 ? { customTitle: `title from ${round}` } : {}),
+      );
+      sent.push(...batch);
+      await (round % 2 === 0 ? a : b).append(main, batch);
+      // Neither writer has folded yet (within its delay): the reader folds what it finds behind.
+      const mtime = (await mtimeOf(reader)) as number;
+      expect(mtime).toBeGreaterThan(previous);
+      previous = mtime;
+      const [summary] = await reader.listSessionSummaries(main.projectKey);
+      expect(summary?.mtime).toBe(mtime);
+      expect(summary?.data).toEqual(foldSessionSummary(undefined, main, sent).data);
+    }
+    expect(await reader.load(main)).toEqual(sent);
+    const seqs = (
+      await postgres.admin(`SELECT seq::int FROM ${table('session_entries')} ORDER BY seq`)
+    ).rows.map((row) => row.seq);
+    expect(seqs).toEqual(sent.map((_, index) => index));
+    await a.close();
+    await b.close();
+    // The writers' own folds find the reader did their work: nothing goes backwards.
+    expect((await stored())?.mtime).toBe(previous);
+    expect(await mtimeOf(reader)).toBe(previous);
+  });
+
+  it('entries a process left unfolded (it died first) are folded by the next listing or cost lookup', async () => {
+    const writer = await store();
+    const costly: SessionStoreEntry = { type: 'cost-state', uuid: randomUUID(), totalCostUSD: 2 };
+    const sent = [entry('prompt before the crash', { gitBranch: 'b' }), costly];
+    await writer.append(main, sent);
+    await writer.append(sub, [{ ...costly, uuid: randomUUID() }]);
+    // The process goes away without folding: its pool ends under it.
+    await writer.pool.end();
+    expect(await stored()).toMatchObject({ folded: -1, newest: 1 });
+    const next = await store();
+    expect(await next.lastCostState(sub)).toMatchObject({ totalCostUSD: 2 });
+    expect(await stored(sub)).toMatchObject({ folded: 0 });
+    const [summary] = await next.listSessionSummaries(main.projectKey);
+    expect(summary?.data).toEqual(foldSessionSummary(undefined, main, sent).data);
+    expect(await next.lastCostState(main)).toEqual(costly);
+  });
+
+  it('a delete racing appends leaves no entry behind without its key row', async () => {
+    const [writer, remover] = [await store(), await store()];
+    let done = false;
+    const writing = (async () => {
+      for (let round = 0; round < 150; round += 1) {
+        await writer.append(round % 2 === 0 ? main : sub, [entry(`r${round}`)]);
+      }
+      done = true;
+    })();
+    while (!done) {
+      await remover.delete(main);
+      await new Promise((resolve) => setTimeout(resolve, 1));
+    }
+    await writing;
+    const orphans = await postgres.admin(
+      `SELECT count(*)::int AS n FROM ${table('session_entries')} WHERE transcript_id NOT IN (SELECT id FROM ${table('session_transcripts')})`,
+    );
+    expect(orphans.rows[0].n).toBe(0);
+    await writer.append(main, [entry('after the race')]);
+    expect((await writer.load(main))?.at(-1)?.message).toEqual({ role: 'user', content: 'after the race' });
   });
 });
 

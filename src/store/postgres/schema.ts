@@ -156,52 +156,86 @@ $append$;
  * insert while it also updated the key's row; BENCHMARKS.md). The key's row keeps what is derived
  * from the entries (mtime, summary, last cost seq) up to `folded_seq`; entries beyond it are
  * folded shortly after by the writer, or by any reader that finds them (session-store.ts).
- * - `next_seq` goes: a batch's first seq is one past the key's newest entry (or `folded_seq`),
- *   read under a transaction-scoped advisory lock on the key, so writers of one key still queue
- *   batch by batch and seqs stay unique and in append order; delete takes the same lock.
+ * - Seqs come from one sequence, `session_entry_seq`, drawn while the append holds a
+ *   transaction-scoped advisory lock on its key: writers of one key still queue batch by batch, so
+ *   a key's seqs are unique and grow in append order (with gaps, which order does not notice);
+ *   delete takes the same lock. `next_seq` goes. The sequence starts above every stored seq.
  * - `folded_seq`: for a database written by version 1 everything stored is folded already.
  * - `session_append` loses the summary, compare-and-swap and cost arguments and the signals; it
- *   returns the key's row id, the batch's first seq and the seqs it stored.
+ *   returns one array: the key's row id, then the seqs it stored, ascending (in batch order).
  */
 const sessionsV2 = (s: string): string => `
 ALTER TABLE ${s}.session_transcripts ADD COLUMN folded_seq bigint NOT NULL DEFAULT -1;
 UPDATE ${s}.session_transcripts t
    SET folded_seq = COALESCE((SELECT max(e.seq) FROM ${s}.session_entries e WHERE e.transcript_id = t.id), -1);
 ALTER TABLE ${s}.session_transcripts DROP COLUMN next_seq;
+CREATE SEQUENCE ${s}.session_entry_seq AS bigint MINVALUE 0;
+SELECT setval('${s}.session_entry_seq', (SELECT COALESCE(max(seq) + 1, 0) FROM ${s}.session_entries), false);
 DROP FUNCTION ${s}.session_append(text, text, text, text[], text, integer[], bigint, text, bigint);
 
 -- Appends one batch to one key: entries as JSONL (JSON.stringify never emits a raw newline, so
 -- splitting on it is exact) with their uuids in the same order (NULL = no uuid). Known uuids are
 -- skipped. A new key's row is created here, so a key with entries always has its row.
 CREATE FUNCTION ${s}.session_append(
-    p_project text, p_session text, p_subpath text, p_uuids text[], p_entries text, p_mtime bigint,
-    OUT o_id bigint, OUT o_first bigint, OUT o_added bigint[]
-) LANGUAGE plpgsql AS $append$
+    p_project text, p_session text, p_subpath text, p_uuids text[], p_entries text, p_mtime bigint
+) RETURNS bigint[] LANGUAGE plpgsql AS $append$
 DECLARE
-    v_folded bigint;
+    v_id    bigint;
+    v_seq   bigint;
+    v_added bigint[];
 BEGIN
-    -- Writers of one key queue here until commit. Its own statement, so that the reads below take
-    -- their snapshot after the previous writer committed (read committed: one per statement).
-    PERFORM ${keyLock('p_project', 'p_session', 'p_subpath')};
-    SELECT id, folded_seq INTO o_id, v_folded FROM ${s}.session_transcripts
-     WHERE project_key = p_project AND session_id = p_session AND subpath = p_subpath;
-    IF o_id IS NULL THEN
-        INSERT INTO ${s}.session_transcripts (project_key, session_id, subpath, mtime)
-        VALUES (p_project, p_session, p_subpath, p_mtime)
-        RETURNING id INTO o_id;
-        o_first := 0;
-    ELSE
-        SELECT GREATEST(max(seq), v_folded) + 1 INTO o_first FROM ${s}.session_entries
-         WHERE transcript_id = o_id;
+    -- Writers of one key queue here until commit. Its own statement, so that the insert below
+    -- takes its snapshot after the previous writer committed (read committed: one per statement);
+    -- an IF rather than PERFORM: plpgsql evaluates it as a simple expression, without an executor.
+    IF ${keyLock('p_project', 'p_session', 'p_subpath')} IS NULL THEN
+        RETURN NULL;  -- never: the lock returns void, which is not NULL
     END IF;
+    -- The common cases in one statement: the key's row is found and the batch inserted. One entry
+    -- (eager mirroring) skips the unnest and the aggregate, a tenth of its cost (pgbench).
+    IF cardinality(p_uuids) = 1 THEN
+        INSERT INTO ${s}.session_entries (transcript_id, seq, uuid, entry)
+        SELECT t.id, nextval('${s}.session_entry_seq'), p_uuids[1], p_entries
+          FROM ${s}.session_transcripts t
+         WHERE t.project_key = p_project AND t.session_id = p_session AND t.subpath = p_subpath
+        ON CONFLICT (transcript_id, uuid) WHERE uuid IS NOT NULL DO NOTHING
+        RETURNING transcript_id, seq INTO v_id, v_seq;
+        IF v_id IS NOT NULL THEN
+            RETURN ARRAY[v_id, v_seq];
+        END IF;
+    ELSE
+        WITH inserted AS (
+            INSERT INTO ${s}.session_entries (transcript_id, seq, uuid, entry)
+            SELECT t.id, nextval('${s}.session_entry_seq'), batch.uuid, batch.entry
+              FROM ${s}.session_transcripts t,
+                   unnest(p_uuids, string_to_array(p_entries, E'\\n')) WITH ORDINALITY AS batch(uuid, entry, ord)
+             WHERE t.project_key = p_project AND t.session_id = p_session AND t.subpath = p_subpath
+             ORDER BY batch.ord
+            ON CONFLICT (transcript_id, uuid) WHERE uuid IS NOT NULL DO NOTHING
+            RETURNING transcript_id, seq
+        )
+        SELECT min(transcript_id), array_agg(seq ORDER BY seq) INTO v_id, v_added FROM inserted;
+        IF v_id IS NOT NULL THEN
+            RETURN v_id || v_added;
+        END IF;
+    END IF;
+    -- Nothing inserted: every entry was known, or the key is new.
+    SELECT id INTO v_id FROM ${s}.session_transcripts
+     WHERE project_key = p_project AND session_id = p_session AND subpath = p_subpath;
+    IF v_id IS NOT NULL THEN
+        RETURN ARRAY[v_id];
+    END IF;
+    INSERT INTO ${s}.session_transcripts (project_key, session_id, subpath, mtime)
+    VALUES (p_project, p_session, p_subpath, p_mtime)
+    RETURNING id INTO v_id;
     WITH inserted AS (
         INSERT INTO ${s}.session_entries (transcript_id, seq, uuid, entry)
-        SELECT o_id, o_first + batch.ord - 1, batch.uuid, batch.entry
+        SELECT v_id, nextval('${s}.session_entry_seq'), batch.uuid, batch.entry
           FROM unnest(p_uuids, string_to_array(p_entries, E'\\n')) WITH ORDINALITY AS batch(uuid, entry, ord)
-        ON CONFLICT (transcript_id, uuid) WHERE uuid IS NOT NULL DO NOTHING
+         ORDER BY batch.ord
         RETURNING seq
     )
-    SELECT array_agg(seq) INTO o_added FROM inserted;
+    SELECT array_agg(seq ORDER BY seq) INTO v_added FROM inserted;
+    RETURN v_id || v_added;
 END
 $append$;
 `;

@@ -128,26 +128,30 @@ export class PostgresSessionStore implements SessionStore {
     await this.open();
     const mtime = Math.max(Date.now(), this.lastMtime + 1);
     this.lastMtime = mtime;
-    let stored: { o_id: string; o_first: string; o_added: string[] | null };
+    let result: string[];
     try {
-      const { rows } = await this.pool.query<typeof stored>(
-        `SELECT o_id, o_first, o_added FROM ${this.tables.append}($1, $2, $3, $4::text[], $5, $6)`,
-        [key.projectKey, key.sessionId, key.subpath ?? '', batch.uuids, batch.payloads.join('\n'), mtime],
-      );
-      stored = rows[0] as typeof stored;
+      const { rows } = await this.pool.query<[string[]]>({
+        text: `SELECT ${this.tables.append}($1, $2, $3, $4::text[], $5, $6)`,
+        values: [
+          key.projectKey,
+          key.sessionId,
+          key.subpath ?? '',
+          batch.uuids,
+          batch.payloads.join('\n'),
+          mtime,
+        ],
+        rowMode: 'array',
+      });
+      result = rows[0]?.[0] as string[];
     } catch (error) {
       throw storeFailure(`append to ${storeKey}`, error, this.target);
     }
+    const [id, ...stored] = result as [string, ...string[]];
     // A batch of only known entries changes nothing, so there is nothing to fold.
-    if (stored.o_added === null) return;
-    const added = new Set(stored.o_added.map(Number));
-    const first = Number(stored.o_first);
-    const rows: Row[] = [];
-    batch.entries.forEach((entry, index) => {
-      if (added.has(first + index)) rows.push({ seq: first + index, entry });
-    });
-    const pending = this.pending.get(stored.o_id);
-    if (pending === undefined) this.pending.set(stored.o_id, { key, rows, mtime });
+    if (stored.length === 0) return;
+    const rows = await this.storedRows(id, batch, stored.map(Number));
+    const pending = this.pending.get(id);
+    if (pending === undefined) this.pending.set(id, { key, rows, mtime });
     else {
       pending.rows.push(...rows);
       pending.mtime = mtime;
@@ -159,6 +163,34 @@ export class PostgresSessionStore implements SessionStore {
       this.flush().catch(() => undefined);
     }, FOLD_DELAY_MS);
     this.timer.unref();
+  }
+
+  /**
+   * Which entries of the batch the seqs belong to. They ascend in batch order, so when every
+   * entry was stored they pair up one by one; otherwise (a replay) the stored uuids tell.
+   */
+  private async storedRows(id: string, batch: Batch, seqs: number[]): Promise<Row[]> {
+    if (seqs.length === batch.entries.length)
+      return batch.entries.map((entry, index) => ({ seq: seqs[index] as number, entry }));
+    const { rows } = await this.pool
+      .query<{ uuid: string | null }>(
+        `SELECT uuid FROM ${this.tables.entries} WHERE transcript_id = $1 AND seq = ANY($2::bigint[]) ORDER BY seq`,
+        [id, seqs],
+      )
+      .catch((error) => {
+        throw storeFailure('read back an append', error, this.target);
+      });
+    const stored: Row[] = [];
+    let next = 0;
+    batch.entries.forEach((entry, index) => {
+      const uuid = batch.uuids[index] ?? null;
+      // Entries without a uuid are always stored; one with a uuid was stored when it is the next one back.
+      if (uuid === null || rows[next]?.uuid === uuid) {
+        stored.push({ seq: seqs[next] as number, entry });
+        next += 1;
+      }
+    });
+    return stored;
   }
 
   /**

@@ -251,10 +251,12 @@ describe('the key row follows the entries (deferred fold)', () => {
     // Read by another connection right away: the entries are there, the row has not folded them
     // (the append inserted them alone; the fold waits FOLD_DELAY_MS).
     const early = await stored();
-    expect(early?.newest).toBe(1);
+    expect(await postgres.admin(`SELECT count(*)::int AS n FROM ${table('session_entries')}`)).toMatchObject({
+      rows: [{ n: 2 }],
+    });
     expect(early?.folded).toBe(-1);
     expect(early?.summary).toBeNull();
-    for (let waited = 0; (await stored())?.folded !== 1; waited += FOLD_DELAY_MS) {
+    for (let waited = 0; (await stored())?.folded !== early?.newest; waited += FOLD_DELAY_MS) {
       expect(waited).toBeLessThan(5_000);
       await new Promise((resolve) => setTimeout(resolve, FOLD_DELAY_MS));
     }
@@ -271,8 +273,10 @@ describe('the key row follows the entries (deferred fold)', () => {
     await db.append(main, sent);
     await db.append(sub, [entry('sub')]);
     await db.close();
-    expect(await stored()).toMatchObject({ folded: 1, newest: 1 });
-    expect(await stored(sub)).toMatchObject({ folded: 0, newest: 0, summary: null });
+    const [row, subRow] = [await stored(), await stored(sub)];
+    expect(row?.folded).toBe(row?.newest);
+    expect(subRow?.folded).toBe(subRow?.newest);
+    expect(subRow?.summary).toBeNull();
     expect(JSON.parse((await stored())?.summary ?? 'null')).toEqual(
       foldSessionSummary(undefined, main, sent).data,
     );
@@ -300,7 +304,8 @@ describe('the key row follows the entries (deferred fold)', () => {
     const seqs = (
       await postgres.admin(`SELECT seq::int FROM ${table('session_entries')} ORDER BY seq`)
     ).rows.map((row) => row.seq);
-    expect(seqs).toEqual(sent.map((_, index) => index));
+    expect(seqs).toHaveLength(sent.length);
+    for (let index = 1; index < seqs.length; index += 1) expect(seqs[index]).toBeGreaterThan(seqs[index - 1]);
     await a.close();
     await b.close();
     // The writers' own folds find the reader did their work: nothing goes backwards.
@@ -316,10 +321,10 @@ describe('the key row follows the entries (deferred fold)', () => {
     await writer.append(sub, [{ ...costly, uuid: randomUUID() }]);
     // The process goes away without folding: its pool ends under it.
     await writer.pool.end();
-    expect(await stored()).toMatchObject({ folded: -1, newest: 1 });
+    expect(await stored()).toMatchObject({ folded: -1 });
     const next = await store();
     expect(await next.lastCostState(sub)).toMatchObject({ totalCostUSD: 2 });
-    expect(await stored(sub)).toMatchObject({ folded: 0 });
+    expect((await stored(sub))?.folded).toBe((await stored(sub))?.newest);
     const [summary] = await next.listSessionSummaries(main.projectKey);
     expect(summary?.data).toEqual(foldSessionSummary(undefined, main, sent).data);
     expect(await next.lastCostState(main)).toEqual(costly);

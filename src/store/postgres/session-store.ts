@@ -7,22 +7,38 @@
  * - Appends are idempotent by `uuid` per key (the SDK retries failed batches; imports replay): an
  *   entry whose uuid is stored, or repeated within the batch, is skipped; entries without a uuid
  *   are always appended. A batch of only known entries changes nothing: no seq, mtime or summary.
- * - Entries load in append order. Sequence numbers grow per key; a batch that skips known entries
- *   may leave gaps, which order does not notice.
+ * - Durability: `append` resolves only after its entries are committed (one statement,
+ *   `session_append`), so an entry it acknowledged survives a crash of flower or the server.
+ * - One entry per call costs about one insert (0.8× a raw INSERT or better; BENCHMARKS.md): an
+ *   append inserts its entries and nothing else. The key's row (mtime, summary, newest cost seq)
+ *   is brought up to date for everything appended meanwhile at most `FOLD_DELAY_MS` later, in one
+ *   transaction per key under the row's lock ("the fold"); `listSessions`,
+ *   `listSessionSummaries`, `load`/`readTranscript`, `lastCostState` and `close` fold this
+ *   instance's appends first. A key's first append creates its row in the same statement, so a
+ *   session with entries is always listed.
+ * - Other processes' appends are never invisible to a listing either: a row whose `folded_seq`
+ *   is behind its newest entry (another writer within its delay, or one that died before folding)
+ *   is folded by the listing or cost lookup that finds it, from the stored entries in seq order.
+ *   Only raw SQL on `session_transcripts` can see a row up to `FOLD_DELAY_MS` behind.
+ * - Entries load in append order: seqs come from one sequence, drawn while the append holds its
+ *   key's advisory lock (schema.ts), so writers of one key queue batch by batch and a key's seqs
+ *   are unique and ascending in append order across processes; skipped entries leave gaps.
  * - `mtime` is epoch milliseconds, strictly increasing per key across every process and machine
- *   (the server keeps it above the stored value even when clocks disagree) and per store instance.
+ *   (each fold keeps it above the stored value even when clocks disagree) and per store instance.
+ *   It moves with the fold, never backwards; a fold that finds nothing new leaves it alone.
  * - A main transcript's summary is folded with the SDK's `foldSessionSummary` (`data` kept
- *   verbatim) and written in the same statement as its entries, guarded by a compare-and-swap on
- *   the key's mtime; when another writer got there first, the batch is refolded under a row lock.
- *   The summary's mtime is the key's mtime (one column), so `listSessions` and
- *   `listSessionSummaries` always agree.
+ *   verbatim) onto the stored summary under the row's lock, over every unfolded entry in seq
+ *   order (this instance's from memory, others' read back), so concurrent writers cannot lose each
+ *   other's fields. The summary's mtime is the key's mtime (one column, written together), so
+ *   `listSessions` and `listSessionSummaries` always agree.
  * - Deleting a main key removes exactly that session (rows with the same project and session id,
  *   compared whole: deleting `s-1` leaves `s-10` alone), its subagent transcripts and its summary;
  *   a subpath removes only itself.
  * - Failures are whole: a batch that cannot be written leaves nothing behind, a transcript with an
- *   unreadable row is not returned at all, and every error is one line naming the server (password
- *   masked), the key and what to do.
- * - `lastCostState` finds the newest `cost-state` entry through a seq kept on append, never by
+ *   unreadable row is not returned at all, a fold that fails is kept and retried by the next read
+ *   (its entries are committed; if `close` cannot fold, the next listing does), and every error is
+ *   one line naming the server (password masked), the key and what to do.
+ * - `lastCostState` finds the newest `cost-state` entry through a seq kept by the fold, never by
  *   reading the transcript; `readTranscript` reports damaged rows instead of failing the load
  *   (the optional fast paths of the rewriting layer's backend seam).
  */

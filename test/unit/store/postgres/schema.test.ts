@@ -192,7 +192,7 @@ describe('sessions version 1 → 2 (appends stop updating the key row)', () => {
       { family: 'sessions', version: 2 },
       { family: 'task_records', version: 1 },
     ]);
-    const before = [...first, second[0]];
+    const before = [...first, second[0] as SessionStoreEntry];
     expect(await store.load(main)).toEqual(before);
     expect(await store.load(sub)).toEqual([at('s1'), { ...cost, uuid: 'c2', totalCostUSD: 1 }, at('s2')]);
     expect(await store.listSessions(main.projectKey)).toEqual([{ sessionId: 's-1', mtime: m2 }]);

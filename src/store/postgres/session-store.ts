@@ -165,7 +165,12 @@ export class PostgresSessionStore implements SessionStore {
     const [id, ...stored] = result as [string, ...string[]];
     // A batch of only known entries changes nothing, so there is nothing to fold.
     if (stored.length === 0) return;
-    const rows = await this.storedRows(id, batch, stored.map(Number));
+    // The seqs ascend in batch order, so when every entry was stored they pair up one by one;
+    // after a partial replay the fold reads the stored ones back instead (rare).
+    const rows: Row[] =
+      stored.length === batch.entries.length
+        ? batch.entries.map((entry, index) => ({ seq: Number(stored[index]), entry }))
+        : [];
     const pending = this.pending.get(id);
     if (pending === undefined) this.pending.set(id, { key, rows, mtime });
     else {
@@ -179,34 +184,6 @@ export class PostgresSessionStore implements SessionStore {
       this.flush().catch(() => undefined);
     }, FOLD_DELAY_MS);
     this.timer.unref();
-  }
-
-  /**
-   * Which entries of the batch the seqs belong to. They ascend in batch order, so when every
-   * entry was stored they pair up one by one; otherwise (a replay) the stored uuids tell.
-   */
-  private async storedRows(id: string, batch: Batch, seqs: number[]): Promise<Row[]> {
-    if (seqs.length === batch.entries.length)
-      return batch.entries.map((entry, index) => ({ seq: seqs[index] as number, entry }));
-    const { rows } = await this.pool
-      .query<{ uuid: string | null }>(
-        `SELECT uuid FROM ${this.tables.entries} WHERE transcript_id = $1 AND seq = ANY($2::bigint[]) ORDER BY seq`,
-        [id, seqs],
-      )
-      .catch((error) => {
-        throw storeFailure('read back an append', error, this.target);
-      });
-    const stored: Row[] = [];
-    let next = 0;
-    batch.entries.forEach((entry, index) => {
-      const uuid = batch.uuids[index] ?? null;
-      // Entries without a uuid are always stored; one with a uuid was stored when it is the next one back.
-      if (uuid === null || rows[next]?.uuid === uuid) {
-        stored.push({ seq: seqs[next] as number, entry });
-        next += 1;
-      }
-    });
-    return stored;
   }
 
   /**

@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { Workbench } from '../../../../src/agents/workbench.js';
-import { answerAside, asidePrompt } from '../../../../src/cli/interaction/aside.js';
+import { type AsideOptions, answerAside, asidePrompt } from '../../../../src/cli/interaction/aside.js';
 import { TaskBudget } from '../../../../src/workflow/budget.js';
 
 const plain = { magenta: (text: string) => text, dim: (text: string) => text, red: (text: string) => text };
@@ -28,41 +28,39 @@ describe('asidePrompt', () => {
   });
 });
 
+/** Asks one side question in a fresh workspace and returns what was printed. */
+async function ask(options: Partial<AsideOptions>): Promise<string[]> {
+  const workspace = mkdtempSync(join(tmpdir(), 'flower-aside-'));
+  const printed: string[] = [];
+  await answerAside('where are we', {
+    workspace,
+    runDir: join(workspace, 'runs'),
+    workbench: undefined,
+    env: { PATH: process.env.PATH ?? '' },
+    recent: () => [],
+    print: (lines) => printed.push(...lines),
+    width: () => 80,
+    paint: plain,
+    ...options,
+  });
+  return printed;
+}
+
 describe('answerAside', () => {
   it('prints a failure as one line and never throws', async () => {
-    const workspace = mkdtempSync(join(tmpdir(), 'flower-aside-'));
-    const printed: string[] = [];
-    await answerAside('where are we', {
-      workspace,
-      runDir: join(workspace, 'runs'),
-      workbench: undefined,
-      env: { PATH: process.env.PATH ?? '' },
-      recent: () => [],
-      print: (lines) => printed.push(...lines),
-      width: () => 80,
-      paint: plain,
-    });
+    const printed = await ask({});
     expect(printed).toHaveLength(1);
     expect(printed[0]).toMatch(/^# aside failed: Missing credentials/);
   });
 
   it('is not asked once the task budget is spent, and says so with the budget line', async () => {
-    const workspace = mkdtempSync(join(tmpdir(), 'flower-aside-'));
-    const printed: string[] = [];
-    await answerAside('where are we', {
-      workspace,
-      runDir: join(workspace, 'runs'),
-      workbench: undefined,
+    const printed = await ask({
       // Credentials that would let it start: only the budget may stop it.
       env: {
         PATH: process.env.PATH ?? '',
         ANTHROPIC_API_KEY: 'sk-ant-test',
         ANTHROPIC_BASE_URL: 'http://127.0.0.1:9',
       },
-      recent: () => [],
-      print: (lines) => printed.push(...lines),
-      width: () => 80,
-      paint: plain,
       budget: new TaskBudget(1, () => 1.25),
     });
     expect(printed).toEqual([

@@ -129,4 +129,66 @@ describe('write-behind', () => {
     expect(done).toContain('catch-up 2');
     expect(lines.warnings).toHaveLength(1);
   });
+  it('pauses at most maxRetryDelayMs between retries, however long the outage', async () => {
+    const queue = new WriteBehindQueue({
+      notice: outageNotice('db', {}),
+      retryDelayMs: 5,
+      maxRetryDelayMs: 20,
+    });
+    let down = 14; // doubling without the cap would pause 5 * (2^14 - 1) ms, over a minute
+    queue.push('job', async () => {
+      if (down-- > 0) throw refusedConnection();
+    });
+    // No flush until the end: a flush cuts the pause short.
+    const started = Date.now();
+    while (queue.pending > 0 && Date.now() - started < 5000)
+      await new Promise((resolve) => setTimeout(resolve, 20));
+    expect(queue.pending).toBe(0);
+  });
+
+  it('a flush cuts the current backoff pause short', async () => {
+    const queue = new WriteBehindQueue({
+      notice: outageNotice('db', {}),
+      retryDelayMs: 60_000,
+      maxRetryDelayMs: 60_000,
+    });
+    let down = 1;
+    queue.push('job', async () => {
+      if (down-- > 0) throw refusedConnection();
+    });
+    await new Promise((resolve) => setTimeout(resolve, 20)); // the first try failed; the pause began
+    expect(await queue.flush(2000)).toBe(true);
+    queue.close();
+  });
+
+  it('close stops retrying: a job still failing is not tried again', async () => {
+    const queue = new WriteBehindQueue({
+      notice: outageNotice('db', {}),
+      retryDelayMs: 5,
+      maxRetryDelayMs: 5,
+    });
+    let tries = 0;
+    queue.push('never', async () => {
+      tries += 1;
+      throw refusedConnection();
+    });
+    await new Promise((resolve) => setTimeout(resolve, 30));
+    queue.close();
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    const atClose = tries;
+    await new Promise((resolve) => setTimeout(resolve, 60));
+    expect(tries).toBe(atClose);
+    expect(queue.pending).toBe(1);
+  });
+
+  it('an outage wrapped in another error (its cause) is an outage too', () => {
+    const wrapped = Object.assign(new Error('write task records failed'), {
+      cause: Object.assign(new Error('x'), { code: 'ECONNRESET' }),
+    });
+    expect(isPassingFailure(wrapped)).toBe(true);
+    const wrappedRefusal = Object.assign(new Error('write task records failed'), {
+      cause: Object.assign(new Error('x'), { code: '23505' }),
+    });
+    expect(isPassingFailure(wrappedRefusal)).toBe(false);
+  });
 });

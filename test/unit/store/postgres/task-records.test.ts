@@ -29,6 +29,11 @@ describe('task records', () => {
       workspace: '/work',
       runDir: 'runs/x',
     });
+    // The workspace itself as run directory: '.' would be a name as good, '' is none.
+    expect(taskNameOf({ workspace: '/work', runDir: '/work' })).toEqual({
+      workspace: '/work',
+      runDir: '/work',
+    });
     expect(taskNameOf({ workspace: '/work', runDir: '/var/runs' })).toEqual({
       workspace: '/work',
       runDir: '/var/runs',
@@ -127,5 +132,40 @@ describe('task records', () => {
       ['b.txt', undefined],
     ]);
     expect(await store.records.readValues(task, 'spill', ['b.txt'])).toEqual(new Map([['b.txt', 'B']]));
+  });
+  it('apply a change of equal time (a replay), and a delete of equal time removes the value', async () => {
+    const store = await open();
+    await store.records.write(task, [
+      { op: 'put', kind: 'lineage-step', key: 'work', value: { sessionId: 'first' }, at: 100 },
+      { op: 'put', kind: 'lineage-step', key: 'work', value: { sessionId: 'same time' }, at: 100 },
+      { op: 'put', kind: 'in-flight', key: 's1', value: { sessionId: 's1' }, at: 300 },
+      { op: 'delete', kind: 'in-flight', key: 's1', at: 300 },
+      { op: 'put', kind: 'woke', key: 'x', value: 1, at: 300 },
+      { op: 'delete-kind', kind: 'woke', at: 300 },
+    ]);
+    expect(await values(store)).toEqual({ 'lineage-step:work': { sessionId: 'same time' } });
+  });
+
+  it('read records in the order they were first written, an overwrite keeping its place', async () => {
+    const store = await open();
+    await store.records.write(task, [
+      { op: 'put', kind: 'manifest-run', key: 'run-b', value: [1], at: 1 },
+      { op: 'put', kind: 'manifest-run', key: 'run-a', value: [2], at: 1 },
+      { op: 'put', kind: 'manifest-run', key: 'run-c', value: [3], at: 1 },
+    ]);
+    await store.records.write(task, [{ op: 'put', kind: 'manifest-run', key: 'run-b', value: [4], at: 2 }]);
+    expect((await store.records.read(task)).records.map((record) => [record.key, record.value])).toEqual([
+      ['run-b', [4]],
+      ['run-a', [2]],
+      ['run-c', [3]],
+    ]);
+  });
+
+  it('delete every record of a task, and the task with them', async () => {
+    const store = await open();
+    await store.records.write(task, [{ op: 'put', kind: 'lineage-step', key: 'a', value: {}, at: 1 }]);
+    expect(await store.records.deleteRecords(task)).toBe(1);
+    expect(await store.records.findTask(task)).toBeUndefined();
+    expect(await store.records.listTasks()).toEqual([]);
   });
 });

@@ -5,7 +5,16 @@
  * anything is read, changes this process makes are sent and pulled ones never sent back, and a
  * task of a workspace with the same name elsewhere is said in one line.
  */
-import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import {
+  appendFileSync,
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  writeFileSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -13,14 +22,15 @@ import { type PostgresTarget, parseStoreTarget } from '../../../src/config/store
 import { EndpointHistory } from '../../../src/runtime/endpoint-history.js';
 import {
   holdAcrossMachines,
+  KILLED_UNRECORDED,
   killedSessions,
   markInFlight,
   restoreInFlight,
 } from '../../../src/runtime/in-flight.js';
 import { Lineage } from '../../../src/runtime/lineage.js';
-import { readManifest, saveManifestRows } from '../../../src/runtime/manifest.js';
+import { addManifestRows, readManifest, saveManifestRows } from '../../../src/runtime/manifest.js';
 import { prepareRunDirectory } from '../../../src/runtime/run-directory.js';
-import { appendOutbox, outboxPath } from '../../../src/runtime/shared/outbox.js';
+import { appendOutbox, outboxPath, readOutbox } from '../../../src/runtime/shared/outbox.js';
 import { pullTaskState } from '../../../src/runtime/shared/pull.js';
 import { SharedTask } from '../../../src/runtime/shared/shared-task.js';
 import { newStepResult } from '../../../src/runtime/step-result.js';
@@ -263,5 +273,143 @@ describe('pullTaskState', () => {
     expect(killedSessions(runDir)).toEqual(['s-far']);
     release();
     expect(killedSessions(runDir)).toEqual([]);
+  });
+});
+
+describe('the outbox', () => {
+  it('holds every change of a shared task before it is sent, in order', async () => {
+    const { target, root } = await setUp();
+    const workspace = join(root, 'work');
+    const runDir = join(workspace, 'runs');
+    const shared = await SharedTask.open(target, { workspace, runDir });
+    cleanups.push(() => shared.close(2000));
+    saveManifestRows(runDir, 'run-mine', [{ ...newStepResult('own', 'run-mine'), ok: true, endedAt: 3 }]);
+    Lineage.open(runDir, workspace).remember('own', 's-mine');
+    // Synchronously, before any write could be confirmed: both change sets are on disk.
+    expect(
+      readOutbox(runDir).map((change) => (change.op === 'put' ? [change.kind, change.key] : [])),
+    ).toEqual([
+      ['manifest-run', 'run-mine'],
+      ['lineage-step', 'own'],
+    ]);
+    expect(await shared.flush(5000)).toBe(true);
+    expect(existsSync(outboxPath(runDir))).toBe(false);
+  });
+
+  it('a torn last line (a crash mid-write) is skipped, the rest replayed', async () => {
+    const { store, root } = await setUp();
+    const workspace = join(root, 'work');
+    const runDir = join(workspace, 'runs');
+    mkdirSync(runDir, { recursive: true });
+    appendOutbox(runDir, [
+      { op: 'put', kind: 'lineage-step', key: 'work', value: { sessionId: 's' }, at: 2 },
+    ]);
+    appendFileSync(outboxPath(runDir), '[{"op":"put","kind":"lineage-st');
+    const report = await pullTaskState(store, { workspace, runDir });
+    expect(report.replayed).toBe(1);
+    expect(Lineage.open(runDir, workspace).steps).toEqual({ work: 's' });
+  });
+
+  it('is kept when the database does not take it', async () => {
+    const { target, root } = await setUp();
+    const gone = await openSharedStore(target);
+    await gone.close();
+    const workspace = join(root, 'work');
+    const runDir = join(workspace, 'runs');
+    mkdirSync(runDir, { recursive: true });
+    appendOutbox(runDir, [
+      { op: 'put', kind: 'lineage-step', key: 'work', value: { sessionId: 's' }, at: 2 },
+    ]);
+    await expect(pullTaskState(gone, { workspace, runDir })).rejects.toThrow();
+    expect(readOutbox(runDir)).toHaveLength(1);
+  });
+});
+
+describe('pullTaskState merges', () => {
+  it('sends nothing of a lineage written for another workspace path', async () => {
+    const { store, root } = await setUp();
+    const workspace = join(root, 'work');
+    const runDir = join(workspace, 'runs');
+    mkdirSync(runDir, { recursive: true });
+    writeFileSync(
+      join(runDir, 'lineage.json'),
+      JSON.stringify({ workspace: '/elsewhere', woke: 2, steps: { work: 's-far' } }),
+    );
+    await pullTaskState(store, { workspace, runDir });
+    expect((await store.records.read({ workspace, runDir })).records.map((record) => record.kind)).toEqual(
+      [],
+    );
+  });
+
+  it("takes the database's step over the local one, and the larger wake count both ways", async () => {
+    const { store, root } = await setUp();
+    const workspace = join(root, 'work');
+    const runDir = join(workspace, 'runs');
+    const task = { workspace, runDir };
+    await store.records.write(task, [
+      { op: 'put', kind: 'lineage-step', key: 'work', value: { sessionId: 's-db' }, at: 1 },
+      { op: 'wake', run: 'far', atLeast: 1, at: 1 },
+    ]);
+    mkdirSync(runDir, { recursive: true });
+    const lineage = Lineage.open(runDir, workspace);
+    lineage.remember('work', 's-local');
+    lineage.bump();
+    lineage.bump();
+    lineage.bump();
+    await pullTaskState(store, task);
+    const after = Lineage.open(runDir, workspace);
+    expect(after.steps).toEqual({ work: 's-db' });
+    expect(after.woke).toBe(3);
+    const woke = (await store.records.read(task, { kinds: ['woke'] })).records[0]?.value;
+    expect(woke).toBe(3);
+  });
+
+  it('keeps a booked row once: a second pull neither doubles nor sends it', async () => {
+    const { store, root } = await setUp();
+    const workspace = join(root, 'work');
+    const runDir = join(workspace, 'runs');
+    const task = { workspace, runDir };
+    prepareRunDirectory(runDir, workspace);
+    addManifestRows(runDir, [
+      { run: 'r', step: 'work', session_id: 's', started_at: 1, error: KILLED_UNRECORDED, ok: false },
+    ]);
+    await pullTaskState(store, task);
+    const again = await pullTaskState(store, task);
+    expect(again.recordsPushed).toBe(0);
+    expect(readManifest(runDir)).toHaveLength(1);
+  });
+});
+
+describe('SharedTask', () => {
+  it("judges another machine's markers only until it closes", async () => {
+    const { target, root } = await setUp();
+    const workspace = join(root, 'work');
+    const runDir = join(workspace, 'runs');
+    const shared = await SharedTask.open(target, { workspace, runDir });
+    restoreInFlight(runDir, {
+      sessionId: 's-far',
+      step: 'work',
+      run: 'r',
+      pid: process.pid,
+      host: 'machine-a.example',
+      startedAt: 1,
+      baselineUsd: 0,
+      resumed: false,
+    });
+    expect(killedSessions(runDir)).toEqual(['s-far']);
+    await shared.close(2000);
+    expect(killedSessions(runDir)).toEqual([]);
+  });
+
+  it('an open that fails after taking the lock gives the lock back', async () => {
+    const { target, root } = await setUp();
+    const workspace = join(root, 'work');
+    const runDir = join(workspace, 'runs');
+    mkdirSync(workspace, { recursive: true });
+    writeFileSync(runDir, 'a file where the run directory goes');
+    await expect(SharedTask.open(target, { workspace, runDir })).rejects.toThrow();
+    rmSync(runDir);
+    const shared = await SharedTask.open(target, { workspace, runDir });
+    await shared.close(2000);
   });
 });

@@ -40,6 +40,8 @@ describe('session sync', () => {
     const from = [user('a'), cost(1), user('b'), cost(1), cost(2)];
     expect(missingEntries(from, [user('a'), cost(1)])).toEqual([user('b'), cost(1), cost(2)]);
     expect(missingEntries(from, from)).toEqual([]);
+    // A uuid the source holds twice is sent once.
+    expect(missingEntries([user('a'), user('a')], [])).toEqual([user('a')]);
   });
 
   it('brings both sides level, subagents included, and a second run changes nothing', async () => {
@@ -63,5 +65,23 @@ describe('session sync', () => {
 
     const second = await syncSessions(counted(local), counted(shared), 'p');
     expect(second).toMatchObject({ keys: 3, differing: 0, pulled: 0, pushed: 0 });
+  });
+  it('copies a main transcript before its subagents, whichever side lacks which', async () => {
+    const local = store();
+    const shared = store();
+    const main = { projectKey: 'p', sessionId: 's1' };
+    const sub = { ...main, subpath: 'subagents/agent-1' };
+    await local.append(sub, [user('w1')]); // the local side has only the subagent
+    await shared.append(main, [user('a')]); // the shared side only the main transcript
+    const appended: string[] = [];
+    const recording = (backend: SqliteSessionStore, side: string) => ({
+      ...counted(backend),
+      append: async (key: { subpath?: string }, entries: SessionStoreEntry[]) => {
+        appended.push(`${side} ${key.subpath ?? 'main'}`);
+        await backend.append(key as typeof main, entries);
+      },
+    });
+    await syncSessions(recording(local, 'local'), recording(shared, 'shared'), 'p');
+    expect(appended).toEqual(['local main', 'shared subagents/agent-1']);
   });
 });

@@ -62,6 +62,31 @@ describe('gatherTaskReferences', () => {
       /lineage.json cannot be read .* Run flower in this workspace once/,
     );
   });
+
+  it("counts the asides' lineage and markers live, and a damaged marker by its file name", () => {
+    const root = mkdtempSync(join(tmpdir(), 'flower-gc-refs-'));
+    const runDir = join(root, 'runs');
+    write(join(runDir, 'aside', 'lineage.json'), {
+      workspace: root,
+      woke: 1,
+      steps: { aside: 's-aside-live' },
+    });
+    write(join(runDir, 'aside', 'in-flight', 's-aside-flying.json'), { sessionId: 's-aside-flying' });
+    write(join(runDir, 'in-flight', 's-torn.json'), '{ "sessionId": "s-to');
+    const { references } = gatherTaskReferences(runDir, []);
+    expect(sorted(references.live)).toEqual(['s-aside-flying', 's-aside-live', 's-torn']);
+  });
+
+  it('notes an archived lineage it cannot read, and claims none of its sessions', () => {
+    const root = mkdtempSync(join(tmpdir(), 'flower-gc-refs-'));
+    const runDir = join(root, 'runs');
+    const archive = join(root, 'archive');
+    write(join(archive, '20260101-120000', 'lineage.json'), '{ torn');
+    const { references, notes } = gatherTaskReferences(runDir, [archive]);
+    expect(references.archived.size).toBe(0);
+    expect(notes).toHaveLength(1);
+    expect(notes[0]).toContain("that archived task's sessions were kept");
+  });
 });
 
 describe('sharedReferences', () => {
@@ -85,5 +110,19 @@ describe('sharedReferences', () => {
     expect(sorted(refs.live)).toEqual(['s-b', 's-f']);
     expect(sorted(refs.retired)).toEqual(['s-r', 's-r2']);
     expect(sorted(refs.asides)).toEqual(['s-a']);
+    expect(sorted(refs.named)).toEqual(['s-b', 's-f', 's-k', 's-r', 's-r2']);
+  });
+
+  it("counts a marker by its key, and the asides' lineage and markers, live", () => {
+    const refs = sharedReferences(
+      [record('in-flight', 's-key', {})],
+      [
+        record('lineage-step', 'aside', { sessionId: 's-aside' }),
+        record('in-flight', 's-af', { sessionId: 's-af' }),
+      ],
+    );
+    expect(sorted(refs.live)).toEqual(['s-af', 's-aside', 's-key']);
+    // The asides' live sessions are not the task's own books.
+    expect(sorted(refs.named)).toEqual(['s-key']);
   });
 });

@@ -1,0 +1,90 @@
+/**
+ * `flower gc` over one real session store (runtime/retention/collect.ts): a dry run measures the
+ * same and deletes nothing; a drop takes the session whole and counts its subagent transcripts;
+ * in the asides' own store, a session the task's books name is not an aside.
+ */
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { type CollectOptions, collectStore } from '../../../src/runtime/retention/collect.js';
+import { SqliteSessionStore } from '../../../src/store/sqlite-session-store.js';
+
+const dirs: string[] = [];
+const stores: SqliteSessionStore[] = [];
+afterEach(() => {
+  for (const store of stores.splice(0)) store.close();
+  for (const dir of dirs.splice(0)) rmSync(dir, { recursive: true, force: true });
+});
+
+function store(): SqliteSessionStore {
+  const dir = mkdtempSync(join(tmpdir(), 'flower-collect-'));
+  dirs.push(dir);
+  const opened = new SqliteSessionStore(join(dir, 'sessions.db'));
+  stores.push(opened);
+  return opened;
+}
+
+const projectKey = '-work';
+const options = (
+  parts: { live?: string[]; retired?: string[]; named?: string[] },
+  dryRun = false,
+): CollectOptions => ({
+  references: {
+    live: new Set(parts.live ?? []),
+    retired: new Set(parts.retired ?? []),
+    asides: new Set(),
+    archived: new Set(),
+    named: new Set(parts.named ?? []),
+  },
+  cutoffMs: Date.now() + 60_000,
+  dryRun,
+});
+
+async function withRetired(sessions: SqliteSessionStore) {
+  await sessions.append({ projectKey, sessionId: 's-old' }, [{ type: 'user', uuid: 'a' }]);
+  await sessions.append({ projectKey, sessionId: 's-old', subpath: 'subagents/agent-1' }, [
+    { type: 'user', uuid: 'b' },
+    { type: 'user', uuid: 'c' },
+  ]);
+  await sessions.append({ projectKey, sessionId: 's-live' }, [{ type: 'user', uuid: 'd' }]);
+}
+
+describe('collectStore', () => {
+  it('drops a retired session whole, counting its subagent transcripts, and keeps the live one', async () => {
+    const sessions = store();
+    await withRetired(sessions);
+    const outcome = await collectStore(
+      { label: 'runs/sessions.db', store: sessions, projectKeys: [projectKey] },
+      options({ live: ['s-live'], retired: ['s-old'] }),
+    );
+    expect(outcome.freed.retired).toMatchObject({ sessions: ['s-old'], transcripts: 2, entries: 3 });
+    expect(outcome.kept.live).toEqual(['s-live']);
+    expect(await sessions.load({ projectKey, sessionId: 's-old' })).toBeNull();
+    expect(await sessions.load({ projectKey, sessionId: 's-old', subpath: 'subagents/agent-1' })).toBeNull();
+    expect(await sessions.load({ projectKey, sessionId: 's-live' })).not.toBeNull();
+  });
+
+  it('a dry run gives the same figures and deletes nothing', async () => {
+    const sessions = store();
+    await withRetired(sessions);
+    const outcome = await collectStore(
+      { label: 'runs/sessions.db', store: sessions, projectKeys: [projectKey] },
+      options({ live: ['s-live'], retired: ['s-old'] }, true),
+    );
+    expect(outcome.freed.retired).toMatchObject({ sessions: ['s-old'], transcripts: 2, entries: 3 });
+    expect(await sessions.load({ projectKey, sessionId: 's-old' })).not.toBeNull();
+  });
+
+  it("in the asides' store, drops what the books do not name and keeps what they do", async () => {
+    const sessions = store();
+    await sessions.append({ projectKey, sessionId: 's-aside' }, [{ type: 'user', uuid: 'a' }]);
+    await sessions.append({ projectKey, sessionId: 's-judge' }, [{ type: 'user', uuid: 'b' }]);
+    const outcome = await collectStore(
+      { label: 'runs/aside/sessions.db', store: sessions, projectKeys: [projectKey], allAsides: true },
+      options({ named: ['s-judge'] }),
+    );
+    expect(outcome.freed.aside.sessions).toEqual(['s-aside']);
+    expect(outcome.kept.unclaimed).toEqual(['s-judge']);
+  });
+});

@@ -33,7 +33,7 @@ import { prepareRunDirectory } from '../../../src/runtime/run-directory.js';
 import { appendOutbox, outboxPath, readOutbox } from '../../../src/runtime/shared/outbox.js';
 import { pullTaskState } from '../../../src/runtime/shared/pull.js';
 import { SharedTask } from '../../../src/runtime/shared/shared-task.js';
-import { newStepResult } from '../../../src/runtime/step-result.js';
+import { newStepResult, toManifestRow } from '../../../src/runtime/step-result.js';
 import { projectKeyFor } from '../../../src/store/session-key.js';
 import { openSharedStore, type SharedStore } from '../../../src/store/shared/shared-store.js';
 import { SqliteSessionStore } from '../../../src/store/sqlite-session-store.js';
@@ -370,9 +370,8 @@ describe('pullTaskState merges', () => {
     const runDir = join(workspace, 'runs');
     const task = { workspace, runDir };
     prepareRunDirectory(runDir, workspace);
-    addManifestRows(runDir, [
-      { run: 'r', step: 'work', session_id: 's', started_at: 1, error: KILLED_UNRECORDED, ok: false },
-    ]);
+    const killed = { ...newStepResult('work', 'r'), sessionId: 's', startedAt: 1, error: KILLED_UNRECORDED };
+    addManifestRows(runDir, [{ ...toManifestRow(killed), run: 'r' }]);
     await pullTaskState(store, task);
     const again = await pullTaskState(store, task);
     expect(again.recordsPushed).toBe(0);

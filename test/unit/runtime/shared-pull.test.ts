@@ -34,6 +34,7 @@ import { appendOutbox, outboxPath, readOutbox } from '../../../src/runtime/share
 import { pullTaskState } from '../../../src/runtime/shared/pull.js';
 import { SharedTask } from '../../../src/runtime/shared/shared-task.js';
 import { newStepResult, toManifestRow } from '../../../src/runtime/step-result.js';
+import { subscribeTaskChanges } from '../../../src/runtime/task-changes.js';
 import { projectKeyFor } from '../../../src/store/session-key.js';
 import { openSharedStore, type SharedStore } from '../../../src/store/shared/shared-store.js';
 import { SqliteSessionStore } from '../../../src/store/sqlite-session-store.js';
@@ -148,7 +149,12 @@ describe('pullTaskState', () => {
     // Another machine: the same workspace path, nothing local.
     rmSync(join(workspace, 'runs'), { recursive: true, force: true });
     rmSync(join(workspace, '.flower'), { recursive: true, force: true });
+    // Nothing pulled is this process's change: a listener (the shared task's sync) hears none of it.
+    const heard: string[] = [];
+    const stop = subscribeTaskChanges(join(workspace, 'runs'), (change) => heard.push(change.kind));
     const down = await pullTaskState(store, task);
+    stop();
+    expect(heard).toEqual([]);
     expect(down.recordsPushed).toBe(0);
     expect(down.sessions).toMatchObject({ pushed: 0, pulled: 3 });
     expect(snapshot(workspace)).toEqual(before);

@@ -245,4 +245,25 @@ describe('RewritingSessionStore: over any backend', () => {
       expect(await each.lastCostState(key)).toEqual(cost(2.5));
     }
   });
+  it('an empty batch never reaches the backend', async () => {
+    const backend = new InMemorySessionStore();
+    const store = new RewritingSessionStore(backend, { workspace });
+    await store.append(key, []);
+    expect(await backend.load(key)).toBeNull();
+    expect(await backend.listSessions(key.projectKey)).toEqual([]);
+  });
+
+  it("rewrites a copy of what a backend's load hands out, never the backend's own objects", async () => {
+    const backend = new InMemorySessionStore();
+    const store = new RewritingSessionStore(backend, { workspace, trim: { enabled: true, keepRecent: 0 } });
+    const t = new TranscriptBuilder();
+    t.prompt('go');
+    const text = 'M'.repeat(3000);
+    const id = t.tool('Read', { file_path: 'log' }, text);
+    t.prompt('next');
+    await store.append(key, t.entries);
+    const loaded = (await store.load(key)) ?? [];
+    expect(resultOf(loaded, id)?.content).not.toBe(text);
+    expect(resultOf((await backend.load(key)) ?? [], id)?.content).toBe(text);
+  });
 });

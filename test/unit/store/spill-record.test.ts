@@ -43,6 +43,19 @@ describe('spill records', () => {
     expect(readSpillRecord(spillDir(), 'p/none').size).toBe(0);
   });
 
+  it('skip a line with more fields than three, and never write an id that would break a line', () => {
+    appendSpillRecord(spillDir(), 'p/s1', [
+      ['x\ntoolu_6', { name: 'eeeeeeeeeeeeeeee.txt', chars: 5 }],
+      ['toolu_7', { name: 'ffffffffffffffff.txt', chars: 7 }],
+    ]);
+    const [file] = readdirSync(path.join(spillDir(), 'records'));
+    writeFileSync(
+      path.join(spillDir(), 'records', file as string),
+      `${readFileSync(path.join(spillDir(), 'records', file as string), 'utf8')}toolu_8\t4\tdddddddddddddddd.txt\textra\n`,
+    );
+    expect([...readSpillRecord(spillDir(), 'p/s1').keys()]).toEqual(['toolu_7']);
+  });
+
   it('the writer takes a recorded name only when the length matches and the file is there', () => {
     const text = 'r'.repeat(3000);
     spillFile('0000000000000000.txt', text);

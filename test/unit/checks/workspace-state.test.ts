@@ -1,5 +1,13 @@
 import { execFileSync } from 'node:child_process';
-import { mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import {
+  mkdirSync,
+  mkdtempSync,
+  readFileSync,
+  renameSync,
+  symlinkSync,
+  unlinkSync,
+  writeFileSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -38,6 +46,36 @@ describe('workspaceState outside git: a content hash', () => {
   });
 });
 
+describe('workspaceState outside git: what counts', () => {
+  it('a rename that keeps the order of the files', () => {
+    const ws = workspace();
+    writeFileSync(join(ws, 'x1.txt'), 'same');
+    const first = workspaceState(ws, exclude(ws)).hash;
+    renameSync(join(ws, 'x1.txt'), join(ws, 'x2.txt'));
+    expect(workspaceState(ws, exclude(ws)).hash).not.toBe(first);
+  });
+
+  it('a symbolic link by its target, not followed', () => {
+    const ws = workspace();
+    const first = workspaceState(ws, exclude(ws)).hash;
+    symlinkSync('main.js', join(ws, 'link'));
+    const linked = workspaceState(ws, exclude(ws)).hash;
+    expect(linked).not.toBe(first);
+    unlinkSync(join(ws, 'link'));
+    symlinkSync('elsewhere.js', join(ws, 'link'));
+    expect(workspaceState(ws, exclude(ws)).hash).not.toBe(linked);
+  });
+
+  it('never a .git directory (one git cannot use)', () => {
+    const ws = workspace();
+    mkdirSync(join(ws, '.git'));
+    const first = workspaceState(ws, exclude(ws));
+    expect(first.method).toBe('content');
+    writeFileSync(join(ws, '.git', 'HEAD'), 'not a repository');
+    expect(workspaceState(ws, exclude(ws))).toEqual(first);
+  });
+});
+
 describe('workspaceState in a git repository: the tree hash', () => {
   function repository(): string {
     const ws = workspace();
@@ -70,5 +108,13 @@ describe('workspaceState in a git repository: the tree hash', () => {
     expect(execFileSync('git', ['status', '--porcelain'], { cwd: ws, encoding: 'utf8' })).toContain(
       '?? new.js',
     );
+  });
+
+  it('an excluded directory outside the workspace changes nothing (git still hashes)', () => {
+    const ws = repository();
+    const outside = mkdtempSync(join(tmpdir(), 'flower-state-outside-'));
+    const state = workspaceState(ws, [...exclude(ws), outside]);
+    expect(state).toEqual(workspaceState(ws, exclude(ws)));
+    expect(state.method).toBe('git');
   });
 });

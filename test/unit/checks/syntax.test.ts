@@ -28,6 +28,15 @@ describe('check syntax of a checklist item', () => {
     expect(parseTimeLimit('25h')).toBeUndefined();
     expect(formatTimeLimit(120_000)).toBe('2m');
     expect(formatTimeLimit(1500)).toBe('1500ms');
+    expect(parseTimeLimit('2M')).toBe(120_000); // units in any case
+  });
+
+  it('a marker that fails early in the item does not hide the check that ends it', () => {
+    expect(readCheck('the docs mention check: `x` in passing — check: `npm test`')).toEqual({
+      kind: 'check',
+      description: 'the docs mention check: `x` in passing',
+      command: 'npm test',
+    });
   });
 
   it('lets a command hold backticks when the span uses more of them, as markdown does', () => {

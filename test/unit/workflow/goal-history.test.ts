@@ -63,15 +63,27 @@ describe('historyOf', () => {
 
   it('ignores other labels that merely start the same way, and a goal step that failed', () => {
     const rows = [
-      row('set-goal', 5, { ok: false }),
+      row('work:verdict#1', 4, { verdict: 'not yet' }),
+      row('set-goal', 5, { ok: false }), // a failed derivation: the goal is still the old one
       row('work:verdict#1', 6, { verdict: 'not yet' }),
       row('work:verdict#1-extra', 7, { verdict: 'achieved' }),
       row('other:verdict#1', 8, { verdict: 'achieved' }),
     ];
     expect(historyOf(rows, 'work:verdict', 'set-goal')).toMatchObject({
-      rounds: 1,
+      rounds: 2,
       last: { verdict: 'not yet' },
     });
     expect(historyOf([], 'work:verdict', 'set-goal')).toEqual({ rounds: 0 });
+  });
+
+  it('takes the latest ruling by time, whatever the order of the rows, and a round as recorded', () => {
+    const rows = [
+      row('work:verdict#3', 30, { run: 'later', verdict: 'achieved', round: 7 }),
+      row('work:verdict#1', 10, { run: 'earlier', verdict: 'not yet' }),
+    ];
+    expect(historyOf(rows, 'work:verdict', 'set-goal')).toMatchObject({
+      rounds: 2,
+      last: { verdict: 'achieved', round: 7 },
+    });
   });
 });

@@ -2,7 +2,9 @@ import { describe, expect, it } from 'vitest';
 import {
   checkLine,
   checksEvidence,
+  describeRun,
   manifestChecks,
+  outcomeOf,
   rulingWithChecks,
   sendBackText,
 } from '../../../src/workflow/evidence.js';
@@ -27,6 +29,13 @@ describe('rulingWithChecks', () => {
     expect(rulingWithChecks(unclear, [checkRun()])).toBe(unclear);
     const notYet = new Verdict({ state: 'not yet', reason: 'README missing', failed: ['README'] });
     expect(rulingWithChecks(notYet, [checkRun()])).toBe(notYet);
+  });
+
+  it("keeps the judge's own gaps beside the failing checks' items", () => {
+    const ruling = rulingWithChecks(new Verdict({ state: 'not yet', reason: 'r', failed: ['README'] }), [
+      failing,
+    ]);
+    expect(ruling.failed).toEqual([failing.item, 'README']);
   });
 });
 
@@ -62,5 +71,24 @@ describe('what the judge and the worker are shown', () => {
     ]);
     expect(checkLine(checkRun())).toBe('+ check passed · exit 0 in 1.5 s · npm test');
     expect(checkLine(failing)).toBe(`x check failed · exit 1 in 1.5 s · npm test · ${failing.outputPath}`);
+  });
+
+  it('says how a check ended: did not run (and why, without a tail), killed at its limit, ended by a signal', () => {
+    const unread = checkRun({
+      passed: false,
+      exitCode: null,
+      problem: 'the command is empty',
+      tail: 'stale',
+    });
+    const text = describeRun(unread, 0);
+    expect(text).toContain('— did not run');
+    expect(text).toContain('why: the command is empty');
+    expect(text).not.toContain('its last lines');
+    const slow = checkRun({ passed: false, exitCode: null, timedOut: true, durationS: 600 });
+    expect(outcomeOf(slow)).toBe('killed at its time limit after 600 s');
+    expect(outcomeOf(slow, false)).toBe('killed at its time limit');
+    const ended = checkRun({ passed: false, exitCode: null, signal: 'SIGKILL', durationS: 2 });
+    expect(outcomeOf(ended)).toBe('ended by SIGKILL after 2 s');
+    expect(outcomeOf(ended, false)).toBe('ended by SIGKILL');
   });
 });

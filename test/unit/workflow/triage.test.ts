@@ -94,6 +94,35 @@ describe('triage when the goal is set', () => {
     expect(warning?.text).toBe('nobody answered: 1 item recorded as assumed, not verified');
   });
 
+  it('names only the kinds a goal has', () => {
+    expect(triageSummary(new Goal({ statement: 's', checks: ['tests pass — check: `npm test`'] }))).toBe(
+      'goal: 1 item — 1 checked by flower',
+    );
+  });
+
+  it('"change" with nothing written keeps the items and asks again', async () => {
+    const { path, ctx } = setup();
+    const answers = ['2', '', '1'];
+    const { channel } = answeringChannel(() => answers.shift());
+    const goal = await triageGoal(ctx, GOAL, path, channel);
+    expect(goal.assumptions).toEqual(['runs on macOS [cannot verify here, accepted: this is Linux]']);
+    expect(channel.asks).toHaveLength(3);
+  });
+
+  it('stops asking after three rounds of changes into more unverifiable items, and accepts them', async () => {
+    const { path, ctx } = setup();
+    let round = 0;
+    const { channel } = answeringChannel((question) =>
+      question.startsWith('Write what should replace them')
+        ? `- runs on BSD ${++round} [cannot verify here: no BSD]`
+        : '2',
+    );
+    const goal = await triageGoal(ctx, GOAL, path, channel);
+    expect(round).toBe(2);
+    expect(goal.undecided).toEqual([]);
+    expect(goal.assumptions).toEqual(['runs on BSD 2 [cannot verify here, accepted: no BSD]']);
+  });
+
   it('offers no "drop" when every item is unverifiable (an empty checklist is no goal)', async () => {
     const { path, ctx } = setup();
     const onlyMac = new Goal({ statement: 's', checks: [MAC] });

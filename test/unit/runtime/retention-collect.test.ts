@@ -1,29 +1,9 @@
-/**
- * `flower gc` over one real session store (runtime/retention/collect.ts): a dry run measures the
- * same and deletes nothing; a drop takes the session whole and counts its subagent transcripts;
- * in the asides' own store, a session the task's books name is not an aside.
- */
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { type CollectOptions, collectStore } from '../../../src/runtime/retention/collect.js';
-import { SqliteSessionStore } from '../../../src/store/sqlite-session-store.js';
+import type { SqliteSessionStore } from '../../../src/store/sqlite-session-store.js';
+import { sqliteStoresPerTest } from '../../support/sqlite-stores.js';
 
-const dirs: string[] = [];
-const stores: SqliteSessionStore[] = [];
-afterEach(() => {
-  for (const store of stores.splice(0)) store.close();
-  for (const dir of dirs.splice(0)) rmSync(dir, { recursive: true, force: true });
-});
-
-function store(): SqliteSessionStore {
-  const dir = mkdtempSync(join(tmpdir(), 'flower-collect-'));
-  dirs.push(dir);
-  const opened = new SqliteSessionStore(join(dir, 'sessions.db'));
-  stores.push(opened);
-  return opened;
-}
+const store = sqliteStoresPerTest('flower-collect-');
 
 const projectKey = '-work';
 const options = (

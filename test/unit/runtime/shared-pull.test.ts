@@ -132,6 +132,18 @@ function writeState(workspace: string): void {
   sessions.close();
 }
 
+/** A marker another machine left: its pid means nothing here. */
+const FAR_MARKER = {
+  sessionId: 's-far',
+  step: 'work',
+  run: 'r',
+  pid: process.pid,
+  host: 'machine-a.example',
+  startedAt: 1,
+  baselineUsd: 0,
+  resumed: false,
+};
+
 describe('pullTaskState', () => {
   it('sends a run directory up, rebuilds it on an empty one, and a second pull changes nothing', async () => {
     const { store, root } = await setUp();
@@ -264,16 +276,7 @@ describe('pullTaskState', () => {
   it("books another machine's marker only while this process holds the task across machines", () => {
     const runDir = mkdtempSync(join(tmpdir(), 'flower-markers-'));
     cleanups.push(() => rmSync(runDir, { recursive: true, force: true }));
-    restoreInFlight(runDir, {
-      sessionId: 's-far',
-      step: 'work',
-      run: 'r',
-      pid: process.pid,
-      host: 'machine-a.example',
-      startedAt: 1,
-      baselineUsd: 0,
-      resumed: false,
-    });
+    restoreInFlight(runDir, FAR_MARKER);
     expect(killedSessions(runDir)).toEqual([]);
     const release = holdAcrossMachines(runDir);
     expect(killedSessions(runDir)).toEqual(['s-far']);
@@ -391,16 +394,7 @@ describe('SharedTask', () => {
     const workspace = join(root, 'work');
     const runDir = join(workspace, 'runs');
     const shared = await SharedTask.open(target, { workspace, runDir });
-    restoreInFlight(runDir, {
-      sessionId: 's-far',
-      step: 'work',
-      run: 'r',
-      pid: process.pid,
-      host: 'machine-a.example',
-      startedAt: 1,
-      baselineUsd: 0,
-      resumed: false,
-    });
+    restoreInFlight(runDir, FAR_MARKER);
     expect(killedSessions(runDir)).toEqual(['s-far']);
     await shared.close(2000);
     expect(killedSessions(runDir)).toEqual([]);

@@ -1,30 +1,10 @@
-/**
- * Session reconcile between two backends: each side gets exactly what it lacks (by uuid, and by
- * count of identical copies for entries without one), nothing twice, and a second run changes
- * nothing.
- */
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import type { SessionStoreEntry } from '@anthropic-ai/claude-agent-sdk';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { missingEntries, syncSessions } from '../../../../src/store/shared/session-sync.js';
-import { SqliteSessionStore } from '../../../../src/store/sqlite-session-store.js';
+import type { SqliteSessionStore } from '../../../../src/store/sqlite-session-store.js';
+import { sqliteStoresPerTest } from '../../../support/sqlite-stores.js';
 
-const dirs: string[] = [];
-const stores: SqliteSessionStore[] = [];
-afterEach(() => {
-  for (const store of stores.splice(0)) store.close();
-  for (const dir of dirs.splice(0)) rmSync(dir, { recursive: true, force: true });
-});
-
-function store(): SqliteSessionStore {
-  const dir = mkdtempSync(join(tmpdir(), 'flower-sync-'));
-  dirs.push(dir);
-  const opened = new SqliteSessionStore(join(dir, 'sessions.db'));
-  stores.push(opened);
-  return opened;
-}
+const store = sqliteStoresPerTest('flower-sync-');
 
 const counted = (backend: SqliteSessionStore) => ({
   entryCounts: (projectKey: string) => backend.entryCounts(projectKey),

@@ -19,12 +19,11 @@
  */
 import { join } from 'node:path';
 import type { SessionKey } from '@anthropic-ai/claude-agent-sdk';
-import { KILLED_UNRECORDED } from '../runtime/in-flight.js';
 import { readStepTranscripts, type SessionTranscripts, type TranscriptReader } from '../runtime/ledger.js';
 import type { LineageRecord } from '../runtime/lineage.js';
 import type { PeekedDocument } from '../runtime/locked-json-file.js';
 import type { StoredManifestRow } from '../runtime/manifest.js';
-import { addedRowKey } from '../runtime/shared/records.js';
+import { mergeLineage, mergeManifest } from '../runtime/shared/merge.js';
 import { ASIDE_RUN_DIR } from '../runtime/task-spend.js';
 import type { TaskRecord } from '../store/postgres/task-records.js';
 import { projectKeyFor } from '../store/session-key.js';
@@ -33,59 +32,27 @@ import { openRunData, type RunData, type RunLocation, type StoredSession } from 
 
 const BOOK_KINDS = ['manifest-run', 'manifest-added', 'lineage-step', 'woke'] as const;
 
-/** The database's manifest rows (first-write order), then the rows only this machine has. */
+/** The pull's manifest merge (runtime/shared/merge.ts), kept as this machine's file when nothing is known. */
 export function mergedManifest(
   records: readonly TaskRecord[],
   local: PeekedDocument<StoredManifestRow[]>,
   taskKnown: boolean,
 ): PeekedDocument<StoredManifestRow[]> {
-  const runs = records.filter((record) => record.kind === 'manifest-run');
-  const added = records.filter((record) => record.kind === 'manifest-added');
-  const knownRuns = new Set(runs.map((record) => record.key));
-  const knownAdded = new Set(added.map((record) => record.key));
-  const rows: StoredManifestRow[] = [];
-  for (const record of [...runs, ...added].sort((a, b) => a.seq - b.seq)) {
-    if (record.kind === 'manifest-run' && Array.isArray(record.value))
-      rows.push(...(record.value as StoredManifestRow[]));
-    else if (record.kind === 'manifest-added' && typeof record.value === 'object' && record.value !== null)
-      rows.push(record.value as StoredManifestRow);
-  }
-  for (const row of local.document) {
-    const unsent =
-      row.error === KILLED_UNRECORDED
-        ? !knownAdded.has(addedRowKey(row))
-        : !knownRuns.has(String(row.run ?? ''));
-    if (unsent) rows.push(row);
-  }
+  const { rows } = mergeManifest(records, local.document);
   // A torn local file with nothing in the database is still worth saying; otherwise rows are rows.
   if (local.state === 'corrupt' && rows.length === 0) return local;
   if (rows.length === 0 && !taskKnown) return local;
   return { state: 'ok', document: rows };
 }
 
-/** The database's steps over this machine's (when its file belongs to this workspace); the larger wake count. */
+/** The pull's lineage merge, or this machine's file when the database says nothing. */
 export function mergedLineage(
   records: readonly TaskRecord[],
   local: PeekedDocument<LineageRecord>,
   workspace: string,
 ): PeekedDocument<LineageRecord> {
-  const steps: Record<string, string> = {};
-  for (const record of records) {
-    const id = (record.value as { sessionId?: unknown } | undefined)?.sessionId;
-    if (record.kind === 'lineage-step' && typeof id === 'string' && id !== '') steps[record.key] = id;
-  }
-  const woke = Number(records.find((record) => record.kind === 'woke')?.value ?? 0) || 0;
-  if (Object.keys(steps).length === 0 && woke === 0) return local;
-  const ours =
-    local.state === 'ok' && (local.document.workspace === workspace || local.document.workspace === '');
-  return {
-    state: 'ok',
-    document: {
-      workspace,
-      woke: Math.max(woke, ours ? local.document.woke : 0),
-      steps: { ...(ours ? local.document.steps : {}), ...steps },
-    },
-  };
+  const merged = mergeLineage(records, local.state === 'ok' ? local.document : undefined, workspace);
+  return merged.fromDatabase ? { state: 'ok', document: merged.lineage } : local;
 }
 
 /** Reads the task's books and transcripts from `shared` and this machine's run directory. Never writes. */

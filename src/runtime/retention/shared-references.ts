@@ -9,26 +9,8 @@
  */
 
 import type { TaskRecord } from '../../store/postgres/task-records.js';
-import type { StoredManifestRow } from '../manifest.js';
+import { manifestRowsOf } from '../shared/merge.js';
 import { addRowSessions, emptyReferences, type ReferenceSets } from './task-references.js';
-
-function rowsOf(records: readonly TaskRecord[]): StoredManifestRow[] {
-  const rows: StoredManifestRow[] = [];
-  for (const record of records) {
-    const value = record.value;
-    if (record.kind === 'manifest-run' && Array.isArray(value))
-      for (const row of value)
-        if (typeof row === 'object' && row !== null) rows.push(row as StoredManifestRow);
-    if (
-      record.kind === 'manifest-added' &&
-      typeof value === 'object' &&
-      value !== null &&
-      !Array.isArray(value)
-    )
-      rows.push(value as StoredManifestRow);
-  }
-  return rows;
-}
 
 function liveOf(records: readonly TaskRecord[], into: Set<string>): void {
   for (const record of records) {
@@ -45,7 +27,7 @@ export function sharedReferences(main: readonly TaskRecord[], asides: readonly T
   liveOf(main, references.live);
   for (const id of references.live) references.named.add(id);
   liveOf(asides, references.live);
-  addRowSessions(rowsOf(main), references.retired, references.named);
-  addRowSessions(rowsOf(asides), new Set(), references.asides);
+  addRowSessions(manifestRowsOf(main), references.retired, references.named);
+  addRowSessions(manifestRowsOf(asides), new Set(), references.asides);
   return references;
 }

@@ -36,10 +36,11 @@ import { spillDirectory } from '../../store/spill.js';
 import { SqliteSessionStore } from '../../store/sqlite-session-store.js';
 import { defaultTrimPolicy } from '../../store/trim.js';
 import { addEndpoints, readEndpoints } from '../endpoint-history.js';
-import { type InFlightMarker, inFlightMarkers, KILLED_UNRECORDED, restoreInFlight } from '../in-flight.js';
+import { type InFlightMarker, inFlightMarkers, restoreInFlight } from '../in-flight.js';
 import { peekLineage, replaceLineage } from '../lineage.js';
-import { peekManifest, replaceManifestRows, type StoredManifestRow } from '../manifest.js';
+import { peekManifest, replaceManifestRows } from '../manifest.js';
 import { prepareRunDirectory } from '../run-directory.js';
+import { mergeLineage, mergeManifest } from './merge.js';
 import { clearOutbox, readOutbox } from './outbox.js';
 import { addedRowKey } from './records.js';
 
@@ -96,59 +97,32 @@ export async function pullTaskState(
 
   // Manifest: the database's rows of each run it knows replace the local ones; local-only runs
   // and booked rows go up.
-  const dbRuns = byKind('manifest-run');
-  const dbAdded = byKind('manifest-added');
   const local = peekManifest(runDir).document;
-  const known = new Set(dbRuns.map((record) => record.key));
-  const knownAdded = new Set(dbAdded.map((record) => record.key));
-  const localOnlyRuns = new Map<string, StoredManifestRow[]>();
-  const localOnlyAdded: StoredManifestRow[] = [];
-  for (const row of local) {
-    const run = String(row.run ?? '');
-    if (row.error === KILLED_UNRECORDED) {
-      if (!knownAdded.has(addedRowKey(row))) localOnlyAdded.push(row);
-    } else if (!known.has(run)) localOnlyRuns.set(run, [...(localOnlyRuns.get(run) ?? []), row]);
-  }
-  for (const [run, rows] of localOnlyRuns)
+  const manifest = mergeManifest(records, local);
+  for (const [run, rows] of manifest.localOnlyRuns)
     pushes.push({ op: 'put', kind: 'manifest-run', key: run, value: rows, at: now });
-  for (const row of localOnlyAdded)
+  for (const row of manifest.localOnlyAdded)
     pushes.push({ op: 'put-once', kind: 'manifest-added', key: addedRowKey(row), value: row, at: now });
-  const merged: StoredManifestRow[] = [];
-  for (const record of [...dbRuns, ...dbAdded].sort((a, b) => a.seq - b.seq)) {
-    if (record.kind === 'manifest-run') merged.push(...(record.value as StoredManifestRow[]));
-    else merged.push(record.value as StoredManifestRow);
-  }
-  for (const row of local) {
-    const run = String(row.run ?? '');
-    if (row.error === KILLED_UNRECORDED ? localOnlyAdded.includes(row) : localOnlyRuns.has(run))
-      merged.push(row);
-  }
-  if (JSON.stringify(merged) !== JSON.stringify(local)) {
-    replaceManifestRows(runDir, () => merged, fileOptions);
-    pulled += dbRuns.length + dbAdded.length;
+  if (JSON.stringify(manifest.rows) !== JSON.stringify(local)) {
+    replaceManifestRows(runDir, () => manifest.rows, fileOptions);
+    pulled += byKind('manifest-run').length + byKind('manifest-added').length;
   }
 
   // Lineage: the database's steps win (after the outbox, it is the newer side); local-only steps
   // of this workspace go up; the wake count is the larger of the two, and the database learns it.
   const peeked = peekLineage(runDir);
   const lineage = peeked.state === 'ok' ? peeked.document : { workspace: '', woke: 0, steps: {} };
-  const ours = lineage.workspace === workspace || lineage.workspace === '';
-  const dbSteps = Object.fromEntries(
-    byKind('lineage-step').map((record) => [record.key, (record.value as { sessionId: string }).sessionId]),
-  );
-  const dbWoke = Number(byKind('woke')[0]?.value ?? 0) || 0;
-  if (ours) {
+  const merged = mergeLineage(records, lineage, workspace);
+  if (merged.ours) {
     for (const [step, sessionId] of Object.entries(lineage.steps)) {
-      if (!(step in dbSteps))
+      if (!(step in merged.databaseSteps))
         pushes.push({ op: 'put', kind: 'lineage-step', key: step, value: { sessionId }, at: 0 });
     }
-    if (lineage.woke > dbWoke) pushes.push({ op: 'wake', run: '', atLeast: lineage.woke, at: now });
+    if (lineage.woke > merged.databaseWoke)
+      pushes.push({ op: 'wake', run: '', atLeast: lineage.woke, at: now });
   }
-  const steps = { ...(ours ? lineage.steps : {}), ...dbSteps };
-  const next = { workspace, woke: Math.max(ours ? lineage.woke : 0, dbWoke), steps };
-  const fromDatabase = Object.keys(dbSteps).length > 0 || dbWoke > 0;
-  if (fromDatabase && JSON.stringify(next) !== JSON.stringify(lineage)) {
-    replaceLineage(runDir, () => next, fileOptions);
+  if (merged.fromDatabase && JSON.stringify(merged.lineage) !== JSON.stringify(lineage)) {
+    replaceLineage(runDir, () => merged.lineage, fileOptions);
     pulled += 1;
   }
 

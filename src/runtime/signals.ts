@@ -49,6 +49,11 @@ function uninstall(): void {
   for (const signal of HANDLED) process.off(signal, handlers[signal]);
 }
 
+/** Whether something is in flight that a termination signal would rescue (a step not yet booked). */
+export function rescuesPending(): boolean {
+  return rescues.size > 0;
+}
+
 /**
  * Calls `rescue` if the process receives SIGTERM or SIGHUP before the returned function is
  * called. Use it around the part of a step that has not yet been written to the manifest.

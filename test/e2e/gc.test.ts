@@ -221,7 +221,9 @@ describe.each(['sqlite', 'postgres'] as const)('flower gc on %s (real binary, mo
     try {
       const run = await runFlower(['-w', workspace, 'gc'], { env });
       expect(run.status).toBe(1);
-      expect(run.stderr).toMatch(/another flower \(pid \d+, since \d\d:\d\d\) is working on this task/);
+      expect(run.stderr).toMatch(
+        /another flower \(pid \d+, on host [^,]+, since \d\d:\d\d\) is working on this task/,
+      );
       expect(run.stdout).toBe('');
     } finally {
       await held.release();
@@ -240,7 +242,9 @@ describe.each(['sqlite', 'postgres'] as const)('flower gc on %s (real binary, mo
       try {
         const run = await runFlower(['-w', workspace, 'gc'], { env });
         expect(run.status).toBe(1);
-        expect(run.stderr).toMatch(/another flower \(pid \d+, since \d\d:\d\d\) is working on this task/);
+        expect(run.stderr).toMatch(
+          /another flower \(pid \d+, on host [^,]+, since \d\d:\d\d\) is working on this task/,
+        );
       } finally {
         await held.release();
         await shared.close();

@@ -10,6 +10,7 @@
  */
 import { type ChildProcess, spawn } from 'node:child_process';
 import { existsSync, rmSync } from 'node:fs';
+import { hostname } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { TASK_LOCK_FILE } from '../../src/runtime/task-lock.js';
@@ -28,8 +29,10 @@ afterEach(async () => {
   await cleanUp();
 });
 
-const BUSY =
-  /^flower: another flower \(pid (\d+), since \d\d:\d\d\) is working on this task; wait for it, or use -w for another directory\n$/;
+/** The busy line names the holder's host, this machine's too (a host name is letters, digits, - and .). */
+const BUSY = new RegExp(
+  `^flower: another flower \\(pid (\\d+), on host ${hostname().replaceAll('.', '\\.')}, since \\d\\d:\\d\\d\\) is working on this task; wait for it, or use -w for another directory\\n$`,
+);
 
 async function records(schema: SharedSchema, kind: string) {
   return schema.query<{ run_dir: string; key: string; value: string }>(

@@ -18,8 +18,10 @@ import { distRoot } from './runtime-harness.js';
 
 afterEach(cleanUp);
 
-const BUSY =
-  /^flower: another flower \(pid (\d+), since \d\d:\d\d\) is working on this task; wait for it, or use -w for another directory\n$/;
+/** The busy line names the holder's host, this machine's too (a host name is letters, digits, - and .). */
+const BUSY = new RegExp(
+  `^flower: another flower \\(pid (\\d+), on host ${hostname().replaceAll('.', '\\.')}, since \\d\\d:\\d\\d\\) is working on this task; wait for it, or use -w for another directory\\n$`,
+);
 
 async function until(condition: () => boolean, what: string, timeoutMs = 30_000): Promise<void> {
   const deadline = Date.now() + timeoutMs;
@@ -119,7 +121,7 @@ describe('one flower per task', () => {
     const path = writeLock(join(workspace, 'runs'), { pid: 4242, host: 'build-7.example' });
     const run = await runFlower(['once', 'Go on.', '-w', workspace], { env: mockedEnv(model) });
     expect(run.status).toBe(1);
-    expect(run.stderr).toContain('another flower (pid 4242 on build-7.example, since ');
+    expect(run.stderr).toContain('another flower (pid 4242, on host build-7.example, since ');
     expect(model.requests).toHaveLength(0);
     expect(existsSync(path)).toBe(true);
   });

@@ -3,7 +3,6 @@
  * PostgreSQL advisory lock (store/postgres/task-lock.ts). Here because the store layer may not
  * import the runtime, and both must throw the same `TaskBusyError` with the same line.
  */
-import { hostname } from 'node:os';
 
 export interface TaskRef {
   readonly workspace: string;
@@ -68,12 +67,15 @@ function sinceText(startedAt: string, now: Date): string {
     : `${at.getFullYear()}-${pad(at.getMonth() + 1)}-${pad(at.getDate())} ${clock}`;
 }
 
-/** The one line a second flower prints. */
+/**
+ * The one line a second flower prints. The host is always named, this one's too: a pid says
+ * nothing without it once run directories are shared between machines, and a person reading the
+ * line should not have to know whether the name was left out because it is local.
+ */
 export function taskBusyMessage(holder: LockHolder, now: Date = new Date()): string {
-  const where = holder.host === hostname() ? '' : ` on ${holder.host}`;
   return (
-    `another flower (pid ${holder.pid}${where}, since ${sinceText(holder.startedAt, now)}) is working on ` +
-    'this task; wait for it, or use -w for another directory'
+    `another flower (pid ${holder.pid}, on host ${holder.host}, since ${sinceText(holder.startedAt, now)}) ` +
+    'is working on this task; wait for it, or use -w for another directory'
   );
 }
 

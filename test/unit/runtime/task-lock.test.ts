@@ -31,16 +31,16 @@ const onLinux = process.platform === 'linux';
 
 describe('taskBusyMessage', () => {
   const now = new Date(2026, 4, 3, 10, 0);
-  it('names the pid and the time it started, and what to do', () => {
-    const holder = { pid: 4242, host: hostname(), startedAt: new Date(2026, 4, 3, 9, 12).toISOString() };
+  it('names the pid, the host and the time it started, and what to do', () => {
+    const holder = { pid: 4242, host: 'build-01', startedAt: new Date(2026, 4, 3, 9, 12).toISOString() };
     expect(taskBusyMessage(holder, now)).toBe(
-      'another flower (pid 4242, since 09:12) is working on this task; wait for it, or use -w for another directory',
+      'another flower (pid 4242, on host build-01, since 09:12) is working on this task; wait for it, or use -w for another directory',
     );
   });
 
-  it('adds the host when it is another machine, and the date when it is not today', () => {
-    const holder = { pid: 7, host: 'elsewhere', startedAt: new Date(2026, 4, 1, 23, 5).toISOString() };
-    expect(taskBusyMessage(holder, now)).toContain('(pid 7 on elsewhere, since 2026-05-01 23:05)');
+  it('names this host too (the README promises the host), and the date when it is not today', () => {
+    const holder = { pid: 7, host: hostname(), startedAt: new Date(2026, 4, 1, 23, 5).toISOString() };
+    expect(taskBusyMessage(holder, now)).toContain(`(pid 7, on host ${hostname()}, since 2026-05-01 23:05)`);
   });
 });
 

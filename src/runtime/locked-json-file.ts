@@ -8,7 +8,8 @@
  *   processes merging their changes cannot both start from the same old content and drop the
  *   other's change.
  * - A lock left behind by a dead process cannot block flower forever: it is taken over when the
- *   recorded pid no longer exists on this host, or when the lock is older than `staleAfterMs`
+ *   recorded pid no longer runs on this host (gone, or a zombie: `processIsAlive` in
+ *   process-liveness.ts), or when the lock is older than `staleAfterMs`
  *   (the holder only ever keeps it for one small read and write). Takeover moves the stale lock
  *   aside under a unique name and checks that it moved the lock it judged stale, so two
  *   processes taking over at once cannot both win.
@@ -38,6 +39,7 @@ import { hostname } from 'node:os';
 import { dirname } from 'node:path';
 import { writeFileAtomic } from '../config/atomic-file.js';
 import { PRIVATE_FILE_MODE } from '../config/private-files.js';
+import { processIsAlive } from './process-liveness.js';
 import { compactTimestamp } from './run-id.js';
 
 export interface LockPolicy {
@@ -108,16 +110,8 @@ function readLockRecord(lockPath: string): { text: string; record: Partial<LockR
   }
 }
 
-/** Whether a process with this pid exists on this host (one owned by another user counts). */
-export function processIsAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (error) {
-    // EPERM: the process exists but belongs to someone else.
-    return (error as NodeJS.ErrnoException).code === 'EPERM';
-  }
-}
+// Re-exported for the callers that judged pids through this module before it had its own home.
+export { processIsAlive } from './process-liveness.js';
 
 function lockIsStale(lockPath: string, record: Partial<LockRecord>, staleAfterMs: number): boolean {
   let createdAt = record.createdAt;

@@ -20,9 +20,10 @@
  * File lock invariants (`<run dir>/task.lock`, JSON `{ pid, host, startedAt, … }`):
  * - Taken atomically: the record is written to a private file and hard-linked into place, so the
  *   lock exists only with its whole content, and only one process can create it.
- * - A dead holder's lock is taken over: same host and its pid gone, or the pid now belongs to a
- *   process started at another time, or the machine rebooted since (Linux boot id). A lock from
- *   another host is never judged: its pid means nothing here, and the message says which host.
+ * - A dead holder's lock is taken over: same host and its pid gone or a zombie, or the pid now
+ *   belongs to a process started at another time, or the machine rebooted since (Linux boot id);
+ *   the judgement is `holderIsGone` (process-liveness.ts, unit-tested on real /proc data). A lock
+ *   from another host is never judged: its pid means nothing here, and the message says which host.
  * - Re-entrant within a process: a process never locks itself out (a `flower run` workflow that
  *   takes the lock again gets it).
  * - Released when the last holder in the process releases it, at process exit, and on SIGTERM or
@@ -31,7 +32,6 @@
  */
 import { randomBytes } from 'node:crypto';
 import { linkSync, mkdirSync, readFileSync, rmdirSync, unlinkSync, writeFileSync } from 'node:fs';
-import { hostname } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { PRIVATE_FILE_MODE } from '../config/private-files.js';
 import {
@@ -42,7 +42,8 @@ import {
   type TaskLocks,
   type TaskRef,
 } from '../store/shared/task-lock-types.js';
-import { processIsAlive, takeOverStaleLock } from './locked-json-file.js';
+import { takeOverStaleLock } from './locked-json-file.js';
+import { holderIsGone, ownIdentity } from './process-liveness.js';
 import { onTerminationSignal } from './signals.js';
 
 export const TASK_LOCK_FILE = 'task.lock';
@@ -59,7 +60,7 @@ export {
 /** What the lock file holds: the holder, plus what tells a live holder from a dead one. */
 interface LockRecord extends LockHolder {
   workspace: string;
-  /** Linux boot id: a lock from before a reboot is dead whatever its pid. */
+  /** Linux boot id: a lock from before a reboot is dead whatever its pid (process-liveness.ts). */
   bootId?: string;
   /** Start time of the pid (clock ticks since boot, Linux): tells the holder from a reused pid. */
   processStart?: string;
@@ -75,20 +76,6 @@ function readText(path: string): string | undefined {
   }
 }
 
-function bootId(): string | undefined {
-  return readText('/proc/sys/kernel/random/boot_id')?.trim();
-}
-
-/** Field 22 of `/proc/<pid>/stat`; the command name (field 2) may contain spaces, so count from its end. */
-function processStart(pid: number): string | undefined {
-  const stat = readText(`/proc/${pid}/stat`)?.trim();
-  if (stat === undefined) return undefined;
-  return stat
-    .slice(stat.lastIndexOf(')') + 2)
-    .split(' ')
-    .at(19);
-}
-
 function parseRecord(text: string): LockRecord | undefined {
   try {
     const value = JSON.parse(text) as Partial<LockRecord>;
@@ -97,16 +84,6 @@ function parseRecord(text: string): LockRecord | undefined {
   } catch {
     return undefined;
   }
-}
-
-/** Whether the recorded holder is certainly gone. */
-function holderIsDead(record: LockRecord): boolean {
-  if (record.host !== hostname()) return false;
-  const boot = bootId();
-  if (record.bootId !== undefined && boot !== undefined && record.bootId !== boot) return true;
-  if (!processIsAlive(record.pid)) return true;
-  const started = record.processStart === undefined ? undefined : processStart(record.pid);
-  return started !== undefined && started !== record.processStart;
 }
 
 interface Hold {
@@ -131,16 +108,11 @@ export class FileTaskLocks implements TaskLocks {
   private create(path: string, workspace: string): Hold {
     const createdDir = mkdirSync(dirname(path), { recursive: true });
     const record: LockRecord = {
-      pid: process.pid,
-      host: hostname(),
+      ...ownIdentity(),
       startedAt: new Date().toISOString(),
       workspace,
       token: randomBytes(8).toString('hex'),
     };
-    const boot = bootId();
-    if (boot !== undefined) record.bootId = boot;
-    const start = processStart(process.pid);
-    if (start !== undefined) record.processStart = start;
     const text = `${JSON.stringify(record)}\n`;
     // A dead holder's lock is moved aside in one round and its place taken in the next; a third
     // round covers a release that happened between the two.
@@ -167,7 +139,7 @@ export class FileTaskLocks implements TaskLocks {
       if (found === undefined) continue; // released meanwhile: try again
       const holder = parseRecord(found);
       // Always written whole (hard link), so an unreadable lock is damage, not a holder mid-write.
-      if (holder !== undefined && !holderIsDead(holder)) throw new TaskBusyError(holder);
+      if (holder !== undefined && !holderIsGone(holder)) throw new TaskBusyError(holder);
       takeOverStaleLock(path, found);
     }
     const holder = parseRecord(readText(path) ?? '');

@@ -10,6 +10,7 @@ import {
   updateJsonDocument,
   withFileLock,
 } from '../../../src/runtime/locked-json-file.js';
+import { endSpawned, liveShell, zombie } from '../../support/live-processes.js';
 
 const counter: JsonDocumentCodec<{ count: number }> = {
   empty: () => ({ count: 0 }),
@@ -25,7 +26,10 @@ beforeEach(() => {
   dir = mkdtempSync(join(tmpdir(), 'flower-locked-'));
   file = join(dir, 'state.json');
 });
-afterEach(() => rmSync(dir, { recursive: true, force: true }));
+afterEach(() => {
+  endSpawned();
+  rmSync(dir, { recursive: true, force: true });
+});
 
 /** A pid that is certainly not running: a child that has already exited. */
 function deadPid(): number {
@@ -127,6 +131,26 @@ describe('the advisory lock', () => {
     expect(readJsonDocument(file, counter)).toEqual({ count: 7 });
     expect(existsSync(lockOf())).toBe(false);
   });
+
+  it.runIf(process.platform === 'linux')(
+    'takes over a fresh lock whose owner is a zombie (exited, never reaped), and waits for a live one',
+    async () => {
+      writeFileSync(
+        lockOf(),
+        JSON.stringify({ pid: await zombie(), host: hostname(), createdAt: Date.now(), token: 'x' }),
+      );
+      updateJsonDocument(file, counter, () => ({ count: 3 }), { lock: { waitTimeoutMs: 1_000 } });
+      expect(readJsonDocument(file, counter)).toEqual({ count: 3 });
+
+      writeFileSync(
+        lockOf(),
+        JSON.stringify({ pid: await liveShell(), host: hostname(), createdAt: Date.now(), token: 'x' }),
+      );
+      expect(() =>
+        updateJsonDocument(file, counter, () => ({ count: 4 }), { lock: { waitTimeoutMs: 200 } }),
+      ).toThrow(LockTimeoutError);
+    },
+  );
 
   it('takes over a lock older than the stale bound even if its owner still runs', () => {
     writeFileSync(

@@ -42,9 +42,10 @@ export interface AttemptWatch {
   inspect?(event: FlowerEvent): Promise<string | undefined>;
   /**
    * The query is running: `stopTurn` asks the agent to end its current turn now (a human
-   * interrupt need not wait for a long reply to finish before the next message boundary).
+   * interrupt need not wait for a long reply to finish before the next message boundary);
+   * `endNow` also ends the binary if the turn does not stop within `FATAL_GRACE_MS`.
    */
-  onRunning?(stopTurn: () => void): void;
+  onRunning?(stopTurn: () => void, endNow: () => void): void;
 }
 
 /** How long a turn stopped for a fatal failure may take to report its result (measured: ~10 ms). */
@@ -83,11 +84,19 @@ export async function runAttempt(
     });
     closeAfterGrace = setTimeout(() => session.close(), FATAL_GRACE_MS);
   };
-  watch.onRunning?.(() => {
-    session.interrupt().catch(() => {
-      // The turn may have ended on its own meanwhile; the boundary check still applies.
-    });
-  });
+  watch.onRunning?.(
+    () => {
+      session.interrupt().catch(() => {
+        // The turn may have ended on its own meanwhile; the boundary check still applies.
+      });
+    },
+    // The agent must stop working now (the task's lease is in danger): interrupt, and end the
+    // binary if it has not reported its result within the grace.
+    () => {
+      session.interrupt().catch(() => {});
+      closeAfterGrace ??= setTimeout(() => session.close(), FATAL_GRACE_MS);
+    },
+  );
   try {
     for await (const message of session) {
       const sessionId = (message as { session_id?: unknown }).session_id;

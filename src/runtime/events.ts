@@ -124,7 +124,7 @@ export interface RetryPayload {
   /** While the endpoint is down (reason `offline`): the live state of the wait, epoch milliseconds. */
   offline?: { endpoint: string; downSince: number; nextProbeAt: number; givesUpAt: number };
   /** What the runtime is doing: backing off, waiting for the network, resuming after an interrupt. */
-  reason?: 'failure' | 'offline' | 'online' | 'interrupt';
+  reason?: 'failure' | 'offline' | 'online' | 'interrupt' | 'ownership';
 }
 
 export interface HandoffSections {

@@ -77,6 +77,7 @@ import {
   epochSeconds,
   finishStepResult,
   INTERRUPTED_BY_HUMAN,
+  OWNERSHIP_PAUSED,
   markKilledBySignal,
   newStepResult,
   type RowAnnotations,
@@ -215,6 +216,10 @@ export class Runtime {
   private modelWarned = false;
   /** Ends the running query's current turn; set while a (non-handoff) query runs. */
   private stopTurn: (() => void) | undefined;
+  /** Ends the running turn at once, even a handoff's (the lease is in danger). */
+  private endTurnNow: (() => void) | undefined;
+  /** The task's lease could not be renewed in time: the agent must stop until it is. */
+  private ownershipPaused = false;
   /** Each session's running cost total as last reported, so a resume is charged only what it adds. */
   private readonly sessionTotals = new Map<string, number>();
   /** Whether the endpoint ever answered this task: decides "outage, wait" versus "wrong URL, stop". */
@@ -378,6 +383,14 @@ export class Runtime {
     await this.prepare();
     this.current = result;
     const stopRescue = onTerminationSignal(() => this.rescue());
+    const ownership = this.options.shared?.ownership;
+    // No agent works while the lease may be running out: another machine could take the task.
+    const stopWatching =
+      ownership?.onChange((state) => {
+        if (state === 'held') return;
+        this.ownershipPaused = true;
+        this.endTurnNow?.();
+      }) ?? (() => {});
     let target: SessionTarget = {
       resume: options.resume,
       fork: options.fork ?? false,
@@ -397,6 +410,15 @@ export class Runtime {
     let attempt = 0;
     try {
       for (;;) {
+        if (ownership !== undefined && ownership.state !== 'held') {
+          const stop = await ownership.regain();
+          this.ownershipPaused = false;
+          if (stop !== undefined) {
+            result.ok = false;
+            result.error = stop;
+            break;
+          }
+        }
         attempt += 1;
         result.attempts = attempt;
         const errorsBefore = result.errors.length;
@@ -411,9 +433,11 @@ export class Runtime {
         if (result.ok) break;
         const overflowed = this.overflowed(result, errorsBefore);
         const next =
-          result.error === INTERRUPTED_BY_HUMAN
-            ? this.afterInterrupt(result, step, emit)
-            : result.error === CONTEXT_FULL_HANDOFF || overflowed
+          result.error === OWNERSHIP_PAUSED
+            ? await this.afterOwnershipPause(result, step, emit, { prompt: nextPrompt, target })
+            : result.error === INTERRUPTED_BY_HUMAN
+              ? this.afterInterrupt(result, step, emit)
+              : result.error === CONTEXT_FULL_HANDOFF || overflowed
               ? await this.afterFullContext(spec, prompt, result, step, overflowed, emit)
               : await this.afterFailure(attempt, result, step, emit, { prompt: nextPrompt, target });
         if (next === undefined) break;
@@ -429,6 +453,8 @@ export class Runtime {
         await this.transcripts.settle(result);
       }
       stopRescue();
+      stopWatching();
+      this.ownershipPaused = false;
       // An interrupt that arrived after the last message boundary belongs to this step, not the next.
       this.pendingInterrupt = null;
       if (this.current === result) {
@@ -451,6 +477,37 @@ export class Runtime {
       Boolean(result.sessionId) &&
       isContextOverflow(result.error, ...result.errors.slice(errorsBefore))
     );
+  }
+
+  /**
+   * The agent was stopped because the lease could not be renewed in time: wait (bounded) for the
+   * database. Still the owner: the same session continues, as after an outage (not an attempt).
+   * Otherwise the step ends with the line saying who took the task or what stays in runs/.
+   */
+  private async afterOwnershipPause(
+    result: StepResult,
+    step: StepState,
+    emit: EventSink,
+    current: Omit<Continuation, 'countsAsAttempt'>,
+  ): Promise<Continuation | undefined> {
+    const stop = await this.options.shared?.ownership?.regain();
+    this.ownershipPaused = false;
+    if (stop !== undefined) {
+      result.error = stop;
+      return undefined;
+    }
+    emit({
+      kind: 'retry',
+      text: 'The task store answers again and this process still owns the task; continuing',
+      payload: { source: 'runtime', step: step.name, reason: 'ownership' },
+    });
+    if (!result.sessionId) return { ...current, countsAsAttempt: false };
+    result.resumed = true;
+    return {
+      prompt: this.resilience.resumePrompt,
+      target: { resume: result.sessionId },
+      countsAsAttempt: false,
+    };
   }
 
   /** A human interrupt: the same session continues with the human's words and the note. */
@@ -630,10 +687,16 @@ export class Runtime {
       );
     } finally {
       this.stopTurn = undefined;
+      this.endTurnNow = undefined;
     }
     // A turn ended early by an interrupt reports an error result rather than another message.
     if (!result.ok && this.pendingInterrupt !== null && !step.writingHandoff)
       result.error = INTERRUPTED_BY_HUMAN;
+    // Whatever else the turn reported: it was stopped for the lease, and waits for it.
+    if (this.ownershipPaused) {
+      result.ok = false;
+      result.error = OWNERSHIP_PAUSED;
+    }
     if (result.sessionId) this.sessionTotals.set(result.sessionId, total);
     const rewrite =
       target.resume &&
@@ -685,13 +748,17 @@ export class Runtime {
         if (!step.writingHandoff) onSession(sessionId);
       },
       breakReason: (result) => {
+        if (this.ownershipPaused) return OWNERSHIP_PAUSED;
         if (step.writingHandoff) return undefined;
         if (this.handoff.enabled && step.watermark >= this.handoff.at && result.sessionId)
           return CONTEXT_FULL_HANDOFF;
         if (this.pendingInterrupt !== null) return INTERRUPTED_BY_HUMAN;
         return undefined;
       },
-      onRunning: (stopTurn) => {
+      onRunning: (stopTurn, endNow) => {
+        this.endTurnNow = endNow;
+        // The lease went into danger before the binary was up: stop it as soon as it is.
+        if (this.ownershipPaused) endNow();
         if (!step.writingHandoff) this.stopTurn = stopTurn;
       },
       observe: (event, result) => {

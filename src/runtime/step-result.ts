@@ -23,6 +23,8 @@ import type { StepLedger, ThreadLedger, WorkerLedger } from './ledger.js';
 export const INTERRUPTED_BY_HUMAN = 'interrupted-by-human';
 /** Error value of an attempt broken off because the context reached the handoff threshold. */
 export const CONTEXT_FULL_HANDOFF = 'context-full-handoff';
+/** Error value of an attempt paused because the task's lease could not be renewed in time. */
+export const OWNERSHIP_PAUSED = 'ownership-paused';
 /** Error value of a step that was in flight when the process received SIGTERM or SIGHUP. */
 export const KILLED_BY_SIGNAL = 'killed-by-signal';
 

@@ -11,7 +11,9 @@
  *   marker, an endpoint, a spill file);
  * - what only the run directory has (state from before the store was set, a booked row, a file
  *   written while the database was away and the outbox lost) is sent up;
- * - sessions are reconciled by entry counts per key, both ways (store/shared/session-sync.ts).
+ * - sessions are reconciled by entry counts per key, both ways (store/shared/session-sync.ts),
+ *   except those `flower gc` dropped: both sides' tombstones are merged into each, and the local
+ *   copies of those sessions are dropped too (runtime/retention/tombstones.ts, `settleTombstones`).
  *
  * Invariants:
  * - Idempotent: a second pull right after the first changes nothing on either side.
@@ -27,7 +29,14 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { basename, join, resolve } from 'node:path';
 import { writeFileAtomic } from '../../config/atomic-file.js';
 import { PRIVATE_DIRECTORY_MODE, PRIVATE_FILE_MODE } from '../../config/private-files.js';
-import { type TaskRecord, type TaskRecordChange, taskNameOf } from '../../store/postgres/task-records.js';
+import type { SessionKey, SessionStoreEntry } from '@anthropic-ai/claude-agent-sdk';
+import type { Fence } from '../../store/postgres/task-lease.js';
+import {
+  type FencedWork,
+  type TaskRecord,
+  type TaskRecordChange,
+  taskNameOf,
+} from '../../store/postgres/task-records.js';
 import { projectKeyFor } from '../../store/session-key.js';
 import { type SessionSyncReport, syncSessions } from '../../store/shared/session-sync.js';
 import type { SharedStore } from '../../store/shared/shared-store.js';
@@ -39,12 +48,21 @@ import { addEndpoints, readEndpoints } from '../endpoint-history.js';
 import { type InFlightMarker, inFlightMarkers, restoreInFlight } from '../in-flight.js';
 import { peekLineage, replaceLineage } from '../lineage.js';
 import { peekManifest, replaceManifestRows } from '../manifest.js';
+import { settleTombstones } from '../retention/tombstones.js';
 import { prepareRunDirectory } from '../run-directory.js';
 import { mergeLineage, mergeManifest } from './merge.js';
 import { clearOutbox, readOutbox } from './outbox.js';
 import { addedRowKey } from './records.js';
 
 export interface PullOptions {
+  /**
+   * The lease this process holds: every change the pull sends is fenced by it. What the run
+   * directory holds from before (outbox lines, local-only records, transcript entries the
+   * database lacks) is sent as the work of `previousEpoch` (this copy's last lease), so that the
+   * database keeps it aside, instead of merging it, when another copy of the task worked since.
+   */
+  fence?: Fence;
+  previousEpoch?: number | undefined;
   onWarning?: (line: string) => void;
   onVerbose?: (line: string) => void;
   /** Where spill files live, relative to the workspace (default `.flower/spill`). */
@@ -58,6 +76,8 @@ export interface PullReport {
   recordsPulled: number;
   recordsPushed: number;
   sessions: SessionSyncReport;
+  /** Changes and transcript entries of this run directory kept aside as overtaken work. */
+  keptAside: { changes: number; entries: number };
   /** Set when the database holds this task for another workspace path (said in one line). */
   foreignWorkspace?: string;
   ms: number;
@@ -74,17 +94,29 @@ export async function pullTaskState(
   const started = performance.now();
   const workspace = resolve(task.workspace);
   const runDir = resolve(workspace, task.runDir);
+  const keptAside = { changes: 0, entries: 0 };
+  const fenceFor = (origin: number | undefined): Fence | undefined =>
+    options.fence === undefined
+      ? undefined
+      : { ...options.fence, ...(origin === undefined ? {} : { origin }) };
   const outbox = readOutbox(runDir);
-  if (outbox.length > 0) {
-    await shared.records.write(task, outbox);
-    clearOutbox(runDir);
+  let replayed = 0;
+  for (const entry of outbox) {
+    const outcome = await shared.records.write(task, entry.changes, fenceFor(entry.epoch ?? options.previousEpoch));
+    if (outcome === 'fenced') keptAside.changes += entry.changes.length;
+    replayed += entry.changes.length;
   }
-  const [{ task: stored, records }, spills] = await Promise.all([
+  if (outbox.length > 0) clearOutbox(runDir);
+  const [{ task: stored, records: current }, spills, fenced] = await Promise.all([
     shared.records.read(task, {
       kinds: ['manifest-run', 'manifest-added', 'lineage-step', 'woke', 'in-flight', 'endpoint'],
     }),
     shared.records.read(task, { kinds: ['spill'], keysOnly: true }),
+    shared.records.readFenced(task),
   ]);
+  // Manifest rows that a fenced-out owner sent are the books of real work (its spend is spend):
+  // they join the local manifest, marked, and are never sent up as this run directory's own.
+  const records = [...current, ...fencedManifestRecords(fenced)];
   let foreignWorkspace: string | undefined;
   if (stored === undefined) foreignWorkspace = await sameNameElsewhere(shared, task, options);
 
@@ -183,26 +215,58 @@ export async function pullTaskState(
   }
   pushes.push(...spillChanges(spillDir, localSpills, dbSpills, now));
 
-  await shared.records.write(task, pushes);
+  if ((await shared.records.write(task, pushes, fenceFor(options.previousEpoch))) === 'fenced')
+    keptAside.changes += pushes.length;
 
   // Sessions: entry counts per key, both ways.
   const local_ = new SqliteSessionStore(join(runDir, 'sessions.db'), fileOptions);
   let sessions: SessionSyncReport;
   try {
+    const projectKey = projectKeyFor(workspace);
+    const sessionFence = fenceFor(options.previousEpoch);
+    // Transcripts in which this copy holds work that was kept aside (now, or when a fenced-out
+    // process here sent it): the next resume here must not follow that work.
+    const overtaken = new Set<string>();
+    const upward =
+      sessionFence === undefined
+        ? shared.sessions
+        : {
+            entryCounts: (key: string) => shared.sessions.entryCounts(key),
+            load: (key: SessionKey) => shared.sessions.load(key),
+            append: async (key: SessionKey, entries: SessionStoreEntry[]) => {
+              const name = taskNameOf(task);
+              if ((await shared.sessions.appendFenced(key, entries, name, sessionFence)) === 'fenced') {
+                keptAside.entries += entries.length;
+                overtaken.add(keyOf(key));
+              }
+            },
+          };
+    // What gc dropped stays out of the sync (tombstones), and out of this run directory.
+    const dropped = await settleTombstones(shared, runDir, projectKeyFor(workspace), local_, options);
     sessions = await syncSessions(
       {
         entryCounts: (key) => local_.entryCounts(key),
         load: (key) => local_.load(key),
         append: (key, entries) => local_.append(key, entries),
       },
-      shared.sessions,
-      projectKeyFor(workspace),
+      upward,
+      projectKey,
+      (sessionId) => !dropped.has(sessionId),
     );
+    // Everything local is now in the database, applied or kept aside: the keys holding
+    // kept-aside work take the database's version.
+    for (const key of await keysHoldingFenced(local_, fenced, projectKey)) overtaken.add(key);
+    await resetLocalKeys(local_, shared, [...overtaken]);
   } finally {
     local_.close();
   }
+  if (keptAside.changes + keptAside.entries > 0)
+    options.onWarning?.(
+      `Another flower worked on this task since this run directory last did: ${describeKept(keptAside)} of the earlier work here ${keptAside.changes + keptAside.entries === 1 ? 'was' : 'were'} kept aside in ${shared.display} (flower report shows it) and this run continues from the newer work.`,
+    );
   const report: PullReport = {
-    replayed: outbox.length,
+    replayed,
+    keptAside,
     recordsPulled: pulled,
     recordsPushed: pushes.length,
     sessions,
@@ -291,4 +355,73 @@ async function sameNameElsewhere(
     `${shared.display} holds a task for ${other.workspace}, not for ${name.workspace}: to continue it, run flower from ${other.workspace} (in a container, mount the workspace there: -v "$PWD:${other.workspace}"); starting a fresh task here.`,
   );
   return other.workspace;
+}
+
+const keyOf = (key: SessionKey): string => `${key.projectKey}\n${key.sessionId}\n${key.subpath ?? ''}`;
+const keyFrom = (text: string): SessionKey => {
+  const [projectKey, sessionId, subpath] = text.split('\n') as [string, string, string];
+  return { projectKey, sessionId, ...(subpath === '' ? {} : { subpath }) };
+};
+
+function describeKept(kept: { changes: number; entries: number }): string {
+  const parts: string[] = [];
+  if (kept.entries > 0) parts.push(`${kept.entries} transcript entr${kept.entries === 1 ? 'y' : 'ies'}`);
+  if (kept.changes > 0) parts.push(`${kept.changes} record${kept.changes === 1 ? '' : 's'}`);
+  return parts.join(' and ');
+}
+
+/** The fenced-out owners' manifest rows as records, each row marked `fenced_out`. */
+export function fencedManifestRecords(fenced: FencedWork): TaskRecord[] {
+  const records: TaskRecord[] = [];
+  for (const { change, keptAt } of fenced.changes) {
+    if (change.op !== 'put' && change.op !== 'put-once') continue;
+    if (change.kind !== 'manifest-run' && change.kind !== 'manifest-added') continue;
+    const mark = (row: unknown) => ({ ...(row as Record<string, unknown>), fenced_out: true });
+    records.push({
+      kind: change.kind,
+      key: change.key,
+      value: change.kind === 'manifest-run' ? (change.value as unknown[]).map(mark) : mark(change.value),
+      at: change.at,
+      seq: Number.MAX_SAFE_INTEGER - 1_000_000 + keptAt.getTime() / 1000,
+    });
+  }
+  return records;
+}
+
+type LocalStore = InstanceType<typeof SqliteSessionStore>;
+
+/** The local keys that hold an entry the database kept aside. */
+async function keysHoldingFenced(local: LocalStore, fenced: FencedWork, projectKey: string): Promise<string[]> {
+  const keys = new Map<string, Set<string>>();
+  for (const entry of fenced.entries) {
+    if (entry.uuid === null) continue;
+    const key = keyOf({ projectKey, sessionId: entry.sessionId, subpath: entry.subpath });
+    if (!keys.has(key)) keys.set(key, new Set());
+    keys.get(key)?.add(entry.uuid);
+  }
+  const affected: string[] = [];
+  for (const [key, uuids] of keys) {
+    const entries = (await local.load(keyFrom(key))) ?? [];
+    if (entries.some((entry) => typeof entry.uuid === 'string' && uuids.has(entry.uuid))) affected.push(key);
+  }
+  return affected;
+}
+
+/**
+ * Replaces each local key's transcript with the database's (a main key's delete takes its
+ * subagent transcripts with it, so those come back from the database too).
+ */
+async function resetLocalKeys(local: LocalStore, shared: SharedStore, keys: readonly string[]): Promise<void> {
+  for (const text of keys) {
+    const key = keyFrom(text);
+    const subkeys =
+      key.subpath === undefined
+        ? (await shared.sessions.listSubkeys(key)).map((subpath) => ({ ...key, subpath }))
+        : [];
+    await local.delete(key);
+    for (const each of [key, ...subkeys]) {
+      const stored = (await shared.sessions.load(each)) ?? [];
+      if (stored.length > 0) await local.append(each, stored);
+    }
+  }
 }

@@ -1,13 +1,18 @@
 /**
  * A task whose state is kept in PostgreSQL, for the life of one process: the database opened,
- * the task's lock taken there, the run directory pulled up to date, and from then on every change
- * this process makes to the task (transcript batches through `mirror`, file changes through
- * task-changes.ts) sent behind the work.
+ * the task's lease taken there (store/postgres/task-lease.ts) and kept (ownership/lease-keeper.ts),
+ * the run directory pulled up to date, and from then on every change this process makes to the
+ * task (transcript batches through `mirror`, file changes through task-changes.ts) sent behind
+ * the work, fenced by the lease's epoch.
  *
  * Invariants:
- * - `openSharedTask` fails with one line (and leaves nothing behind: no run directory, no lock,
- *   no pool) when the database cannot be used; it throws `TaskBusyError` when another process on
- *   any machine holds the task.
+ * - `openSharedTask` fails with one line (and leaves nothing behind: no run directory, no lease,
+ *   no pool) when the database cannot be used; it throws `TaskBusyError` when another live
+ *   process on any machine holds the task.
+ * - Every write carries this process's epoch and is applied only while it owns the task; a write
+ *   the database refuses is kept aside there (never merged), and the keeper learns at once that
+ *   the task is lost. `ownership` tells the runtime when the agent must stop, and `regain` gives
+ *   the one line to stop with: who took the task, or what stays in runs/.
  * - Every change is written to the outbox (outbox.ts) before it is queued, and the outbox is
  *   emptied only when the queue has sent everything: a change is lost neither to an outage nor
  *   to a kill.
@@ -28,16 +33,29 @@ import { projectKeyFor } from '../../store/session-key.js';
 import { MirroredSessionStore } from '../../store/shared/mirrored-store.js';
 import { syncSessions } from '../../store/shared/session-sync.js';
 import { openSharedStore, type SharedStore } from '../../store/shared/shared-store.js';
-import type { HeldTaskLock, TaskRef } from '../../store/shared/task-lock-types.js';
+import type { HeldLease, LeaseHolder, LeasePolicy, TaskLeases } from '../../store/postgres/task-lease.js';
+import { taskNameOf } from '../../store/postgres/task-records.js';
+import type { TaskRef } from '../../store/shared/task-lock-types.js';
 import { type OutageNotice, outageNotice, WriteBehindQueue } from '../../store/shared/write-behind.js';
 import { SqliteSessionStore } from '../../store/sqlite-session-store.js';
 import { holdAcrossMachines } from '../in-flight.js';
+import { LeaseKeeper } from '../ownership/lease-keeper.js';
+import { leaseOptionsFor, readRunInstance, recordRunEpoch } from '../ownership/run-instance.js';
 import { subscribeTaskChanges } from '../task-changes.js';
 import { ASIDE_RUN_DIR } from '../task-spend.js';
 import { appendOutbox, clearOutbox } from './outbox.js';
 import { type PullReport, pullTaskState, pushSpillFiles } from './pull.js';
 import { recordChangesOf } from './records.js';
-import { CLOSE_FLUSH_MS, type RuntimeSharing } from './sharing.js';
+import { CLOSE_FLUSH_MS, type RuntimeSharing, type TaskOwnership } from './sharing.js';
+
+const seconds = (ms: number): string => (ms % 60_000 === 0 && ms >= 60_000 ? `${ms / 60_000} min` : `${Math.round(ms / 1000)} s`);
+
+function describeCounts(kept: { entries: number; changes: number }): string {
+  const parts: string[] = [];
+  if (kept.entries > 0) parts.push(`${kept.entries} transcript entr${kept.entries === 1 ? 'y' : 'ies'}`);
+  if (kept.changes > 0) parts.push(`${kept.changes} record${kept.changes === 1 ? '' : 's'}`);
+  return parts.join(' and ');
+}
 
 export interface SharedTaskOptions {
   onWarning?: (line: string) => void;
@@ -47,20 +65,27 @@ export interface SharedTaskOptions {
   /** Write-behind retry pauses (tests shorten them). */
   retryDelayMs?: number;
   maxRetryDelayMs?: number;
+  /** Lease timing (default `defaultLeasePolicy`: 60 s). */
+  lease?: Partial<LeasePolicy>;
 }
 
 export class SharedTask implements RuntimeSharing {
   readonly sessions: WriteBehindQueue;
   readonly records: WriteBehindQueue;
+  readonly ownership: TaskOwnership;
   private readonly unsubscribe: () => void;
   private closed = false;
-  /** Undoes `holdAcrossMachines` when the lock is given back. */
+  /** Undoes `holdAcrossMachines` when the lease is given back. */
   private releaseHold: () => void = () => {};
+  /** What the database kept aside because this process no longer owned the task. */
+  private readonly keptAside = { entries: 0, changes: 0 };
 
   private constructor(
     readonly store: SharedStore,
     readonly task: TaskRef,
-    readonly lock: HeldTaskLock,
+    readonly lease: HeldLease,
+    private readonly leases: TaskLeases,
+    private readonly keeper: LeaseKeeper,
     readonly pulled: PullReport,
     readonly notice: OutageNotice,
     private readonly options: SharedTaskOptions,
@@ -88,8 +113,10 @@ export class SharedTask implements RuntimeSharing {
     });
     const mainChanges = subscribeTaskChanges(this.runDir, (change) => {
       const changes = recordChangesOf(change);
-      appendOutbox(this.runDir, changes);
-      this.records.push(`write the task's ${change.kind} record`, () => store.records.write(task, changes));
+      appendOutbox(this.runDir, changes, lease.epoch);
+      this.records.push(`write the task's ${change.kind} record`, async () => {
+        if ((await store.records.write(task, changes, lease.fence)) === 'fenced') this.fenced('changes', changes.length);
+      });
     });
     // The asides' books (their own run directory, see cli/interaction/aside.ts) are part of what
     // the task spent: a report or a budget on another machine reads them from here. Only their
@@ -98,12 +125,57 @@ export class SharedTask implements RuntimeSharing {
     const asideChanges = subscribeTaskChanges(join(this.runDir, ASIDE_RUN_DIR), (change) => {
       if (change.kind !== 'manifest-run' && change.kind !== 'manifest-added') return;
       const changes = recordChangesOf(change);
-      this.records.push("write an aside's books", () => store.records.write(asideTask, changes));
+      this.records.push("write an aside's books", async () => {
+        await store.records.write(asideTask, changes);
+      });
     });
     this.unsubscribe = () => {
       mainChanges();
       asideChanges();
     };
+    this.ownership = {
+      get state() {
+        return keeper.state;
+      },
+      onChange: (listener) =>
+        keeper.onChange((state) => {
+          if (state === 'endangered') options.onWarning?.(this.pausedLine());
+          listener(state);
+        }),
+      regain: async () => {
+        const outcome = await keeper.regain();
+        if (outcome.kind === 'kept') return undefined;
+        if (outcome.kind === 'gave-up') return this.gaveUpLine();
+        // Whatever is still queued is refused and kept aside: send it now, so the line can say so.
+        await this.flush(this.leases.policy.statementTimeoutMs);
+        return this.takenLine(outcome.holder);
+      },
+    };
+  }
+
+  /** A write came back refused: another process owns the task now. */
+  private fenced(kind: 'entries' | 'changes', count: number): void {
+    this.keptAside[kind] += count;
+    this.keeper.fencedOut();
+  }
+
+  private pausedLine(): string {
+    const policy = this.leases.policy;
+    return `${this.store.display} has not confirmed this process's lease for ${seconds(policy.stopAfterMs)}: the agent is stopped before the lease can run out (another machine may take the task after ${seconds(policy.leaseMs)}); waiting up to ${seconds(policy.regainWaitMs)} for the database. Everything stays in ${this.runDir}.`;
+  }
+
+  private gaveUpLine(): string {
+    return `${this.store.display} did not answer for ${seconds(this.leases.policy.regainWaitMs)}, so this process stopped; everything stays in ${this.runDir} and the next flower start here sends it (another machine may take the task once the lease has run out).`;
+  }
+
+  private takenLine(holder: LeaseHolder | undefined): string {
+    const who = holder === undefined ? 'another flower' : `flower pid ${holder.pid} on host ${holder.host}`;
+    const kept = this.keptAside.entries + this.keptAside.changes;
+    const aside =
+      kept === 0
+        ? 'none of its work had to be kept aside'
+        : `${describeCounts(this.keptAside)} of its work that arrived after that ${kept === 1 ? 'was' : 'were'} kept aside in ${this.store.display} (flower report shows ${kept === 1 ? 'it' : 'them'})`;
+    return `${who} took this task over while this process could not reach ${this.store.display}, so this process stopped; ${aside}, and ${this.runDir} keeps everything.`;
   }
 
   get runDir(): string {
@@ -115,7 +187,18 @@ export class SharedTask implements RuntimeSharing {
   }
 
   mirror(local: SessionBackend): SessionBackend {
-    return new MirroredSessionStore(local, this.store.sessions, this.sessions);
+    const name = taskNameOf(this.task);
+    const sessions = this.store.sessions;
+    return new MirroredSessionStore(local, {
+      append: async (key, entries) => {
+        if ((await sessions.appendFenced(key, entries, name, this.lease.fence)) === 'fenced')
+          this.fenced('entries', entries.length);
+      },
+      // A process that lost the task deletes nothing another owner may be continuing.
+      delete: async (key) => {
+        if (this.keeper.state !== 'lost') await sessions.delete(key);
+      },
+    }, this.sessions);
   }
 
   async flush(timeoutMs: number): Promise<boolean> {
@@ -153,7 +236,9 @@ export class SharedTask implements RuntimeSharing {
       );
     }
     this.releaseHold();
-    await this.lock.release().catch(() => {});
+    this.keeper.stop();
+    await this.lease.release();
+    await this.leases.close();
     await this.store.close();
   }
 
@@ -205,23 +290,26 @@ export class SharedTask implements RuntimeSharing {
   ): Promise<SharedTask> {
     const store = await openSharedStore(target);
     const notice = outageNotice(store.display, options);
-    let lock: HeldTaskLock | undefined;
+    const runDir = resolve(task.workspace, task.runDir);
+    const copy = readRunInstance(runDir);
+    const leases = store.leases(leaseOptionsFor(runDir, options.lease));
+    let lease: HeldLease | undefined;
     try {
-      lock = await store
-        .locks({
-          onDropped: (error) => notice.failed(error),
-          ...(options.onVerbose
-            ? { onRetaken: () => options.onVerbose?.(`Took this task's lock in ${store.display} again.`) }
-            : {}),
-          ...(options.onWarning ? { onWarning: options.onWarning } : {}),
-        })
-        .acquire(task);
-      const pulled = await pullTaskState(store, task, options);
-      const shared = new SharedTask(store, task, lock, pulled, notice, options);
+      lease = await leases.acquire(task);
+      const pulled = await pullTaskState(store, task, {
+        ...options,
+        fence: lease.fence,
+        previousEpoch: copy.epoch,
+      });
+      recordRunEpoch(runDir, copy.instance, lease.epoch);
+      const keeper = new LeaseKeeper(lease, leases.policy);
+      const shared = new SharedTask(store, task, lease, leases, keeper, pulled, notice, options);
+      keeper.start();
       shared.releaseHold = holdAcrossMachines(shared.runDir);
       return shared;
     } catch (error) {
-      await lock?.release().catch(() => {});
+      await lease?.release();
+      await leases.close();
       await store.close();
       throw error;
     }

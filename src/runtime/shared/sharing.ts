@@ -9,6 +9,20 @@ export interface RuntimeSharing {
   mirror(local: SessionBackend): SessionBackend;
   /** Waits (at most `timeoutMs`, not at all during an outage) for what was queued so far; true when it was all sent. */
   flush(timeoutMs: number): Promise<boolean>;
+  /** Whether this process still owns the task (the lease); absent: always (a single machine). */
+  readonly ownership?: TaskOwnership;
+}
+
+/**
+ * The task's ownership as the runtime sees it (runtime/ownership/): while it is not `held` the
+ * agent must not work; `regain` waits (bounded) and says whether the work may go on.
+ */
+export interface TaskOwnership {
+  readonly state: 'held' | 'endangered' | 'lost';
+  /** Called whenever the state changes; returns the unsubscribe. */
+  onChange(listener: (state: 'held' | 'endangered' | 'lost') => void): () => void;
+  /** Resolves undefined when the work may go on in the same sessions, else the one line to stop with. */
+  regain(): Promise<string | undefined>;
 }
 
 /** How long a step's end waits for the write-behind to catch up. */

@@ -57,6 +57,8 @@ import { storeKeyOf } from '../session-key.js';
 import { createPool, defaultPoolPolicy, type PostgresPoolPolicy } from './connection.js';
 import { PostgresStoreError, storeFailure } from './errors.js';
 import { ensureSchema, keyLock } from './schema.js';
+import type { Fence } from './task-lease.js';
+import type { TaskName } from './task-records.js';
 
 export interface PostgresSessionStoreOptions {
   /** Pool sizing and timeouts; unset fields keep `defaultPoolPolicy`. */
@@ -97,7 +99,7 @@ export class PostgresSessionStore implements SessionStore {
   readonly location: string;
   /** The connection pool; the task records of the same database share it (task-records.ts). */
   readonly pool: pg.Pool;
-  private readonly tables: { transcripts: string; entries: string; append: string };
+  private readonly tables: { transcripts: string; entries: string; append: string; appendFenced: string };
   private ready: Promise<void> | undefined;
   private lastMtime = 0;
   /** Stored, not yet folded entries per key row id (an id, not a key: a deleted and re-created key
@@ -124,6 +126,7 @@ export class PostgresSessionStore implements SessionStore {
       transcripts: `${schema}.session_transcripts`,
       entries: `${schema}.session_entries`,
       append: `${schema}.session_append`,
+      appendFenced: `${schema}.session_append_fenced`,
     };
   }
 
@@ -138,33 +141,54 @@ export class PostgresSessionStore implements SessionStore {
 
   /** Resolves once the batch's new entries are committed; the key's row follows (see `flush`). */
   async append(key: SessionKey, entries: SessionStoreEntry[]): Promise<void> {
-    if (entries.length === 0) return;
+    await this.appendBehind(key, entries, undefined);
+  }
+
+  /**
+   * `append` while `fence` owns `task` (task-lease.ts), checked in the same statement; a batch of
+   * an owner that lost the task is kept in `fenced_entries` instead, never in the transcript
+   * (another owner may be continuing that session), and the result says `fenced`.
+   */
+  appendFenced(
+    key: SessionKey,
+    entries: SessionStoreEntry[],
+    task: TaskName,
+    fence: Fence,
+  ): Promise<'stored' | 'fenced'> {
+    return this.appendBehind(key, entries, { task, fence });
+  }
+
+  private async appendBehind(
+    key: SessionKey,
+    entries: SessionStoreEntry[],
+    fenced: { task: TaskName; fence: Fence } | undefined,
+  ): Promise<'stored' | 'fenced'> {
+    if (entries.length === 0) return 'stored';
     const storeKey = storeKeyOf(key);
     const batch = this.prepare(storeKey, entries);
     await this.open();
     const mtime = Math.max(Date.now(), this.lastMtime + 1);
     this.lastMtime = mtime;
-    let result: string[];
+    const values = [key.projectKey, key.sessionId, key.subpath ?? '', batch.uuids, batch.payloads.join('\n'), mtime];
+    let result: string[] | null;
     try {
-      const { rows } = await this.pool.query<[string[]]>({
-        text: `SELECT ${this.tables.append}($1, $2, $3, $4::text[], $5, $6)`,
-        values: [
-          key.projectKey,
-          key.sessionId,
-          key.subpath ?? '',
-          batch.uuids,
-          batch.payloads.join('\n'),
-          mtime,
-        ],
-        rowMode: 'array',
-      });
-      result = rows[0]?.[0] as string[];
+      const { rows } = await this.pool.query<[string[] | null]>(
+        fenced === undefined
+          ? { text: `SELECT ${this.tables.append}($1, $2, $3, $4::text[], $5, $6)`, values, rowMode: 'array' }
+          : {
+              text: `SELECT ${this.tables.appendFenced}($1, $2, $3, $4, $5, $6, $7, $8::text[], $9, $10)`,
+              values: [fenced.task.workspace, fenced.task.runDir, fenced.fence.epoch, fenced.fence.instance, ...values],
+              rowMode: 'array',
+            },
+      );
+      result = rows[0]?.[0] ?? null;
     } catch (error) {
       throw storeFailure(`append to ${storeKey}`, error, this.target);
     }
+    if (result === null) return 'fenced';
     const [id, ...stored] = result as [string, ...string[]];
     // A batch of only known entries changes nothing, so there is nothing to fold.
-    if (stored.length === 0) return;
+    if (stored.length === 0) return 'stored';
     // The seqs ascend in batch order, so when every entry was stored they pair up one by one;
     // after a partial replay the fold reads the stored ones back instead (rare).
     const rows: Row[] =
@@ -177,13 +201,14 @@ export class PostgresSessionStore implements SessionStore {
       pending.rows.push(...rows);
       pending.mtime = mtime;
     }
-    if (this.timer !== undefined) return;
+    if (this.timer !== undefined) return 'stored';
     this.timer = setTimeout(() => {
       this.timer = undefined;
       // The entries are committed; a failed fold is retried by the next read, close or listing.
       this.flush().catch(() => undefined);
     }, FOLD_DELAY_MS);
     this.timer.unref();
+    return 'stored';
   }
 
   /**

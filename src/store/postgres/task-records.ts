@@ -2,7 +2,7 @@
  * The task-records table family: everything of a task that is not a transcript — manifest rows,
  * lineage steps and the wake counter, in-flight markers, endpoint history, spill files — kept in
  * PostgreSQL so that every machine working on the task shares one record of it, and the holder
- * of each task's lock (task-lock.ts in this room).
+ * of each task's lease (task-lease.ts in this room), with what fenced-out owners sent.
  *
  * A task is a workspace (absolute path) and its run directory (relative to the workspace when it
  * lies inside it, so `/work` + `runs` names the same task on every machine and container that
@@ -38,6 +38,8 @@ import type pg from 'pg';
 import type { PostgresTarget } from '../../config/store-url.js';
 import { storeFailure } from './errors.js';
 import type { TableFamily } from './schema.js';
+import { leaseTablesSql } from './lease-tables.js';
+import type { Fence } from './task-lease.js';
 
 /**
  * Task records, version 1.
@@ -75,7 +77,63 @@ CREATE TABLE ${s}.task_holders (
 );
 `;
 
-export const TASK_RECORDS: TableFamily = { name: 'task_records', migrations: [taskRecordsV1] };
+/**
+ * Task records, version 2: ownership is a fenced lease (task-lease.ts), not an advisory lock, so
+ * `task_holders` goes and the lease tables come. What a fenced-out owner still sent is kept, never
+ * merged: `fenced_writes` (record changes, as sent) and `fenced_entries` (transcript entries),
+ * each with the epoch it was made under, for the report to show that work and its spend.
+ * `session_append_fenced` is the session store's append behind the fence, in one statement.
+ */
+const taskRecordsV2 = (s: string): string => `
+DROP TABLE ${s}.task_holders;
+${leaseTablesSql(s)}
+CREATE TABLE ${s}.fenced_writes (
+    id        bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+    workspace text COLLATE "C" NOT NULL,
+    run_dir   text COLLATE "C" NOT NULL,
+    epoch     bigint NOT NULL,
+    origin    bigint,
+    kept_at   timestamptz NOT NULL DEFAULT now(),
+    change    text NOT NULL
+);
+CREATE INDEX fenced_writes_task ON ${s}.fenced_writes (workspace, run_dir);
+CREATE TABLE ${s}.fenced_entries (
+    id          bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+    workspace   text COLLATE "C" NOT NULL,
+    run_dir     text COLLATE "C" NOT NULL,
+    epoch       bigint NOT NULL,
+    project_key text COLLATE "C" NOT NULL,
+    session_id  text COLLATE "C" NOT NULL,
+    subpath     text COLLATE "C" NOT NULL,
+    uuid        text COLLATE "C",
+    entry       text NOT NULL,
+    kept_at     timestamptz NOT NULL DEFAULT now()
+);
+CREATE INDEX fenced_entries_task ON ${s}.fenced_entries (workspace, run_dir);
+CREATE UNIQUE INDEX fenced_entries_uuid ON ${s}.fenced_entries (workspace, run_dir, project_key, session_id, subpath, uuid)
+    WHERE uuid IS NOT NULL;
+
+-- session_append behind the fence: the batch goes to the transcript while p_epoch owns the task,
+-- else to fenced_entries (NULL returned). One statement, so the check and the write share a
+-- transaction and the lease row's share lock.
+CREATE FUNCTION ${s}.session_append_fenced(
+    p_workspace text, p_run_dir text, p_epoch bigint, p_instance text,
+    p_project text, p_session text, p_subpath text, p_uuids text[], p_entries text, p_mtime bigint
+) RETURNS bigint[] LANGUAGE plpgsql AS $fenced$
+BEGIN
+    IF ${s}.task_fence_ok(p_workspace, p_run_dir, p_epoch, NULL, p_instance) THEN
+        RETURN ${s}.session_append(p_project, p_session, p_subpath, p_uuids, p_entries, p_mtime);
+    END IF;
+    INSERT INTO ${s}.fenced_entries (workspace, run_dir, epoch, project_key, session_id, subpath, uuid, entry)
+    SELECT p_workspace, p_run_dir, p_epoch, p_project, p_session, p_subpath, batch.uuid, batch.entry
+      FROM unnest(p_uuids, string_to_array(p_entries, E'\\n')) AS batch(uuid, entry)
+    ON CONFLICT (workspace, run_dir, project_key, session_id, subpath, uuid) WHERE uuid IS NOT NULL DO NOTHING;
+    RETURN NULL;
+END
+$fenced$;
+`;
+
+export const TASK_RECORDS: TableFamily = { name: 'task_records', migrations: [taskRecordsV1, taskRecordsV2] };
 
 /** Which task: the workspace's absolute path and its run directory. */
 export interface TaskIdentity {
@@ -137,6 +195,21 @@ export type TaskRecordChange =
   | { op: 'delete-kind'; kind: TaskRecordKind; at: number }
   | { op: 'wake'; run: string; atLeast: number; at: number };
 
+/** `write`'s outcome: applied, or refused by the fence and kept aside. */
+export type WriteOutcome = 'applied' | 'fenced';
+
+/** Work a fenced-out owner sent after it lost the task (kept, never merged). */
+export interface FencedWork {
+  changes: Array<{ epoch: number; keptAt: Date; change: TaskRecordChange }>;
+  entries: Array<{
+    epoch: number;
+    sessionId: string;
+    subpath: string;
+    uuid: string | null;
+    entry: Record<string, unknown>;
+  }>;
+}
+
 export interface StoredTask {
   id: number;
   workspace: string;
@@ -181,7 +254,13 @@ const taskOf = (row: TaskRow): StoredTask => ({
  * or its own); `ready` must resolve (schema created) before the first call.
  */
 export class PostgresTaskRecords {
-  private readonly tables: { tasks: string; records: string };
+  private readonly tables: {
+    tasks: string;
+    records: string;
+    fenced: string;
+    fencedEntries: string;
+    fenceOk: string;
+  };
 
   constructor(
     private readonly pool: pg.Pool,
@@ -189,7 +268,13 @@ export class PostgresTaskRecords {
     private readonly ready: () => Promise<void>,
   ) {
     const schema = `"${target.schema}"`;
-    this.tables = { tasks: `${schema}.tasks`, records: `${schema}.task_records` };
+    this.tables = {
+      tasks: `${schema}.tasks`,
+      records: `${schema}.task_records`,
+      fenced: `${schema}.fenced_writes`,
+      fencedEntries: `${schema}.fenced_entries`,
+      fenceOk: `${schema}.task_fence_ok`,
+    };
   }
 
   /** Every task the database knows, newest write first. */
@@ -261,11 +346,39 @@ export class PostgresTaskRecords {
     });
   }
 
-  /** Applies `changes` in order, in one transaction (see the merge rules above). */
-  async write(task: TaskIdentity, changes: readonly TaskRecordChange[]): Promise<void> {
-    if (changes.length === 0) return;
+  /**
+   * Applies `changes` in order, in one transaction (see the merge rules above). With a `fence`,
+   * only while its epoch owns the task (task-lease.ts): otherwise nothing is applied, the changes
+   * are kept in `fenced_writes`, and the result says `fenced`.
+   */
+  async write(
+    task: TaskIdentity,
+    changes: readonly TaskRecordChange[],
+    fence?: Fence,
+  ): Promise<WriteOutcome> {
+    if (changes.length === 0) return 'applied';
     const name = taskNameOf(task);
-    await this.transaction('write task records', async (db) => {
+    return this.transaction('write task records', async (db) => {
+      if (fence !== undefined) {
+        const { rows } = await db.query<{ ok: boolean }>(
+          `SELECT ${this.tables.fenceOk}($1, $2, $3, $4, $5) AS ok`,
+          [name.workspace, name.runDir, fence.epoch, fence.origin ?? null, fence.instance],
+        );
+        if (rows[0]?.ok !== true) {
+          await db.query(
+            `INSERT INTO ${this.tables.fenced} (workspace, run_dir, epoch, origin, change)
+             SELECT $1, $2, $3, $4, change FROM unnest($5::text[]) AS change`,
+            [
+              name.workspace,
+              name.runDir,
+              fence.epoch,
+              fence.origin ?? null,
+              changes.map((change) => JSON.stringify(change)),
+            ],
+          );
+          return 'fenced';
+        }
+      }
       // Creating-or-touching the task row also serialises writers of this task.
       const { rows } = await db.query<{ id: string }>(
         `INSERT INTO ${this.tables.tasks} AS t (workspace, run_dir) VALUES ($1, $2)
@@ -275,6 +388,47 @@ export class PostgresTaskRecords {
       );
       const id = rows[0]?.id;
       for (const change of changes) await this.apply(db, id as string, change);
+      return 'applied' as const;
+    });
+  }
+
+  /**
+   * What fenced-out owners of a task sent and had kept aside: record changes and transcript
+   * entries, oldest first (the report shows them, with their spend).
+   */
+  async readFenced(task: TaskIdentity): Promise<FencedWork> {
+    const name = taskNameOf(task);
+    return this.run('read fenced-out work', async (db) => {
+      const writes = await db.query<{ epoch: string; kept_at: Date; change: string }>(
+        `SELECT epoch::text, kept_at, change FROM ${this.tables.fenced}
+          WHERE workspace = $1 AND run_dir = $2 ORDER BY id`,
+        [name.workspace, name.runDir],
+      );
+      const entries = await db.query<{
+        epoch: string;
+        session_id: string;
+        subpath: string;
+        uuid: string | null;
+        entry: string;
+      }>(
+        `SELECT epoch::text, session_id, subpath, uuid, entry FROM ${this.tables.fencedEntries}
+          WHERE workspace = $1 AND run_dir = $2 ORDER BY id`,
+        [name.workspace, name.runDir],
+      );
+      return {
+        changes: writes.rows.map((row) => ({
+          epoch: Number(row.epoch),
+          keptAt: row.kept_at,
+          change: JSON.parse(row.change) as TaskRecordChange,
+        })),
+        entries: entries.rows.map((row) => ({
+          epoch: Number(row.epoch),
+          sessionId: row.session_id,
+          subpath: row.subpath,
+          uuid: row.uuid,
+          entry: JSON.parse(row.entry) as Record<string, unknown>,
+        })),
+      };
     });
   }
 

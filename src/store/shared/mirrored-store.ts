@@ -31,7 +31,8 @@ export class MirroredSessionStore implements SessionBackend {
 
   constructor(
     private readonly local: LocalBackend,
-    private readonly shared: Required<SessionStore>,
+    /** Where each change goes behind the local store (the database, fenced by the lease). */
+    private readonly shared: Pick<Required<SessionStore>, 'append' | 'delete'>,
     private readonly queue: WriteBehindQueue,
   ) {
     this.location = local.location;

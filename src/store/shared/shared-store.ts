@@ -1,6 +1,7 @@
 /**
  * The shared record of a task in PostgreSQL, as one handle: the session store (transcripts), the
- * task records (everything else) and the task locks, over one pool and one schema.
+ * task records (everything else), the tombstones of sessions gc dropped and the task locks, over
+ * one pool and one schema.
  *
  * This room (store/shared/) is "local-first, PostgreSQL as the shared record": a running flower
  * keeps working on its run directory exactly as without a database (SQLite sessions.db and the
@@ -19,8 +20,9 @@
  */
 import type { PostgresTarget } from '../../config/store-url.js';
 import { PostgresSessionStore, type PostgresSessionStoreOptions } from '../postgres/session-store.js';
-import { type PostgresTaskLockOptions, PostgresTaskLocks } from '../postgres/task-lock.js';
+import { type TaskLeaseOptions, TaskLeases } from '../postgres/task-lease.js';
 import { PostgresTaskRecords } from '../postgres/task-records.js';
+import { PostgresTombstones } from '../postgres/tombstones.js';
 
 export interface SharedStore {
   readonly target: PostgresTarget;
@@ -28,8 +30,10 @@ export interface SharedStore {
   readonly display: string;
   readonly sessions: PostgresSessionStore;
   readonly records: PostgresTaskRecords;
-  /** The task lock over this database (one lock connection per held task). */
-  locks(options?: PostgresTaskLockOptions): PostgresTaskLocks;
+  /** The sessions gc dropped from this database (never sent back). */
+  readonly tombstones: PostgresTombstones;
+  /** The task leases over this database (a one-connection pool of their own; close them). */
+  leases(options: TaskLeaseOptions): TaskLeases;
   close(): Promise<void>;
 }
 
@@ -51,7 +55,8 @@ export async function openSharedStore(
     display: target.display,
     sessions,
     records,
-    locks: (lockOptions) => new PostgresTaskLocks(target, ready, lockOptions),
+    tombstones: new PostgresTombstones(sessions.pool, target, ready),
+    leases: (leaseOptions) => new TaskLeases(target, ready, leaseOptions),
     close: async () => {
       await sessions.close().catch(() => {});
     },

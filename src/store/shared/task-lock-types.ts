@@ -1,6 +1,6 @@
 /**
  * The task lock's contract, shared by its backends: the file lock (runtime/task-lock.ts) and the
- * PostgreSQL advisory lock (store/postgres/task-lock.ts). Here because the store layer may not
+ * PostgreSQL lease (store/postgres/task-lease.ts). Here because the store layer may not
  * import the runtime, and both must throw the same `TaskBusyError` with the same line.
  */
 

@@ -296,10 +296,12 @@ describe('the outbox', () => {
     Lineage.open(runDir, workspace).remember('own', 's-mine');
     // Synchronously, before any write could be confirmed: both change sets are on disk.
     expect(
-      readOutbox(runDir).map((change) => (change.op === 'put' ? [change.kind, change.key] : [])),
+      readOutbox(runDir).flatMap(({ epoch, changes }) =>
+        changes.map((change) => (change.op === 'put' ? [change.kind, change.key, epoch] : [])),
+      ),
     ).toEqual([
-      ['manifest-run', 'run-mine'],
-      ['lineage-step', 'own'],
+      ['manifest-run', 'run-mine', shared.lease.epoch],
+      ['lineage-step', 'own', shared.lease.epoch],
     ]);
     expect(await shared.flush(5000)).toBe(true);
     expect(existsSync(outboxPath(runDir))).toBe(false);

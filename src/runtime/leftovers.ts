@@ -2,8 +2,9 @@
  * What a runtime settles before its first step, left over by earlier processes in the same run
  * directory (`Runtime.prepare`):
  * 1. transcript entries that never reached the session store are copied in (`transcript-safety`);
- * 2. a damaged `lineage.json` is rebuilt from the manifest and the store (`lineage-rebuild`), and
- *    the choice is said in one line;
+ * 2. a damaged `lineage.json` is rebuilt from the manifest, the in-flight markers and the store
+ *    (`lineage-rebuild`), and the choice is said in one line; it runs before the killed steps are
+ *    booked (3), so their markers are what still names their sessions;
  * 3. steps of processes killed with SIGKILL get their manifest rows from the store (`in-flight`).
  *
  * Invariants: runs once per runtime; never throws (each part warns instead); the manifest is read
@@ -12,7 +13,7 @@
 
 import type { SessionKey } from '@anthropic-ai/claude-agent-sdk';
 import type { SqliteSessionStore } from '../store/sqlite-session-store.js';
-import { bookKilledAttempts, killedSessions } from './in-flight.js';
+import { bookKilledAttempts, inFlightMarkers, killedSessions } from './in-flight.js';
 import { readStepTranscripts, stepSessions } from './ledger.js';
 import type { Lineage } from './lineage.js';
 import { firstPromptText, type LineageChoice, rebuildLineage } from './lineage-rebuild.js';
@@ -47,7 +48,7 @@ async function rebuild(leftovers: Leftovers, rows: readonly StoredManifestRow[])
       firstPrompts.set(sessionId, firstPromptText(store.loadRaw({ projectKey, sessionId }) ?? []));
     return firstPrompts.get(sessionId);
   };
-  const choices = rebuildLineage(rows, sessions, firstPromptOf);
+  const choices = rebuildLineage(rows, sessions, firstPromptOf, inFlightMarkers(leftovers.runDir));
   for (const choice of choices) lineage.remember(choice.step, choice.sessionId);
   leftovers.onWarning?.(describeChoices(lineage.path, choices));
 }

@@ -104,6 +104,73 @@ describe('rebuildLineage', () => {
   });
 });
 
+describe('rebuildLineage with in-flight markers (issue 18 §6: a step killed before its row)', () => {
+  const stored = [
+    { sessionId: 'clarify-1', mtime: at(9, 0) },
+    { sessionId: 'work-1', mtime: at(9, 30) },
+    { sessionId: 'work-killed', mtime: at(10, 0) },
+    { sessionId: 'judge-killed', mtime: at(10, 5) },
+  ];
+  const rows = [
+    { step: 'clarify', session_id: 'clarify-1', started_at: 100 },
+    { step: 'work', session_id: 'work-1', started_at: 200 },
+  ];
+
+  it('a step with no row at all continues the session its marker names, and says so', () => {
+    const choices = rebuildLineage([], stored, () => undefined, [
+      { step: 'work', sessionId: 'work-killed', startedAt: 300 },
+    ]);
+    expect(choices).toEqual([
+      {
+        step: 'work',
+        sessionId: 'work-killed',
+        reason: 'the session it was running when its process ended, last active 10:00:00',
+      },
+    ]);
+  });
+
+  it("a marker newer than the step's newest row wins; an older one does not", () => {
+    const killedLater = rebuildLineage(rows, stored, () => undefined, [
+      { step: 'work#round2', sessionId: 'work-killed', startedAt: 300 },
+    ]);
+    expect(killedLater.map(({ step, sessionId }) => [step, sessionId])).toEqual([
+      ['clarify', 'clarify-1'],
+      ['work', 'work-killed'],
+    ]);
+    const stale = rebuildLineage(rows, stored, () => undefined, [
+      { step: 'work', sessionId: 'work-killed', startedAt: 150 },
+    ]);
+    expect(stale.find((choice) => choice.step === 'work')).toMatchObject({
+      sessionId: 'work-1',
+      reason: expect.stringMatching(/^the session of its newest manifest row/),
+    });
+  });
+
+  it("skips a marker whose session the store lacks, and never takes a judge's marker for a step", () => {
+    const choices = rebuildLineage(rows, stored, () => undefined, [
+      { step: 'work', sessionId: 'not-stored', startedAt: 300 },
+      { step: 'work:verdict#1', sessionId: 'judge-killed', startedAt: 400 },
+    ]);
+    expect(choices.map(({ step, sessionId }) => [step, sessionId])).toEqual([
+      ['clarify', 'clarify-1'],
+      ['work', 'work-1'],
+    ]);
+  });
+
+  it("a marker's session is accounted for: it is not taken as an unrecorded restart of another step", () => {
+    // Same first prompt as work-1 and newer: without the marker it would count as a later start of
+    // `work`; the marker says it is the killed attempt of `clarify`.
+    const noJudge = stored.filter((session) => session.sessionId !== 'judge-killed');
+    const choices = rebuildLineage(rows, noJudge, () => 'Same prompt.', [
+      { step: 'clarify', sessionId: 'work-killed', startedAt: 300 },
+    ]);
+    expect(choices.map(({ step, sessionId }) => [step, sessionId])).toEqual([
+      ['clarify', 'work-killed'],
+      ['work', 'work-1'],
+    ]);
+  });
+});
+
 describe('firstPromptText', () => {
   it('reads the first real user prompt, string or text blocks', () => {
     expect(

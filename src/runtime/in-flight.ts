@@ -18,8 +18,9 @@
  *   PostgreSQL lock (`holdAcrossMachines`): then no flower anywhere runs it, and the marker is a
  *   killed attempt of another machine, booked here like a local one.
  * - Booking appends one row under the killed process's run id and keeps every other row; a row
- *   naming the session that ended after the marker's start means nothing was lost, and no second
- *   row is added.
+ *   naming the marker's own session that ended after the marker's start means nothing was lost,
+ *   and no second row is added. Rows of other sessions say nothing about it: the judge's row,
+ *   written after the killed attempt started, once hid it and its cost was never booked.
  * - Writing or removing a marker never throws: the books are a record of the work, not a reason
  *   to stop it.
  */
@@ -231,7 +232,8 @@ export async function bookKilledAttempts(
     // A live process here is another flower at work.
     if (!orphaned(marker, runDir)) continue;
     done.push(marker.sessionId);
-    // A row that ended after the attempt started already holds it (the marker outlived its removal).
+    // A row of this session that ended after the attempt started already holds it (the marker
+    // outlived its removal); only this session's rows count (see the header).
     const recorded = rows.some(
       (row) =>
         row.session_id === marker.sessionId &&

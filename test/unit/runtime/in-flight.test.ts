@@ -160,6 +160,18 @@ describe('bookKilledAttempts', () => {
     expect(readdirSync(join(runDir, IN_FLIGHT_DIRECTORY))).toEqual([]);
   });
 
+  it("a row of another session that ended later (the judge's) does not hide the killed attempt", async () => {
+    // Issue 22: only a row of the marker's own session says its attempt was already booked.
+    marker('s1', deadPid());
+    const rows = [
+      { step: 'work:verdict#1', session_id: 'judge', started_at: 1001, ended_at: 1100, run: 'run-killed' },
+      { step: 'work', session_id: 's0', started_at: 900, ended_at: 1200, run: 'run-killed' },
+    ];
+    const booked = await bookKilledAttempts(runDir, rows, source);
+    expect(booked.map((row) => [row.session_id, row.error])).toEqual([['s1', KILLED_UNRECORDED]]);
+    expect(readManifest(runDir).map((row) => row.session_id)).toEqual(['s1']);
+  });
+
   it("never judges another host's marker: its pid means nothing here", async () => {
     marker('s1', deadPid(), { host: 'build-7.example' });
     expect(await bookKilledAttempts(runDir, [], source)).toEqual([]);

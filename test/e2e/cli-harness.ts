@@ -3,7 +3,7 @@
  * no host credentials or settings, and an async spawn (the mock model lives in the test process,
  * so the test must keep its event loop free while the child runs).
  */
-import { type ChildProcessWithoutNullStreams, spawn } from 'node:child_process';
+import { type ChildProcess, type ChildProcessWithoutNullStreams, spawn } from 'node:child_process';
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -63,9 +63,13 @@ export interface FlowerRunOptions {
    * never sees the end of its input. It is closed once the child exits.
    */
   keepStdinOpen?: boolean;
+  /** Standard input is /dev/null, as `</dev/null`, cron and systemd give it (`input` is ignored). */
+  stdinDevNull?: boolean;
   timeoutMs?: number;
   /** Gets the child right after it started (its pid, or to signal it). */
-  onSpawn?: (child: ChildProcessWithoutNullStreams) => void;
+  onSpawn?: (child: ChildProcess) => void;
+  /** Runs the command through another (another "machine", test/support/machines.ts). */
+  wrap?: (argv: readonly string[]) => [file: string, args: string[]];
 }
 
 /** Run `flower <args>` to completion without blocking the test's event loop. */
@@ -80,17 +84,20 @@ export function runNodeScript(
   options: FlowerRunOptions = {},
 ): Promise<FlowerRun> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [script, ...args], {
+    const argv = [process.execPath, script, ...args];
+    const [file, fileArgs] = options.wrap ? options.wrap(argv) : [process.execPath, argv.slice(1)];
+    const child = spawn(file, fileArgs, {
       cwd: options.cwd ?? tempDir('cwd'),
       env: options.env ?? isolatedEnv(),
-      stdio: ['pipe', 'pipe', 'pipe'],
+      // 'ignore' is what Node gives for /dev/null: the child's fd 0 is opened on it.
+      stdio: [options.stdinDevNull ? 'ignore' : 'pipe', 'pipe', 'pipe'],
     });
     let stdout = '';
     let stderr = '';
-    child.stdout.on('data', (chunk: Buffer) => {
+    child.stdout?.on('data', (chunk: Buffer) => {
       stdout += chunk.toString('utf8');
     });
-    child.stderr.on('data', (chunk: Buffer) => {
+    child.stderr?.on('data', (chunk: Buffer) => {
       stderr += chunk.toString('utf8');
     });
     const timer = setTimeout(() => {
@@ -106,10 +113,12 @@ export function runNodeScript(
       clearTimeout(timer);
       resolve({ status, signal, stdout, stderr });
     });
-    if (options.keepStdinOpen) {
-      child.stdin.write(options.input ?? '');
-      child.on('exit', () => child.stdin.end());
-    } else child.stdin.end(options.input ?? '');
+    // On /dev/null (`stdinDevNull`) there is no pipe to write to or close.
+    const stdin = child.stdin;
+    if (stdin && options.keepStdinOpen) {
+      stdin.write(options.input ?? '');
+      child.on('exit', () => stdin.end());
+    } else stdin?.end(options.input ?? '');
     options.onSpawn?.(child);
   });
 }

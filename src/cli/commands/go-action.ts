@@ -17,7 +17,8 @@
  * - On `go`, `-T` and `-W` do nothing: trimming is on unless `--no-trim`, and the starter flow
  *   brings its own workbench.
  * - Standard input that is not a terminal means unattended (`--timeout 0`) unless `--timeout` was
- *   typed, said in one line (question-wait.ts).
+ *   typed, said in one line (question-wait.ts); at a wake, its end (no words given) means "carry
+ *   on", also said in one line, so cron, nohup and systemd continue a task after a crash.
  * - Imported only when the command runs: it pulls in the SDK, the workflow layer and the roles.
  */
 import { homedir } from 'node:os';
@@ -29,7 +30,7 @@ import type { GlobalOptions } from '../command-line/global-options.js';
 import { ensureCredentials } from '../interaction/credentials-gate.js';
 import { drive } from '../interaction/drive.js';
 import { questionWait } from '../interaction/question-wait.js';
-import { readRequest, START_OVER_COMMAND } from '../interaction/request-prompt.js';
+import { CONTINUING_NOTICE, readRequest, START_OVER_COMMAND } from '../interaction/request-prompt.js';
 import {
   ACHIEVED_PROMPT,
   addedToBriefLine,
@@ -117,18 +118,17 @@ export async function runGo(request: string, flags: GoFlags, global: GlobalOptio
       if (!given) {
         // Achieved already: another round would only pay for the same answer, unless asked for more.
         const achieved = waking && isAchieved(state);
+        // Off a terminal, input that simply ends reads as Enter when waking (request-prompt.ts).
         request = achieved
-          ? // Off a terminal, input that simply ends asks for nothing more.
-            await readRequest(terminal, true, paint.cyan, ACHIEVED_PROMPT).catch((error: Error) => {
-              if (terminal.inputIsTerminal || error.message !== 'cancelled') throw error;
-              return '';
-            })
+          ? await readRequest(terminal, true, paint.cyan, ACHIEVED_PROMPT)
           : await readRequest(terminal, waking, paint.cyan);
         if (achieved && request === '') {
           terminal.close();
           process.stdout.write(`${NOTHING_TO_DO}\n`);
           return;
         }
+        if (waking && request === '' && !terminal.inputIsTerminal)
+          terminal.print([paint.dim(CONTINUING_NOTICE)]);
       } else if (waking) {
         if (terminal.inputIsTerminal) {
           if (

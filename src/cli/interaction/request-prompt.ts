@@ -4,8 +4,13 @@
  *
  * Invariants:
  * - The header appears only on a terminal; piped input gives the first line as the request.
- * - Ctrl-C quits like Ctrl-C anywhere else (exit 130, nothing was started); end of input cancels
- *   (exit 1, "cancelled"); an empty line cancels a fresh start but means "carry on" when waking.
+ * - Ctrl-C quits like Ctrl-C anywhere else (exit 130, nothing was started); an empty line cancels
+ *   a fresh start but means "carry on" when waking.
+ * - End of input cancels (exit 1, "cancelled") — except when waking off a terminal, where it means
+ *   "carry on", as it already means "nobody answers" for questions: cron, nohup and systemd give
+ *   flower an empty standard input, and a restart after a crash must continue the task, not stop at
+ *   a prompt nobody sees (seen: `flower go --timeout 0 </dev/null` exited 1 "cancelled"). The
+ *   caller says so in one line (`continuingNotice`).
  * - The prompt reads through the same Terminal as the run, so lines typed or piped after the request
  *   are kept for the run instead of being swallowed.
  */
@@ -21,6 +26,14 @@ export const REQUEST_HEADERS = {
 /** Typed at the prompt (or given as the request): archive this task and start a new one. */
 export const START_OVER_COMMAND = '/new';
 
+/**
+ * Said when a wake off a terminal carries on because standard input gave no words. (The wake
+ * banner right after it names the directory.)
+ */
+export const CONTINUING_NOTICE =
+  '- standard input is not a terminal: continuing the task, as Enter would. To add to it, give ' +
+  'the words as the request (flower "…"); --new starts a separate task.';
+
 export async function readRequest(
   terminal: Terminal,
   waking: boolean,
@@ -33,7 +46,10 @@ export async function readRequest(
   const event = await terminal.next();
   terminal.hidePrompt();
   if (event.kind === 'interrupt') throw new InterruptedError('quit (Ctrl-C); nothing was started');
-  if (event.kind !== 'submit') throw new Error('cancelled');
+  if (event.kind !== 'submit') {
+    if (waking && !terminal.inputIsTerminal) return '';
+    throw new Error('cancelled');
+  }
   const request = event.line.trim();
   if (request === '' && !waking) {
     throw new Error(

@@ -1,0 +1,69 @@
+/**
+ * The request prompt's end of input: off a terminal it means "carry on" at a wake (cron, nohup and
+ * systemd give an empty standard input, and a restart must continue the task) but still cancels a
+ * fresh start; piped words are still the request; a person's Ctrl-D on a terminal still cancels.
+ */
+import { EventEmitter } from 'node:events';
+import { PassThrough } from 'node:stream';
+import { afterEach, describe, expect, it } from 'vitest';
+import { readRequest } from '../../../../src/cli/interaction/request-prompt.js';
+import { Terminal } from '../../../../src/cli/terminal/terminal.js';
+
+const plain = (text: string) => text;
+const output = () => ({
+  isTTY: false,
+  columns: 80,
+  written: '',
+  write(chunk: string) {
+    this.written += chunk;
+  },
+});
+
+const terminals: Terminal[] = [];
+afterEach(() => {
+  for (const terminal of terminals.splice(0)) terminal.close();
+});
+
+/** A Terminal reading a real pipe that carries `text` and then ends. */
+function piped(text: string): Terminal {
+  const input = new PassThrough();
+  const terminal = new Terminal({ input, output: output() });
+  terminals.push(terminal);
+  input.end(text);
+  return terminal;
+}
+
+class KeyboardInput extends EventEmitter {
+  readonly isTTY = true;
+  setRawMode() {}
+  resume() {}
+  pause() {}
+}
+
+describe('readRequest off a terminal', () => {
+  it('reads the end of input at a wake as "carry on" (an empty request)', async () => {
+    await expect(readRequest(piped(''), true, plain)).resolves.toBe('');
+  });
+
+  it('still cancels a fresh start when the input ends: there is nothing to carry on with', async () => {
+    await expect(readRequest(piped(''), false, plain)).rejects.toThrow('cancelled');
+  });
+
+  it('takes piped words at a wake as the request, as before', async () => {
+    await expect(readRequest(piped('also print the date\n'), true, plain)).resolves.toBe(
+      'also print the date',
+    );
+  });
+});
+
+describe('readRequest on a terminal', () => {
+  it("cancels on a person's Ctrl-D at the wake prompt: that is a choice, not an empty input", async () => {
+    const input = new KeyboardInput();
+    const screen = { ...output(), isTTY: true };
+    const terminal = new Terminal({ input, output: screen });
+    terminals.push(terminal);
+    const asked = readRequest(terminal, true, plain);
+    input.emit('data', Buffer.from('\x04'));
+    await expect(asked).rejects.toThrow('cancelled');
+  });
+});

@@ -8,6 +8,8 @@
  *   a coordinator without a workbench unguarded.) The two guards are never installed together.
  * - Every walled role also gets the secret-files guard: Read and Grep cannot open a credential
  *   file on its main thread (the glance rules already keep such files from its Bash).
+ * - Every role gets the later-turn guard: a wake-up or cron job set from inside a step never fires,
+ *   since the step's query ends with its turn (guards/later-turns.ts).
  * - A workbench adds the index guard and the spill guard, and — for the roles that plan (coordinator,
  *   oracle) — its index as the preamble of each new session.
  * - The clarifier and the judge run in permission mode `default`, never `acceptEdits`: an extra
@@ -17,6 +19,7 @@ import type { AgentDefinition, EffortLevel, PermissionMode } from '@anthropic-ai
 import type { AgentSpec, CompactSetting, HookTable } from '../runtime/agent-spec.js';
 import { delegateGuard } from './guards/delegate.js';
 import { isolateGuard, type OnIsolate } from './guards/isolate.js';
+import { laterTurnGuard } from './guards/later-turns.js';
 import { mergeHooks } from './guards/merge.js';
 import { secretFilesGuard } from './guards/secret-files.js';
 import type { SpillPolicy } from './guards/spill.js';
@@ -92,6 +95,7 @@ export function coordinator(options: CoordinatorOptions): AgentSpec {
         ...(workbench ? { artifactsPath: workbench.show(workbench.artifacts) } : {}),
       }),
       secretFilesGuard(),
+      laterTurnGuard(),
       ...(anyIsolated ? [isolateGuard(workers, options.onIsolate)] : []),
     ],
   };
@@ -209,6 +213,7 @@ function walledRole(
     ...(channel ? { mcpServers: channel.mcpServers() } : {}),
     hooks: mergeHooks(
       wall && { PreToolUse: [wall, secretFilesGuard()] },
+      { PreToolUse: [laterTurnGuard()] },
       workbench && workbenchHooks(workbench, options.spill),
       options.hooks,
     ),

@@ -5,7 +5,8 @@
  *
  * Invariants:
  * - The agent is walled to its tool list (`-t`): the whitelist guard denies any other hands-on
- *   tool on the main thread, so `-t Read,Glob,Grep` really means read-only.
+ *   tool on the main thread, so `-t Read,Glob,Grep` really means read-only. A wake-up or cron job
+ *   is refused like in every role: the process ends with the agent's turn (guards/later-turns.ts).
  * - Exit 0 on success; 1 with the reason on failure (missing credentials, a failed step); 2 for
  *   bad arguments (commander's usage errors, and a `-t` name that is no tool, checked first).
  * - `once` keeps no lineage: continuing is explicit (`--resume <session id>`).
@@ -14,6 +15,7 @@
  */
 import { join } from 'node:path';
 import type { PermissionMode } from '@anthropic-ai/claude-agent-sdk';
+import { laterTurnGuard } from '../../agents/guards/later-turns.js';
 import { mergeHooks } from '../../agents/guards/merge.js';
 import { whitelistGuard } from '../../agents/guards/whitelist.js';
 import { workbenchHooks } from '../../agents/guards/workbench-hooks.js';
@@ -54,7 +56,11 @@ export function adHocSpec(flags: OnceFlags, workbench?: Workbench): AgentSpec {
     instructions: flags.instructions,
     allowedTools: flags.tools,
     permissionMode: flags.permissionMode,
-    hooks: mergeHooks(wall && { PreToolUse: [wall] }, workbench && workbenchHooks(workbench)),
+    hooks: mergeHooks(
+      wall && { PreToolUse: [wall] },
+      { PreToolUse: [laterTurnGuard()] },
+      workbench && workbenchHooks(workbench),
+    ),
   };
   if (flags.budget !== undefined) spec.maxBudgetUsd = flags.budget;
   if (workbench) {

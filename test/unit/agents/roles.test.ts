@@ -53,7 +53,11 @@ describe('coordinator', () => {
     expect(Object.keys(spec.agents ?? {})).toEqual(['researcher']);
     expect(Object.keys(spec.mcpServers ?? {})).toEqual(['human']);
     // The delegate wall, never the whitelist one; no workbench hooks without a workbench.
-    expect(matchers(spec, 'PreToolUse')).toEqual(['Bash|Write|Edit|NotebookEdit', 'Read|Grep']);
+    expect(matchers(spec, 'PreToolUse')).toEqual([
+      'Bash|Write|Edit|NotebookEdit',
+      'Read|Grep',
+      'ScheduleWakeup|CronCreate|RemoteTrigger',
+    ]);
     expect(spec.hooks?.PostToolUse).toBeUndefined();
     expect(spec.sessionPreamble).toBeUndefined();
   });
@@ -83,7 +87,12 @@ describe('coordinator', () => {
       workers: { b: worker({ description: 'd', prompt: 'p', isolate: true }) },
       workbench,
     });
-    expect(matchers(spec, 'PreToolUse')).toEqual(['Bash|Write|Edit|NotebookEdit', 'Read|Grep', 'Agent']);
+    expect(matchers(spec, 'PreToolUse')).toEqual([
+      'Bash|Write|Edit|NotebookEdit',
+      'Read|Grep',
+      'ScheduleWakeup|CronCreate|RemoteTrigger',
+      'Agent',
+    ]);
     expect(matchers(spec, 'PostToolUse')).toEqual([
       'Write|Edit|NotebookEdit',
       'Bash|Read|Grep|Glob|WebFetch|WebSearch',
@@ -133,7 +142,11 @@ describe('clarifier', () => {
     expect(spec.allowedTools).toEqual(['mcp__human__ask', 'Read', 'Glob', 'Grep', 'WebFetch', 'WebSearch']);
     expect(spec.permissionMode).toBe('default');
     expect(spec.maxTurns).toBeUndefined();
-    expect(matchers(spec, 'PreToolUse')).toEqual(['Bash|Write|Edit|NotebookEdit', 'Read|Grep']);
+    expect(matchers(spec, 'PreToolUse')).toEqual([
+      'Bash|Write|Edit|NotebookEdit',
+      'Read|Grep',
+      'ScheduleWakeup|CronCreate|RemoteTrigger',
+    ]);
     expect(clarifier({ channel, canRead: false }).allowedTools).toEqual(['mcp__human__ask']);
     for (const section of ['## Goal', '## Acceptance', '## Boundaries', '## Unknowns & assumptions']) {
       expect(CLARIFIER_RULES).toContain(section);
@@ -146,10 +159,18 @@ describe('judge', () => {
     const channel = new HumanChannel();
     const plain = judge({ channel });
     expect(plain.allowedTools).toEqual(['mcp__human__ask', 'Read', 'Glob', 'Grep']);
-    expect(matchers(plain, 'PreToolUse')).toEqual(['Bash|Write|Edit|NotebookEdit', 'Read|Grep']);
+    expect(matchers(plain, 'PreToolUse')).toEqual([
+      'Bash|Write|Edit|NotebookEdit',
+      'Read|Grep',
+      'ScheduleWakeup|CronCreate|RemoteTrigger',
+    ]);
     const runner = judge({ channel, canRun: true });
     expect(runner.allowedTools).toContain('Bash');
-    expect(matchers(runner, 'PreToolUse')).toEqual(['Write|Edit|NotebookEdit', 'Read|Grep']);
+    expect(matchers(runner, 'PreToolUse')).toEqual([
+      'Write|Edit|NotebookEdit',
+      'Read|Grep',
+      'ScheduleWakeup|CronCreate|RemoteTrigger',
+    ]);
     expect(runner.instructions).toContain(JUDGE_CAN_RUN);
     expect(runner.permissionMode).toBe('default');
     expect(JUDGE_RULES).toContain('achieved / not yet / cannot verify here');

@@ -77,9 +77,9 @@ import {
   epochSeconds,
   finishStepResult,
   INTERRUPTED_BY_HUMAN,
-  OWNERSHIP_PAUSED,
   markKilledBySignal,
   newStepResult,
+  OWNERSHIP_PAUSED,
   type RowAnnotations,
   resumeRewrite,
   type StepResult,
@@ -416,6 +416,7 @@ export class Runtime {
           if (stop !== undefined) {
             result.ok = false;
             result.error = stop;
+            result.ownershipLost = true;
             break;
           }
         }
@@ -438,8 +439,8 @@ export class Runtime {
             : result.error === INTERRUPTED_BY_HUMAN
               ? this.afterInterrupt(result, step, emit)
               : result.error === CONTEXT_FULL_HANDOFF || overflowed
-              ? await this.afterFullContext(spec, prompt, result, step, overflowed, emit)
-              : await this.afterFailure(attempt, result, step, emit, { prompt: nextPrompt, target });
+                ? await this.afterFullContext(spec, prompt, result, step, overflowed, emit)
+                : await this.afterFailure(attempt, result, step, emit, { prompt: nextPrompt, target });
         if (next === undefined) break;
         // Interrupts and handoffs are not failed attempts: they must not eat the retry budget.
         if (!next.countsAsAttempt) attempt -= 1;
@@ -494,6 +495,7 @@ export class Runtime {
     this.ownershipPaused = false;
     if (stop !== undefined) {
       result.error = stop;
+      result.ownershipLost = true;
       return undefined;
     }
     emit({

@@ -84,6 +84,11 @@ export interface StepResult {
   annotations?: RowAnnotations;
   /** Set when the session store did not get every transcript entry of the step. */
   transcript?: TranscriptRisk;
+  /**
+   * Set when the step ended because this process no longer owns the task (a task kept in
+   * PostgreSQL: the lease was taken, or the database stayed away); `error` is the whole line.
+   */
+  ownershipLost?: true;
 }
 
 /** One resume's rewrite effects, as the manifest row keeps them. */

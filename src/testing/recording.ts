@@ -55,6 +55,8 @@ export interface RecordedRequest {
   unmatched: boolean;
   outcome: RequestOutcome;
   receivedAt: Date;
+  /** When the response was over: sent whole, failed, or the client went away (undefined while open). */
+  endedAt?: Date;
 }
 
 /** The system prompt as one string, whichever of the API's two shapes the request used. */

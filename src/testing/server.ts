@@ -321,6 +321,10 @@ export async function startMockModel(
   async function handle(request: IncomingMessage, response: ServerResponse): Promise<void> {
     const rawBody = await readBody(request);
     const recorded = record(request, rawBody);
+    // Answered, failed or abandoned by the client: the request is over either way.
+    response.once('close', () => {
+      recorded.endedAt = new Date();
+    });
     if (options.requireApiKey !== undefined && recorded.path.startsWith('/v1/')) {
       if (presentedCredential(recorded.headers) !== options.requireApiKey) {
         recorded.outcome = { kind: 'error', status: 401, source: 'credentials' };

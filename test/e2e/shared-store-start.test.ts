@@ -93,8 +93,8 @@ describe('a store URL that cannot be used stops the start with one line', () => 
       'SELECT count(*) AS entries FROM session_entries',
     )) as [{ entries: string }];
     expect(Number(entries)).toBeGreaterThan(0);
-    // Nothing left to send, and the lock is given back.
+    // Nothing left to send, and the lease is given back.
     expect(existsSync(join(workspace, 'runs', 'shared-outbox.jsonl'))).toBe(false);
-    expect(await schema.query('SELECT * FROM task_holders')).toHaveLength(0);
+    expect(await schema.query('SELECT * FROM task_leases WHERE NOT released')).toHaveLength(0);
   });
 });

@@ -273,7 +273,10 @@ export async function drive(options: DriveOptions): Promise<DriveOutcome> {
 
   if (context.failedAt !== undefined) {
     const failed = context.results[context.failedAt];
-    const deliberate = context.aborted ?? (failed && isBudgetStop(failed) ? failed.error : undefined);
+    // A budget or the loss of the task stops the run on purpose, with a whole line of its own.
+    const deliberate =
+      context.aborted ??
+      (failed && (isBudgetStop(failed) || failed.ownershipLost) ? failed.error : undefined);
     if (deliberate) throw new Error(deliberate);
     const reason = failureText(context, context.failedAt);
     let credentials = '';

@@ -13,6 +13,7 @@
  * - pg is loaded only when a PostgreSQL URL is given.
  */
 import pc from 'picocolors';
+import { leaseSettingsFrom } from '../../config/lease-settings.js';
 import { parseStoreTarget, StoreUrlError } from '../../config/store-url.js';
 import type { SharedTask } from '../../runtime/shared/shared-task.js';
 import { lockTask } from '../../runtime/task-lock.js';
@@ -56,6 +57,7 @@ export async function holdTask(global: GlobalOptions): Promise<SharedTask | unde
       target,
       { workspace: global.workspace, runDir: global.runDir },
       {
+        lease: leaseSettingsFrom(process.env),
         onWarning: (line) => process.stderr.write(`${pc.yellow(`! ${line}`)}\n`),
         ...(global.verbose ? { onVerbose: (line: string) => process.stderr.write(`${pc.dim(line)}\n`) } : {}),
       },

@@ -97,7 +97,8 @@ export class LeaseKeeper {
   tick(): void {
     if (this.current === 'lost') return;
     const now = this.clock.now();
-    if (this.current === 'held' && now - this.confirmedAt >= this.policy.stopAfterMs) this.become('endangered');
+    if (this.current === 'held' && now - this.confirmedAt >= this.policy.stopAfterMs)
+      this.become('endangered');
     // While endangered, ask more often: the sooner the database is heard again, the sooner work goes on.
     const due = this.current === 'held' ? this.policy.renewEveryMs : Math.min(this.policy.renewEveryMs, 2000);
     if (!this.renewing && now - this.lastSentAt >= due) void this.renewNow();

@@ -59,7 +59,11 @@ export function recordRunEpoch(runDir: string, instance: string, epoch: number):
 export function leaseOptionsFor(runDir: string, policy?: Partial<LeasePolicy>): TaskLeaseOptions {
   const me = ownIdentity();
   return {
-    identity: { bootId: me.bootId, processStart: me.processStart, instance: readRunInstance(runDir).instance },
+    identity: {
+      bootId: me.bootId,
+      processStart: me.processStart,
+      instance: readRunInstance(runDir).instance,
+    },
     isDeadHere: (holder) => holderIsGone(holder),
     ...(policy === undefined ? {} : { policy }),
   };

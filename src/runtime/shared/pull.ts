@@ -27,9 +27,9 @@
  */
 import { readdirSync, readFileSync } from 'node:fs';
 import { basename, join, resolve } from 'node:path';
+import type { SessionKey, SessionStoreEntry } from '@anthropic-ai/claude-agent-sdk';
 import { writeFileAtomic } from '../../config/atomic-file.js';
 import { PRIVATE_DIRECTORY_MODE, PRIVATE_FILE_MODE } from '../../config/private-files.js';
-import type { SessionKey, SessionStoreEntry } from '@anthropic-ai/claude-agent-sdk';
 import type { Fence } from '../../store/postgres/task-lease.js';
 import {
   type FencedWork,
@@ -102,7 +102,11 @@ export async function pullTaskState(
   const outbox = readOutbox(runDir);
   let replayed = 0;
   for (const entry of outbox) {
-    const outcome = await shared.records.write(task, entry.changes, fenceFor(entry.epoch ?? options.previousEpoch));
+    const outcome = await shared.records.write(
+      task,
+      entry.changes,
+      fenceFor(entry.epoch ?? options.previousEpoch),
+    );
     if (outcome === 'fenced') keptAside.changes += entry.changes.length;
     replayed += entry.changes.length;
   }
@@ -235,8 +239,9 @@ export async function pullTaskState(
             load: (key: SessionKey) => shared.sessions.load(key),
             append: async (key: SessionKey, entries: SessionStoreEntry[]) => {
               const name = taskNameOf(task);
-              if ((await shared.sessions.appendFenced(key, entries, name, sessionFence)) === 'fenced') {
-                keptAside.entries += entries.length;
+              const done = await shared.sessions.appendFenced(key, entries, name, sessionFence);
+              if (done.outcome === 'fenced') {
+                keptAside.entries += done.kept;
                 overtaken.add(keyOf(key));
               }
             },
@@ -391,7 +396,11 @@ export function fencedManifestRecords(fenced: FencedWork): TaskRecord[] {
 type LocalStore = InstanceType<typeof SqliteSessionStore>;
 
 /** The local keys that hold an entry the database kept aside. */
-async function keysHoldingFenced(local: LocalStore, fenced: FencedWork, projectKey: string): Promise<string[]> {
+async function keysHoldingFenced(
+  local: LocalStore,
+  fenced: FencedWork,
+  projectKey: string,
+): Promise<string[]> {
   const keys = new Map<string, Set<string>>();
   for (const entry of fenced.entries) {
     if (entry.uuid === null) continue;
@@ -411,7 +420,11 @@ async function keysHoldingFenced(local: LocalStore, fenced: FencedWork, projectK
  * Replaces each local key's transcript with the database's (a main key's delete takes its
  * subagent transcripts with it, so those come back from the database too).
  */
-async function resetLocalKeys(local: LocalStore, shared: SharedStore, keys: readonly string[]): Promise<void> {
+async function resetLocalKeys(
+  local: LocalStore,
+  shared: SharedStore,
+  keys: readonly string[],
+): Promise<void> {
   for (const text of keys) {
     const key = keyFrom(text);
     const subkeys =

@@ -65,6 +65,10 @@ export interface PostgresSessionStoreOptions {
   pool?: Partial<PostgresPoolPolicy>;
 }
 
+/** What a fenced append did: stored in the transcript, or kept aside (`kept` entries new there). */
+export type FencedAppend = { outcome: 'stored' } | { outcome: 'fenced'; kept: number };
+const STORED: FencedAppend = { outcome: 'stored' };
+
 /** One batch, checked and serialised before anything is sent. */
 interface Batch {
   entries: SessionStoreEntry[];
@@ -154,7 +158,7 @@ export class PostgresSessionStore implements SessionStore {
     entries: SessionStoreEntry[],
     task: TaskName,
     fence: Fence,
-  ): Promise<'stored' | 'fenced'> {
+  ): Promise<FencedAppend> {
     return this.appendBehind(key, entries, { task, fence });
   }
 
@@ -162,33 +166,46 @@ export class PostgresSessionStore implements SessionStore {
     key: SessionKey,
     entries: SessionStoreEntry[],
     fenced: { task: TaskName; fence: Fence } | undefined,
-  ): Promise<'stored' | 'fenced'> {
-    if (entries.length === 0) return 'stored';
+  ): Promise<FencedAppend> {
+    if (entries.length === 0) return STORED;
     const storeKey = storeKeyOf(key);
     const batch = this.prepare(storeKey, entries);
     await this.open();
     const mtime = Math.max(Date.now(), this.lastMtime + 1);
     this.lastMtime = mtime;
-    const values = [key.projectKey, key.sessionId, key.subpath ?? '', batch.uuids, batch.payloads.join('\n'), mtime];
-    let result: string[] | null;
+    const values = [
+      key.projectKey,
+      key.sessionId,
+      key.subpath ?? '',
+      batch.uuids,
+      batch.payloads.join('\n'),
+      mtime,
+    ];
+    let result: Array<string | null>;
     try {
-      const { rows } = await this.pool.query<[string[] | null]>(
+      const { rows } = await this.pool.query<[Array<string | null>]>(
         fenced === undefined
           ? { text: `SELECT ${this.tables.append}($1, $2, $3, $4::text[], $5, $6)`, values, rowMode: 'array' }
           : {
               text: `SELECT ${this.tables.appendFenced}($1, $2, $3, $4, $5, $6, $7, $8::text[], $9, $10)`,
-              values: [fenced.task.workspace, fenced.task.runDir, fenced.fence.epoch, fenced.fence.instance, ...values],
+              values: [
+                fenced.task.workspace,
+                fenced.task.runDir,
+                fenced.fence.epoch,
+                fenced.fence.instance,
+                ...values,
+              ],
               rowMode: 'array',
             },
       );
-      result = rows[0]?.[0] ?? null;
+      result = rows[0]?.[0] ?? [];
     } catch (error) {
       throw storeFailure(`append to ${storeKey}`, error, this.target);
     }
-    if (result === null) return 'fenced';
+    if (result[0] === null) return { outcome: 'fenced', kept: Number(result[1] ?? 0) };
     const [id, ...stored] = result as [string, ...string[]];
     // A batch of only known entries changes nothing, so there is nothing to fold.
-    if (stored.length === 0) return 'stored';
+    if (stored.length === 0) return STORED;
     // The seqs ascend in batch order, so when every entry was stored they pair up one by one;
     // after a partial replay the fold reads the stored ones back instead (rare).
     const rows: Row[] =
@@ -201,14 +218,14 @@ export class PostgresSessionStore implements SessionStore {
       pending.rows.push(...rows);
       pending.mtime = mtime;
     }
-    if (this.timer !== undefined) return 'stored';
+    if (this.timer !== undefined) return STORED;
     this.timer = setTimeout(() => {
       this.timer = undefined;
       // The entries are committed; a failed fold is retried by the next read, close or listing.
       this.flush().catch(() => undefined);
     }, FOLD_DELAY_MS);
     this.timer.unref();
-    return 'stored';
+    return STORED;
   }
 
   /**

@@ -17,12 +17,13 @@
  *   that holds the row's lock, and is recorded in `task_lease_epochs` with the run directory
  *   instance that took it (what lets an outbox replay prove nobody else worked in between).
  * - Renewal succeeds only for the same epoch and token: a holder whose lease was taken learns it
- *   at its next renewal (`lost`, naming the new holder), never later; a renewal after its own
+ *   at its next renewal (`lost`, naming the newest grant's holder, who may be done already); a renewal after its own
  *   expiry that nobody took keeps the epoch (no other writer could have existed).
  * - A refused `acquire` leaves no connection behind, and the lease's pool never keeps a finished
  *   process alive (`allowExitOnIdle`; timers are the keeper's business and unreferenced).
  * - Every statement is bounded (`query_timeout`, `lock_timeout`): a black-holed server fails the
- *   call in seconds, it never hangs it.
+ *   call in seconds, it never hangs it. A start that finds the row locked by a write of the
+ *   holder's epoch is refused like one that finds the lease held (`TaskBusyError`).
  * - Fencing (`task_fence_ok`, used by task-records.ts and the session store in the same
  *   transaction as the write) takes a share lock on the lease row, so a takeover waits for every
  *   write of the old epoch that already passed the check, and none passes after it.
@@ -277,6 +278,12 @@ export class TaskLeases {
         broken = true;
       });
       if (error instanceof TaskBusyError) throw error;
+      // lock_not_available: the row is locked by a write of the holder's epoch (or by its
+      // takeover in progress). That holder is at work: say who it is, as for a held lease.
+      if ((error as { code?: string }).code === '55P03') {
+        const holder = await this.lastHolder(task).catch(() => undefined);
+        if (holder !== undefined) throw new TaskBusyError(holder);
+      }
       broken = true;
       throw storeFailure('take the task lease', error, this.target);
     } finally {
@@ -295,7 +302,32 @@ export class TaskLeases {
       [name.workspace, name.runDir, lease.epoch, lease.token, this.policy.leaseMs],
     );
     if (rows.length === 1) return { kind: 'renewed' };
-    return { kind: 'lost', holder: await this.holder(lease.task) };
+    return { kind: 'lost', holder: await this.successorOf(lease) };
+  }
+
+  /** Who took the task after `lease`: the newest grant (its holder may be done already). */
+  async successorOf(lease: HeldLease): Promise<LeaseHolder | undefined> {
+    const name = taskNameOf(lease.task);
+    const { rows } = await this.pool.query<{ pid: number; host: string; taken_at: Date }>(
+      `SELECT pid, host, taken_at FROM ${this.tables.epochs}
+        WHERE workspace = $1 AND run_dir = $2 AND epoch > $3 ORDER BY epoch DESC LIMIT 1`,
+      [name.workspace, name.runDir, lease.epoch],
+    );
+    const row = rows[0];
+    return row === undefined
+      ? undefined
+      : { pid: row.pid, host: row.host, startedAt: row.taken_at.toISOString() };
+  }
+
+  /** Whoever the lease row names, held or not (read without waiting for its lock). */
+  private async lastHolder(task: TaskRef): Promise<LeaseHolder | undefined> {
+    const name = taskNameOf(task);
+    const { rows } = await this.pool.query<LeaseRow>(
+      `SELECT epoch::text, token, pid, host, boot_id, proc_start, started_at, false AS free
+         FROM ${this.tables.leases} WHERE workspace = $1 AND run_dir = $2 AND epoch > 0`,
+      [name.workspace, name.runDir],
+    );
+    return rows[0] === undefined ? undefined : holderOf(rows[0]);
   }
 
   /** The task's current holder, or undefined when the lease is free. */

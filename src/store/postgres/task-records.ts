@@ -37,8 +37,8 @@ import { isAbsolute, relative, resolve } from 'node:path';
 import type pg from 'pg';
 import type { PostgresTarget } from '../../config/store-url.js';
 import { storeFailure } from './errors.js';
-import type { TableFamily } from './schema.js';
 import { leaseTablesSql } from './lease-tables.js';
+import type { TableFamily } from './schema.js';
 import type { Fence } from './task-lease.js';
 
 /**
@@ -113,22 +113,34 @@ CREATE INDEX fenced_entries_task ON ${s}.fenced_entries (workspace, run_dir);
 CREATE UNIQUE INDEX fenced_entries_uuid ON ${s}.fenced_entries (workspace, run_dir, project_key, session_id, subpath, uuid)
     WHERE uuid IS NOT NULL;
 
--- session_append behind the fence: the batch goes to the transcript while p_epoch owns the task,
--- else to fenced_entries (NULL returned). One statement, so the check and the write share a
+-- session_append behind the fence: the batch goes to the transcript while p_epoch owns the task;
+-- else its entries that the transcript does not hold already go to fenced_entries, and the
+-- result is {NULL, how many were kept}. One statement, so the check and the write share a
 -- transaction and the lease row's share lock.
 CREATE FUNCTION ${s}.session_append_fenced(
     p_workspace text, p_run_dir text, p_epoch bigint, p_instance text,
     p_project text, p_session text, p_subpath text, p_uuids text[], p_entries text, p_mtime bigint
 ) RETURNS bigint[] LANGUAGE plpgsql AS $fenced$
+DECLARE
+    v_kept bigint;
 BEGIN
     IF ${s}.task_fence_ok(p_workspace, p_run_dir, p_epoch, NULL, p_instance) THEN
         RETURN ${s}.session_append(p_project, p_session, p_subpath, p_uuids, p_entries, p_mtime);
     END IF;
-    INSERT INTO ${s}.fenced_entries (workspace, run_dir, epoch, project_key, session_id, subpath, uuid, entry)
-    SELECT p_workspace, p_run_dir, p_epoch, p_project, p_session, p_subpath, batch.uuid, batch.entry
-      FROM unnest(p_uuids, string_to_array(p_entries, E'\\n')) AS batch(uuid, entry)
-    ON CONFLICT (workspace, run_dir, project_key, session_id, subpath, uuid) WHERE uuid IS NOT NULL DO NOTHING;
-    RETURN NULL;
+    WITH kept AS (
+        INSERT INTO ${s}.fenced_entries (workspace, run_dir, epoch, project_key, session_id, subpath, uuid, entry)
+        SELECT p_workspace, p_run_dir, p_epoch, p_project, p_session, p_subpath, batch.uuid, batch.entry
+          FROM unnest(p_uuids, string_to_array(p_entries, E'\\n')) AS batch(uuid, entry)
+         WHERE batch.uuid IS NULL OR NOT EXISTS (
+               SELECT 1 FROM ${s}.session_entries e
+                 JOIN ${s}.session_transcripts t ON t.id = e.transcript_id
+                WHERE t.project_key = p_project AND t.session_id = p_session AND t.subpath = p_subpath
+                  AND e.uuid = batch.uuid)
+        ON CONFLICT (workspace, run_dir, project_key, session_id, subpath, uuid) WHERE uuid IS NOT NULL DO NOTHING
+        RETURNING 1
+    )
+    SELECT count(*) INTO v_kept FROM kept;
+    RETURN ARRAY[NULL, v_kept];
 END
 $fenced$;
 `;

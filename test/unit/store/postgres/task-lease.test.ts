@@ -30,9 +30,14 @@ const put = (key: string, sessionId: string, at = 1): TaskRecordChange => ({
   at,
 });
 
-async function lineageOf(store: Awaited<ReturnType<typeof open>>, of = task): Promise<Record<string, unknown>> {
+async function lineageOf(
+  store: Awaited<ReturnType<typeof open>>,
+  of = task,
+): Promise<Record<string, unknown>> {
   const { records } = await store.records.read(of, { kinds: ['lineage-step'] });
-  return Object.fromEntries(records.map((record) => [record.key, (record.value as { sessionId: string }).sessionId]));
+  return Object.fromEntries(
+    records.map((record) => [record.key, (record.value as { sessionId: string }).sessionId]),
+  );
 }
 
 describe('the task lease', () => {
@@ -46,7 +51,9 @@ describe('the task lease', () => {
     expect(refused).toBeInstanceOf(TaskBusyError);
     expect((refused as TaskBusyError).holder).toMatchObject({ pid: process.pid, host: hostname() });
     // Two workspaces that both keep ./runs share a database without blocking each other.
-    const otherWorkspace = await b.leases(identity('b')).acquire({ workspace: '/other', runDir: '/other/runs' });
+    const otherWorkspace = await b
+      .leases(identity('b'))
+      .acquire({ workspace: '/other', runDir: '/other/runs' });
     const otherRunDir = await b.leases(identity('b')).acquire({ workspace: '/work', runDir: '/work/runs-2' });
     expect([otherWorkspace.epoch, otherRunDir.epoch]).toEqual([1, 1]);
     await held.release();
@@ -63,7 +70,10 @@ describe('the task lease', () => {
     await sleep(700);
     const taker = await b.leases(identity('b')).acquire(task);
     expect(taker.epoch).toBe(old.epoch + 1);
-    expect(await old.renew()).toEqual({ kind: 'lost', holder: expect.objectContaining({ pid: process.pid }) });
+    expect(await old.renew()).toEqual({
+      kind: 'lost',
+      holder: expect.objectContaining({ pid: process.pid }),
+    });
     expect(await taker.renew()).toEqual({ kind: 'renewed' });
   });
 
@@ -78,9 +88,9 @@ describe('the task lease', () => {
   it('a holder this machine proves dead is taken over at once, one that is alive is not', async () => {
     const [a, b] = [await open(), await open()];
     await a.leases(identity('a')).acquire(task);
-    await expect(b.leases({ ...identity('b'), isDeadHere: () => false }).acquire(task)).rejects.toBeInstanceOf(
-      TaskBusyError,
-    );
+    await expect(
+      b.leases({ ...identity('b'), isDeadHere: () => false }).acquire(task),
+    ).rejects.toBeInstanceOf(TaskBusyError);
     const seen: unknown[] = [];
     const taker = await b
       .leases({
@@ -122,7 +132,9 @@ describe('the fence', () => {
     expect(await a.records.write(task, [put('work', 's-a-late', 99)], old.fence)).toBe('fenced');
     expect(await lineageOf(b)).toEqual({ work: 's-b' });
     const fenced = await b.records.readFenced(task);
-    expect(fenced.changes).toEqual([expect.objectContaining({ epoch: old.epoch, change: put('work', 's-a-late', 99) })]);
+    expect(fenced.changes).toEqual([
+      expect.objectContaining({ epoch: old.epoch, change: put('work', 's-a-late', 99) }),
+    ]);
     // An unfenced write (no lease: a library caller's own use) is applied as before.
     expect(await a.records.write(task, [put('plain', 's-p')])).toBe('applied');
   });
@@ -152,11 +164,19 @@ describe('the fence', () => {
     const key = { projectKey: '-work', sessionId: 's-1' };
     const entry = (uuid: string) => ({ type: 'user', uuid, message: { role: 'user', content: uuid } });
     const name = { workspace: '/work', runDir: 'runs' };
-    expect(await a.sessions.appendFenced(key, [entry('u-1')], name, old.fence)).toBe('stored');
+    expect(await a.sessions.appendFenced(key, [entry('u-1')], name, old.fence)).toEqual({
+      outcome: 'stored',
+    });
     await old.release();
     const current = await b.leases(identity('b')).acquire(task);
-    expect(await b.sessions.appendFenced(key, [entry('u-2')], name, current.fence)).toBe('stored');
-    expect(await a.sessions.appendFenced(key, [entry('u-late')], name, old.fence)).toBe('fenced');
+    expect(await b.sessions.appendFenced(key, [entry('u-2')], name, current.fence)).toEqual({
+      outcome: 'stored',
+    });
+    // u-1 is in the transcript already (a re-sent batch): only u-late is new, and kept aside.
+    expect(await a.sessions.appendFenced(key, [entry('u-1'), entry('u-late')], name, old.fence)).toEqual({
+      outcome: 'fenced',
+      kept: 1,
+    });
     expect((await b.sessions.load(key))?.map((each) => each.uuid)).toEqual(['u-1', 'u-2']);
     const fenced = await b.records.readFenced(task);
     expect(fenced.entries).toEqual([
@@ -173,16 +193,21 @@ describe.runIf(realServerUrl !== undefined)('the lease on the real server', () =
     await writer.connect();
     try {
       await writer.query('BEGIN');
-      const { rows } = await writer.query(`SELECT "${schemaName()}".task_fence_ok($1, $2, $3, NULL, 'a') AS ok`, [
-        '/work',
-        'runs',
-        old.epoch,
-      ]);
+      const { rows } = await writer.query(
+        `SELECT "${schemaName()}".task_fence_ok($1, $2, $3, NULL, 'a') AS ok`,
+        ['/work', 'runs', old.epoch],
+      );
       expect(rows[0].ok).toBe(true);
       await sleep(400);
       // Expired, but the old epoch's write is still open: the takeover cannot happen under it.
       const taking = b.leases(identity('b')).acquire(task);
-      const early = await Promise.race([taking.then(() => 'taken', () => 'refused'), sleep(300).then(() => 'waiting')]);
+      const early = await Promise.race([
+        taking.then(
+          () => 'taken',
+          () => 'refused',
+        ),
+        sleep(300).then(() => 'waiting'),
+      ]);
       expect(early).toBe('waiting');
       await writer.query('COMMIT');
       expect((await taking).epoch).toBe(old.epoch + 1);
@@ -222,12 +247,14 @@ describe('a held lease and the process', () => {
       const { openSharedStore } = await import(${JSON.stringify(module)});
       const { parseStoreTarget } = await import(${JSON.stringify(parse)});
       const store = await openSharedStore(parseStoreTarget(${JSON.stringify(
-        `${store.target.connectionString}${store.target.connectionString.includes("?") ? "&" : "?"}schema=${schemaName()}`,
+        `${store.target.connectionString}${store.target.connectionString.includes('?') ? '&' : '?'}schema=${schemaName()}`,
       )}));
       await store.leases({ identity: { instance: 'child' } }).acquire({ workspace: '/child', runDir: '/child/runs' });
       await store.close();
       console.log('held');`;
-    const child = spawn(process.execPath, ['--input-type=module', '-e', script], { stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(process.execPath, ['--input-type=module', '-e', script], {
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     let output = '';
     child.stdout.on('data', (chunk) => {
       output += chunk;

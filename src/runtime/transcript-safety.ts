@@ -11,6 +11,10 @@
  *   file layout), and the next runtime in that run directory copies it in before its first step,
  *   together with any session of the lineage whose own transcript in the agent's config directory
  *   is newer than the store's copy (a process killed while the store was refusing writes).
+ * - What `flower gc` dropped is never copied back (its tombstones in the run directory, pulled
+ *   from the database too when there is one: runtime/retention/tombstones.ts): the agent's own
+ *   transcript of a dropped session outlives the drop, and the books still name the session.
+ *   Entries of a dropped session waiting in `runs/unsaved/` are discarded with it.
  * - When that could not be done the process must not look successful: `problem()` gives the
  *   one-line reason the command line ends with (exit 1).
  * - `mirror_error` (the SDK dropped a batch it could not hand over) is recovered from the agent's
@@ -23,6 +27,7 @@ import { join } from 'node:path';
 import type { SessionKey, SessionStore } from '@anthropic-ai/claude-agent-sdk';
 import { type EnvMap, homeDirectory } from '../config/paths.js';
 import { type HeldEntries, MirrorGuard } from '../store/mirror-guard.js';
+import { tombstoneKey } from '../store/retention/tombstones.js';
 import {
   appendTranscriptFile,
   recoverSession,
@@ -32,6 +37,7 @@ import {
 } from '../store/transcript-recovery.js';
 import type { FlowerEvent } from './events.js';
 import { stepSessions } from './ledger.js';
+import { readTombstones } from './retention/tombstones.js';
 import type { StepResult, TranscriptRisk } from './step-result.js';
 
 /** Where refused entries wait for the next start, inside the run directory. */
@@ -204,7 +210,7 @@ export class TranscriptSafety {
    * sessions of processes that were killed: the SDK mirrors in the background, so their last
    * entries may never have been handed over), and any other whose own transcript is newer than the
    * store's copy: those the store lists, and `knownSessions` (the lineage's and the manifest's),
-   * which a damaged store may have lost.
+   * which a damaged store may have lost. Sessions gc dropped are left out of all of it.
    */
   async recoverAtStart(knownSessions: readonly string[], suspects: readonly string[] = []): Promise<void> {
     let entries = 0;
@@ -213,9 +219,13 @@ export class TranscriptSafety {
       entries += recovered.entries;
       if (recovered.entries > 0) sessions += 1;
     };
+    const dropped = new Set(readTombstones(this.options.runDir).map(tombstoneKey));
+    const wasDropped = (projectKey: string, sessionId: string) =>
+      dropped.has(tombstoneKey({ projectKey, sessionId }));
     for (const [projectKey, sessionId] of sessionsUnder(this.unsavedRoot)) {
       try {
-        count(await recoverSession(this.options.target, this.unsavedRoot, projectKey, sessionId));
+        if (!wasDropped(projectKey, sessionId))
+          count(await recoverSession(this.options.target, this.unsavedRoot, projectKey, sessionId));
         rmSync(transcriptFile(this.unsavedRoot, { projectKey, sessionId }), { force: true });
         rmSync(join(this.unsavedRoot, projectKey, sessionId), { recursive: true, force: true });
       } catch (error) {
@@ -227,6 +237,7 @@ export class TranscriptSafety {
     const root = agentProjectsRoot(this.options.env);
     const candidates = new Set([...suspects, ...(await this.behindStore(root, knownSessions))]);
     for (const sessionId of candidates) {
+      if (wasDropped(this.options.projectKey, sessionId)) continue;
       try {
         count(await recoverSession(this.options.target, root, this.options.projectKey, sessionId));
       } catch (error) {

@@ -8,16 +8,25 @@
  *
  * The archived task runs before the store URL is set (a task from before the database; the next
  * start sends its sessions up), so on PostgreSQL its sessions are in both places too.
+ *
+ * gc sticks (issue 18, observation 9): every run here shares one CLAUDE_CONFIG_DIR, so the agent's
+ * own transcripts of the dropped sessions are still on disk when the next start looks for entries
+ * its store lacks; the task's books still name those sessions. The next start of the task and of
+ * an aside copy nothing back, and on PostgreSQL a run directory from before gc (another machine
+ * that never saw it: its sessions.db still holds the dropped sessions, and it has no tombstone
+ * file) neither sends them back to the database nor keeps them.
  */
 import { createHash } from 'node:crypto';
-import { readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parseStoreTarget } from '../../src/config/store-url.js';
 import { peekLineage } from '../../src/runtime/lineage.js';
 import { readManifest } from '../../src/runtime/manifest.js';
+import { readTombstones, TOMBSTONES_FILE } from '../../src/runtime/retention/tombstones.js';
 import { lockTask } from '../../src/runtime/task-lock.js';
+import { projectKeyFor } from '../../src/store/session-key.js';
 import { openSharedStore } from '../../src/store/shared/shared-store.js';
 import {
   lastUserText,
@@ -33,6 +42,8 @@ import { dropSchemas, type SharedSchema, sharedSchema } from './shared-store-har
 import { writeOneStepFlow } from './workflow-file.js';
 
 const DAY_MS = 86_400_000;
+/** The start-up line of a recovery from the agents' own transcripts (runtime/transcript-safety.ts). */
+const COPIED_BACK = /copied back from the agents' own transcripts/;
 const SUCCESSOR_TEXT = 'Finished in the successor session.';
 const HANDOFF = `## Doing
 Greeting the user.
@@ -252,7 +263,16 @@ describe.each(['sqlite', 'postgres'] as const)('flower gc on %s (real binary, mo
       expect(await state()).toEqual(before);
     });
 
+  /** The main store as it was before gc dropped anything (another machine's copy, for the last test). */
+  const beforeGc = () => join(workspace, 'sessions-before-gc.db');
+
   it('drops the retired generation, the aside and the archived task; keeps the books and the live lineage, which still resumes', async () => {
+    const copy = new Database(mainDb(), { readonly: true });
+    try {
+      await copy.backup(beforeGc());
+    } finally {
+      copy.close();
+    }
     const spendBefore = await runFlower(['-w', workspace, 'report', '--json'], { env });
     expect(spendBefore.status, spendBefore.stderr).toBe(0);
     const booksBefore = books();
@@ -260,6 +280,31 @@ describe.each(['sqlite', 'postgres'] as const)('flower gc on %s (real binary, mo
     expect(run.status, run.stderr).toBe(0);
     expect(run.stdout).toContain('gc: dropped 3 sessions');
     expect(run.stdout).toContain('kept: 1 a lineage still resumes, 0 newer than the limit');
+    expect(run.stdout).toContain(
+      `so nothing copies them back; the agent's own copies in ${join(env.CLAUDE_CONFIG_DIR as string, 'projects')} are left alone`,
+    );
+    // The tombstones: in both run directories, and in the database, of what was dropped and why.
+    const expected = [
+      { sessionId: ids.retired, kind: 'retired' },
+      { sessionId: ids.aside, kind: 'aside' },
+      { sessionId: ids.archived, kind: 'archived' },
+    ].sort((a, b) => (a.sessionId < b.sessionId ? -1 : 1));
+    const tombstonesIn = (runDir: string) =>
+      readTombstones(runDir)
+        .map(({ sessionId, kind }) => ({ sessionId, kind }))
+        .sort((a, b) => (a.sessionId < b.sessionId ? -1 : 1));
+    expect(tombstonesIn(join(workspace, 'runs'))).toEqual(expected);
+    expect(tombstonesIn(join(workspace, 'runs', 'aside'))).toEqual(expected);
+    if (schema)
+      expect(
+        await schema.query(
+          'SELECT session_id AS "sessionId", kind FROM session_tombstones ORDER BY session_id',
+        ),
+      ).toEqual(expected);
+    // The agent's own transcripts are Claude Code's files: gc leaves them (gc-action.ts says why).
+    const agentFile = (id: string) =>
+      join(env.CLAUDE_CONFIG_DIR as string, 'projects', projectKeyFor(workspace), `${id}.jsonl`);
+    for (const { sessionId } of expected) expect(existsSync(agentFile(sessionId))).toBe(true);
 
     expect(storeState(mainDb()).sessions).toEqual([ids.live]);
     // With a shared store the asides' run directory also holds copies of the task's sessions (its
@@ -276,9 +321,50 @@ describe.each(['sqlite', 'postgres'] as const)('flower gc on %s (real binary, mo
     const seen = model.requests.length;
     const resumed = await runFlower(['-w', workspace, 'run', helloFlow], { env });
     expect(resumed.status, resumed.stderr).toBe(0);
+    // The agent's own transcripts of all three are still in CLAUDE_CONFIG_DIR, and the books name them.
+    expect(resumed.stderr).not.toMatch(COPIED_BACK);
+    expect(storeState(mainDb()).sessions).toEqual([ids.live]);
+    if (schema) expect((await sharedState(schema)).sessions).toEqual([ids.live]);
     const requests = model.mainRequests().filter((request) => model.requests.indexOf(request) >= seen);
     expect(requests.length).toBeGreaterThan(0);
     expect(JSON.stringify(requests[0]?.body?.messages ?? [])).toContain(SUCCESSOR_TEXT);
     expect(peekLineage(join(workspace, 'runs')).document.steps.hello).toBe(ids.live);
   }, 180_000);
+
+  it('gc sticks: the next aside start copies nothing back either, and the dropped sessions stay gone', async () => {
+    const dropped = [ids.retired, ids.aside, ids.archived];
+    const aside = await runFlower(['-w', workspace, '-r', 'runs/aside', 'once', 'ASIDE-QUESTION: and now?'], {
+      env,
+    });
+    expect(aside.status, aside.stderr).toBe(0);
+    expect(aside.stderr).not.toMatch(COPIED_BACK);
+    const stored = [
+      ...storeState(mainDb()).sessions,
+      ...storeState(asideDb()).sessions,
+      ...(schema ? (await sharedState(schema)).sessions : []),
+    ];
+    expect(stored).toContain(ids.live);
+    for (const id of dropped) expect(stored).not.toContain(id);
+  }, 180_000);
+
+  // Only a shared store has another machine.
+  if (backend === 'postgres')
+    it('a run directory from before gc (another machine) sends nothing dropped back, and drops its own copies', async () => {
+      const dropped = [ids.retired, ids.aside, ids.archived];
+      const runs = join(workspace, 'runs');
+      for (const suffix of ['', '-wal', '-shm']) rmSync(`${mainDb()}${suffix}`, { force: true });
+      writeFileSync(mainDb(), readFileSync(beforeGc()));
+      rmSync(join(runs, TOMBSTONES_FILE), { force: true });
+      expect(storeState(mainDb()).sessions).toEqual(expect.arrayContaining([ids.retired, ids.archived]));
+
+      const run = await runFlower(['-w', workspace, 'run', helloFlow], { env });
+      expect(run.status, run.stderr).toBe(0);
+      expect(run.stderr).not.toMatch(COPIED_BACK);
+      const shared = (await sharedState(schema as SharedSchema)).sessions;
+      expect(shared).toContain(ids.live);
+      for (const id of dropped) expect(shared).not.toContain(id);
+      for (const id of dropped) expect(storeState(mainDb()).sessions).not.toContain(id);
+      // The database told this run directory what was dropped.
+      expect(existsSync(join(runs, TOMBSTONES_FILE))).toBe(true);
+    }, 180_000);
 });

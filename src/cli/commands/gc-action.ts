@@ -7,24 +7,42 @@
  * FLOWER_STORE_URL a PostgreSQL URL, the sessions there under the workspace's project key. A store
  * file that does not exist is not created. `--dry-run` holds the task too, so what it shows is what
  * a real run would drop at that moment.
+ *
+ * A drop sticks: before a store's sessions are deleted, gc leaves tombstones of them (which
+ * session, when, why, on which host) in each run directory of the task (`dropped-sessions.json`
+ * in `runs/` and `runs/aside/`) and, with PostgreSQL, in the database. Start-up recovery and the
+ * sync with the database skip what they name, and the pull hands the database's tombstones to
+ * every other machine's run directory (and drops its copies there).
+ *
+ * Decision: gc leaves the agent's own transcripts alone (the JSONL files Claude Code keeps under
+ * `projects/` in its config directory, CLAUDE_CONFIG_DIR or ~/.claude). flower never sets that
+ * directory for a task (only `flower demo` uses a throw-away one, which it removes itself): it is
+ * the user's Claude Code directory, which other tools (`claude --resume`) read and Claude Code
+ * prunes on its own schedule (its `cleanupPeriodDays` setting). Deleting there would also reach
+ * only this machine's copies; the tombstones reach every machine's. The summary says where they are.
  */
 import { existsSync } from 'node:fs';
+import { hostname } from 'node:os';
 import { join } from 'node:path';
 import { loadEnvironment } from '../../config/env-chain.js';
 import { parseStoreTarget } from '../../config/store-url.js';
 import {
   type CollectableStore,
   collectStore,
+  type DroppedSession,
   type StoreOutcome,
   type StoreToCollect,
 } from '../../runtime/retention/collect.js';
 import { sharedReferences } from '../../runtime/retention/shared-references.js';
 import { gatherTaskReferences, mergeReferences } from '../../runtime/retention/task-references.js';
+import { addTombstones, tombstonesPath } from '../../runtime/retention/tombstones.js';
 import { lockTask } from '../../runtime/task-lock.js';
 import { ASIDE_RUN_DIR } from '../../runtime/task-spend.js';
+import { agentProjectsRoot } from '../../runtime/transcript-safety.js';
 import { openSessionStore } from '../../store/open-session-store.js';
 import type { TaskRecordKind } from '../../store/postgres/task-records.js';
 import { COLLECTABLE_KINDS, type CollectableKind } from '../../store/retention/reachability.js';
+import type { Tombstone } from '../../store/retention/tombstones.js';
 import { projectKeyFor } from '../../store/session-key.js';
 import { openSharedStore, type SharedStore } from '../../store/shared/shared-store.js';
 import type { HeldTaskLock } from '../../store/shared/task-lock-types.js';
@@ -119,6 +137,18 @@ const REFERENCE_KINDS: readonly TaskRecordKind[] = [
   'in-flight',
 ];
 
+/** The tombstones of `drops`, dropped now on this host. */
+export function tombstonesOf(drops: readonly DroppedSession[], now: number, host: string): Tombstone[] {
+  return drops.map(({ session, kind }) => ({
+    projectKey: session.projectKey,
+    sessionId: session.sessionId,
+    droppedAt: now,
+    kind,
+    lastWrite: session.mtime,
+    host,
+  }));
+}
+
 /** The PostgreSQL store named by --store or FLOWER_STORE_URL, or undefined when there is none (SQLite). */
 async function sharedStoreOf(global: GlobalOptions): Promise<SharedStore | undefined> {
   const url = storeUrlOf(global);
@@ -167,11 +197,26 @@ export async function runGc(flags: GcFlags, global: GlobalOptions): Promise<void
       });
     }
 
-    const cutoffMs = Date.now() - olderThanMs;
+    const now = Date.now();
+    const cutoffMs = now - olderThanMs;
+    // Every run directory of the task gets every tombstone: with a database each one syncs all the
+    // workspace's sessions, and without one a run directory's recovery reads only its own file.
+    const runDirs = [global.runDir, join(global.runDir, ASIDE_RUN_DIR)].filter((dir) => existsSync(dir));
+    const recorded: Tombstone[] = [];
+    const record = async (drops: readonly DroppedSession[]) => {
+      const tombstones = tombstonesOf(drops, now, hostname());
+      for (const dir of runDirs) addTombstones(dir, tombstones, (line) => notes.push(line));
+      await shared?.tombstones.add(tombstones);
+      recorded.push(...tombstones);
+    };
     const outcomes: StoreOutcome[] = [];
     for (const { target } of opened)
-      outcomes.push(await collectStore(target, { references, cutoffMs, dryRun }));
+      outcomes.push(await collectStore(target, { references, cutoffMs, dryRun, record }));
     const lines = [...gcLines(outcomes, olderThanMs, dryRun), ...notes.map((note) => `  note: ${note}`)];
+    if (recorded.length > 0)
+      lines.push(
+        `  recorded in ${tombstonesPath(global.runDir)}${shared ? ' and the database' : ''}, so nothing copies them back; the agent's own copies in ${agentProjectsRoot(process.env)} are left alone (Claude Code's files)`,
+      );
     process.stdout.write(`${lines.join('\n')}\n`);
   } finally {
     for (const { close } of opened) await close();

@@ -10,6 +10,10 @@
  * - `dryRun` reads only: the same selection and the same figures, nothing deleted.
  * - Manifest rows are never touched: they are the books (spend, report, budget), and they stay
  *   whole after their transcripts are gone.
+ * - A drop is recorded (`record`: the tombstones, store/retention/tombstones.ts) before the first
+ *   session of a store is deleted, so no drop is ever unrecorded: a collection cut off halfway
+ *   leaves tombstones of sessions still stored, which only keeps them from being copied around
+ *   until the next gc drops them; the other order could bring back what was dropped.
  */
 import type { SessionKey, SessionStoreEntry } from '@anthropic-ai/claude-agent-sdk';
 import type { StoredTranscript } from '../../store/backend.js';
@@ -59,11 +63,19 @@ export interface StoreOutcome {
   kept: { live: string[]; recent: string[]; unclaimed: string[] };
 }
 
+/** A session about to be dropped, and why. */
+export interface DroppedSession {
+  session: StoredSessionRef;
+  kind: CollectableKind;
+}
+
 export interface CollectOptions {
   references: TaskReferences;
   /** Sessions last written before this (epoch ms) may go. */
   cutoffMs: number;
   dryRun: boolean;
+  /** Records the drops of one store before any of them is deleted (not called on a dry run). */
+  record?: (drops: readonly DroppedSession[]) => Promise<void> | void;
 }
 
 function noneFreed(): Record<CollectableKind, Freed> {
@@ -132,6 +144,10 @@ export async function collectStore(target: StoreToCollect, options: CollectOptio
     freed: noneFreed(),
     kept: { live: [], recent: [], unclaimed: [] },
   };
+  const drops: DroppedSession[] = [];
+  for (const { session, verdict } of classified)
+    if (verdict.drop) drops.push({ session, kind: verdict.kind });
+  if (!options.dryRun && drops.length > 0) await options.record?.(drops);
   for (const { session, verdict } of classified) {
     if (!verdict.drop) {
       outcome.kept[verdict.reason].push(session.sessionId);

@@ -16,12 +16,13 @@
  *
  * Families: `sessions` (transcripts, their entries, summaries and newest cost-state; `session_append`)
  * and `task_records` (manifest rows, lineage, in-flight markers, endpoint history, spill files and
- * task-lock holders; task-records.ts). Each is an entry in `FAMILIES` with its own version row, so
- * adding one never touches another.
+ * task-lock holders; task-records.ts), and `tombstones` (the sessions gc dropped; tombstones.ts).
+ * Each is an entry in `FAMILIES` with its own version row, so adding one never touches another.
  */
 import type { Pool, PoolClient } from 'pg';
 import { PostgresStoreError } from './errors.js';
 import { TASK_RECORDS } from './task-records.js';
+import { TOMBSTONES } from './tombstones.js';
 
 /** One concern's tables: its migrations in order; migration i brings the family to version i + 1. */
 export interface TableFamily {
@@ -243,7 +244,7 @@ $append$;
 export const SESSIONS: TableFamily = { name: 'sessions', migrations: [sessionsV1, sessionsV2] };
 
 /** Every family this flower knows, in creation order. */
-export const FAMILIES: readonly TableFamily[] = [SESSIONS, TASK_RECORDS];
+export const FAMILIES: readonly TableFamily[] = [SESSIONS, TASK_RECORDS, TOMBSTONES];
 
 /** The task-records family (task-records.ts), named here beside the others. */
 export const TASK_RECORDS_FAMILY: TableFamily = TASK_RECORDS;

@@ -1,5 +1,9 @@
 import { describe, expect, it } from 'vitest';
-import { type CollectOptions, collectStore } from '../../../src/runtime/retention/collect.js';
+import {
+  type CollectOptions,
+  collectStore,
+  type DroppedSession,
+} from '../../../src/runtime/retention/collect.js';
 import type { SqliteSessionStore } from '../../../src/store/sqlite-session-store.js';
 import { sqliteStoresPerTest } from '../../support/sqlite-stores.js';
 
@@ -54,6 +58,37 @@ describe('collectStore', () => {
     );
     expect(outcome.freed.retired).toMatchObject({ sessions: ['s-old'], transcripts: 2, entries: 3 });
     expect(await sessions.load({ projectKey, sessionId: 's-old' })).not.toBeNull();
+  });
+
+  it('records the drops of a store before it deletes any of them, and a dry run records nothing', async () => {
+    const sessions = store();
+    await withRetired(sessions);
+    const seen: Array<{ drops: string[]; storedThen: boolean }> = [];
+    const record = async (drops: readonly DroppedSession[]) => {
+      seen.push({
+        drops: drops.map(({ session, kind }) => `${session.projectKey}/${session.sessionId}:${kind}`),
+        storedThen: sessions.hasSession(projectKey, 's-old'),
+      });
+    };
+    const target = { label: 'runs/sessions.db', store: sessions, projectKeys: [projectKey] };
+    await collectStore(target, { ...options({ live: ['s-live'], retired: ['s-old'] }, true), record });
+    expect(seen).toEqual([]);
+    await collectStore(target, { ...options({ live: ['s-live'], retired: ['s-old'] }), record });
+    expect(seen).toEqual([{ drops: [`${projectKey}/s-old:retired`], storedThen: true }]);
+    expect(sessions.hasSession(projectKey, 's-old')).toBe(false);
+  });
+
+  it('deletes nothing when the drops cannot be recorded', async () => {
+    const sessions = store();
+    await withRetired(sessions);
+    const record = () => Promise.reject(new Error('disk full'));
+    await expect(
+      collectStore(
+        { label: 'runs/sessions.db', store: sessions, projectKeys: [projectKey] },
+        { ...options({ live: ['s-live'], retired: ['s-old'] }), record },
+      ),
+    ).rejects.toThrow('disk full');
+    expect(sessions.hasSession(projectKey, 's-old')).toBe(true);
   });
 
   it("in the asides' store, drops what the books do not name and keeps what they do", async () => {

@@ -60,8 +60,9 @@ describe('openSessionStore: which backend', () => {
       const tables = await postgres.admin('SELECT count(*)::int AS n FROM pg_tables WHERE schemaname = $1', [
         schema.schema,
       ]);
-      // schema_versions, the sessions family's two tables, the task-records family's three.
-      expect(tables.rows[0].n).toBe(6);
+      // schema_versions, the sessions family's two tables, the task-records family's six (tasks,
+      // records, the lease's two, the fenced-out work's two), the tombstones family's one.
+      expect(tables.rows[0].n).toBe(10);
       await store.append(key, entries);
       expect(await store.load(key)).toEqual(entries);
     } finally {

@@ -14,6 +14,7 @@ import {
   type TableFamily,
 } from '../../../../src/store/postgres/schema.js';
 import { PostgresSessionStore } from '../../../../src/store/postgres/session-store.js';
+import { TOMBSTONES } from '../../../../src/store/postgres/tombstones.js';
 import { type TestSchema, usePostgres } from '../../../support/postgres.js';
 
 const postgres = usePostgres();
@@ -56,6 +57,7 @@ describe('schema creation', () => {
     expect(await versions()).toEqual([
       { family: 'sessions', version: SESSIONS.migrations.length },
       { family: 'task_records', version: TASK_RECORDS_FAMILY.migrations.length },
+      { family: 'tombstones', version: TOMBSTONES.migrations.length },
     ]);
     await stores[3]?.append({ projectKey: 'p', sessionId: 's' }, [{ type: 'user', uuid: 'u-1' }]);
     expect(await stores[5]?.load({ projectKey: 'p', sessionId: 's' })).toEqual([
@@ -72,6 +74,7 @@ describe('schema creation', () => {
     expect(await versions()).toEqual([
       { family: 'sessions', version: 2 },
       { family: 'task_records', version: 1 },
+      { family: 'tombstones', version: 1 },
     ]);
   });
 
@@ -120,7 +123,12 @@ describe('migrations', () => {
     await store.append({ projectKey: 'p', sessionId: 's' }, [{ type: 'user', uuid: 'kept' }]);
     await ensureSchema(await pool(), where.schema, where.display, [SESSIONS, notes(2)]);
     expect(await store.load({ projectKey: 'p', sessionId: 's' })).toEqual([{ type: 'user', uuid: 'kept' }]);
-    expect((await versions()).map((row) => row.family)).toEqual(['notes', 'sessions', 'task_records']);
+    expect((await versions()).map((row) => row.family)).toEqual([
+      'notes',
+      'sessions',
+      'task_records',
+      'tombstones',
+    ]);
   });
 });
 
@@ -191,6 +199,7 @@ describe('sessions version 1 → 2 (appends stop updating the key row)', () => {
     expect(await versions()).toEqual([
       { family: 'sessions', version: 2 },
       { family: 'task_records', version: 1 },
+      { family: 'tombstones', version: 1 },
     ]);
     const before = [...first, second[0] as SessionStoreEntry];
     expect(await store.load(main)).toEqual(before);

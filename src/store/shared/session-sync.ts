@@ -12,6 +12,9 @@
  *   and run again sends the rest and nothing twice.
  * - Nothing is deleted or rewritten: both sides only gain entries, in the source's order.
  * - Idempotent: a second sync right after the first finds equal counts and changes nothing.
+ * - A session `only` rules out is neither loaded nor sent, either way: the pull passes what
+ *   `flower gc` dropped (its tombstones, runtime/retention/tombstones.ts), so a copy one side
+ *   still holds never brings a dropped session back to the other.
  */
 import type { SessionKey, SessionStoreEntry } from '@anthropic-ai/claude-agent-sdk';
 
@@ -73,8 +76,9 @@ export function missingEntries(
 }
 
 /**
- * Copies what each side lacks to it. Main transcripts go before their subagents' (a main key's
- * summary is folded on append, and readers look the session up by its main key).
+ * Copies what each side lacks to it, for the sessions `only` accepts (all when it is not given).
+ * Main transcripts go before their subagents' (a main key's summary is folded on append, and
+ * readers look the session up by its main key).
  */
 export async function syncSessions(
   local: CountedBackend,

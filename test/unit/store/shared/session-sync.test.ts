@@ -46,6 +46,24 @@ describe('session sync', () => {
     const second = await syncSessions(counted(local), counted(shared), 'p');
     expect(second).toMatchObject({ keys: 3, differing: 0, pulled: 0, pushed: 0 });
   });
+  it('leaves a session `only` rules out alone on both sides, subagents included (what gc dropped)', async () => {
+    const local = store();
+    const shared = store();
+    const dropped = { projectKey: 'p', sessionId: 'dropped' };
+    const gone = { projectKey: 'p', sessionId: 'gone-there' };
+    await local.append(dropped, [user('a')]);
+    await local.append({ ...dropped, subpath: 'subagents/agent-1' }, [user('w')]);
+    await shared.append(gone, [user('b')]);
+    await shared.append({ projectKey: 'p', sessionId: 'kept' }, [user('c')]);
+    const outside = new Set(['dropped', 'gone-there']);
+    const report = await syncSessions(counted(local), counted(shared), 'p', (id) => !outside.has(id));
+    expect(report).toMatchObject({ keys: 1, pulled: 1, pushed: 0 });
+    expect(shared.hasSession('p', 'dropped')).toBe(false);
+    expect(await shared.load({ ...dropped, subpath: 'subagents/agent-1' })).toBeNull();
+    expect(local.hasSession('p', 'gone-there')).toBe(false);
+    expect(local.hasSession('p', 'kept')).toBe(true);
+  });
+
   it('copies a main transcript before its subagents, whichever side lacks which', async () => {
     const local = store();
     const shared = store();

@@ -1,12 +1,13 @@
 /**
  * Set-up shared by the end-to-end tests of task state in PostgreSQL (issue 14): a schema of the
  * test's own on the real server (FLOWER_TEST_POSTGRES_URL; PGlite without it), queries against
- * it, a loopback TCP proxy that can cut flower off the server and let it back, and a server that
- * asks for a password and rejects every one (the CI server trusts loopback connections, so a wrong
- * password cannot be provoked on it; this speaks the same wire protocol up to the refusal).
+ * it, a loopback TCP proxy that can cut, reset or black-hole flower's connections (fault-proxy.ts),
+ * and a server that asks for a password and rejects every one (the CI server trusts loopback
+ * connections, so a wrong password cannot be provoked on it; this speaks the same wire protocol up
+ * to the refusal).
  */
 import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
-import { type AddressInfo, connect, createServer, type Server, type Socket } from 'node:net';
+import { type AddressInfo, createServer } from 'node:net';
 import { join } from 'node:path';
 import pg from 'pg';
 import { type TestSchema, usePostgres } from '../support/postgres.js';
@@ -54,71 +55,8 @@ export function viaPort(url: string, port: number): string {
   return parsed.toString();
 }
 
-/**
- * A TCP proxy on 127.0.0.1 in front of the server. `cut()` drops every connection through it and
- * refuses new ones (the port stays reserved: it closes nothing but the sockets, and answers new
- * connections by closing them at once), `restore()` lets connections through again.
- */
-export class CuttableProxy {
-  private readonly server: Server;
-  private readonly sockets = new Set<Socket>();
-  private open = true;
-  /** Connections accepted while cut (each closed at once). */
-  refused = 0;
-
-  private constructor(
-    private readonly host: string,
-    private readonly targetPort: number,
-  ) {
-    this.server = createServer((client) => this.accept(client));
-  }
-
-  static async start(url: string): Promise<CuttableProxy> {
-    const target = new URL(url);
-    const proxy = new CuttableProxy(target.hostname, Number(target.port || 5432));
-    await new Promise<void>((resolve) => proxy.server.listen(0, '127.0.0.1', resolve));
-    return proxy;
-  }
-
-  get port(): number {
-    return (this.server.address() as AddressInfo).port;
-  }
-
-  private accept(client: Socket): void {
-    if (!this.open) {
-      this.refused += 1;
-      client.destroy();
-      return;
-    }
-    const upstream = connect(this.targetPort, this.host);
-    this.sockets.add(client).add(upstream);
-    const end = () => {
-      client.destroy();
-      upstream.destroy();
-      this.sockets.delete(client);
-      this.sockets.delete(upstream);
-    };
-    client.on('error', end).on('close', end);
-    upstream.on('error', end).on('close', end);
-    client.pipe(upstream);
-    upstream.pipe(client);
-  }
-
-  cut(): void {
-    this.open = false;
-    for (const socket of this.sockets) socket.destroy();
-    this.sockets.clear();
-  }
-
-  restore(): void {
-    this.open = true;
-  }
-
-  async close(): Promise<void> {
-    this.cut();
-    await new Promise<void>((resolve) => this.server.close(() => resolve()));
-  }
-}
+/** The fault-injecting proxy (test/support/fault-proxy.ts); the outage test knows it by its first job. */
+export { FaultProxy as CuttableProxy, FaultProxy } from '../support/fault-proxy.js';
 
 /**
  * A server that speaks PostgreSQL's start-up protocol far enough to ask for a cleartext password

@@ -500,7 +500,7 @@ export class Runtime {
     }
     emit({
       kind: 'retry',
-      text: 'The task store answers again and this process still owns the task; continuing',
+      text: 'The task store answers again: continuing',
       payload: { source: 'runtime', step: step.name, reason: 'ownership' },
     });
     if (!result.sessionId) return { ...current, countsAsAttempt: false };

@@ -244,12 +244,13 @@ describe.each(['sqlite', 'postgres'] as const)('flower gc on %s (real binary, mo
 
   // Only a shared store has a lock another machine can hold.
   if (backend === 'postgres')
-    it('refuses while a flower on another machine holds the task (the advisory lock alone, no lock file)', async () => {
+    it('refuses while a flower on another machine holds the task (the lease alone, no lock file)', async () => {
       const before = await state();
       const target = parseStoreTarget(schema?.url as string);
       if (target.kind !== 'postgres') throw new Error('not a PostgreSQL URL');
       const shared = await openSharedStore(target);
-      const held = await shared.locks().acquire({ workspace, runDir: join(workspace, 'runs') });
+      const leases = shared.leases({ identity: { instance: 'another-machine' } });
+      const held = await leases.acquire({ workspace, runDir: join(workspace, 'runs') });
       try {
         const run = await runFlower(['-w', workspace, 'gc'], { env });
         expect(run.status).toBe(1);
@@ -258,6 +259,7 @@ describe.each(['sqlite', 'postgres'] as const)('flower gc on %s (real binary, mo
         );
       } finally {
         await held.release();
+        await leases.close();
         await shared.close();
       }
       expect(await state()).toEqual(before);

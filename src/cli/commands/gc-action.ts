@@ -48,6 +48,7 @@ import { openSharedStore, type SharedStore } from '../../store/shared/shared-sto
 import type { HeldTaskLock } from '../../store/shared/task-lock-types.js';
 import { starterPaths } from '../../workflow/starter.js';
 import type { GlobalOptions } from '../command-line/global-options.js';
+import { leaseOptionsFor } from '../../runtime/ownership/run-instance.js';
 import { storeUrlOf } from '../interaction/task-store.js';
 import { DEFAULT_OLDER_THAN, parseAge } from './gc.js';
 
@@ -164,11 +165,16 @@ export async function runGc(flags: GcFlags, global: GlobalOptions): Promise<void
   const locks: HeldTaskLock[] = [];
   const opened: Array<{ target: StoreToCollect; close: () => void | Promise<void> }> = [];
   let shared: SharedStore | undefined;
+  let closeLeases = async () => {};
   try {
-    // The file lock keeps out a flower on this machine, the advisory lock one on any machine.
+    // The file lock keeps out a flower on this machine, the lease one on any machine.
     locks.push(await lockTask(global));
     shared = await sharedStoreOf(global);
-    if (shared) locks.push(await lockTask(global, shared.locks()));
+    if (shared) {
+      const leases = shared.leases(leaseOptionsFor(global.runDir));
+      closeLeases = () => leases.close();
+      locks.push(await leases.acquire(global));
+    }
 
     const { references, notes } = gatherTaskReferences(global.runDir, archiveDirs(global.workspace));
     const projectKeys = [projectKeyFor(global.workspace)];
@@ -221,6 +227,7 @@ export async function runGc(flags: GcFlags, global: GlobalOptions): Promise<void
   } finally {
     for (const { close } of opened) await close();
     for (const lock of locks.reverse()) await lock.release();
+    await closeLeases();
     await shared?.close();
   }
 }

@@ -35,7 +35,9 @@ export interface OutboxEntry {
 export function appendOutbox(runDir: string, changes: readonly TaskRecordChange[], epoch?: number): void {
   if (changes.length === 0) return;
   try {
-    appendFileSync(outboxPath(runDir), `${JSON.stringify({ epoch, changes })}\n`, { mode: PRIVATE_FILE_MODE });
+    appendFileSync(outboxPath(runDir), `${JSON.stringify({ epoch, changes })}\n`, {
+      mode: PRIVATE_FILE_MODE,
+    });
   } catch {
     // Sent from memory anyway; only a restart before it is sent would lose it.
   }

@@ -4,7 +4,7 @@
  * so the test must keep its event loop free while the child runs).
  */
 import { type ChildProcess, type ChildProcessWithoutNullStreams, spawn } from 'node:child_process';
-import { mkdtempSync } from 'node:fs';
+import { closeSync, mkdtempSync, openSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { mockModelEnv } from '../../src/testing/env.js';
@@ -63,8 +63,12 @@ export interface FlowerRunOptions {
    * never sees the end of its input. It is closed once the child exits.
    */
   keepStdinOpen?: boolean;
-  /** Standard input is /dev/null, as `</dev/null`, cron and systemd give it (`input` is ignored). */
-  stdinDevNull?: boolean;
+  /**
+   * Standard input is not a pipe (`input` is ignored): `devnull` is /dev/null, as `</dev/null`, cron
+   * and systemd give it; `unreadable` is /dev/null opened write-only, as `nohup` gives it when
+   * started from a terminal (every read fails with EBADF).
+   */
+  stdin?: 'devnull' | 'unreadable';
   timeoutMs?: number;
   /** Gets the child right after it started (its pid, or to signal it). */
   onSpawn?: (child: ChildProcess) => void;
@@ -86,12 +90,15 @@ export function runNodeScript(
   return new Promise((resolve, reject) => {
     const argv = [process.execPath, script, ...args];
     const [file, fileArgs] = options.wrap ? options.wrap(argv) : [process.execPath, argv.slice(1)];
+    // 'ignore' is what Node gives for /dev/null: the child's fd 0 is opened on it, read-only.
+    const unreadable = options.stdin === 'unreadable' ? openSync('/dev/null', 'w') : undefined;
+    const stdin = unreadable ?? (options.stdin === 'devnull' ? 'ignore' : 'pipe');
     const child = spawn(file, fileArgs, {
       cwd: options.cwd ?? tempDir('cwd'),
       env: options.env ?? isolatedEnv(),
-      // 'ignore' is what Node gives for /dev/null: the child's fd 0 is opened on it.
-      stdio: [options.stdinDevNull ? 'ignore' : 'pipe', 'pipe', 'pipe'],
+      stdio: [stdin, 'pipe', 'pipe'],
     });
+    if (unreadable !== undefined) closeSync(unreadable); // the child has its own copy
     let stdout = '';
     let stderr = '';
     child.stdout?.on('data', (chunk: Buffer) => {
@@ -113,12 +120,12 @@ export function runNodeScript(
       clearTimeout(timer);
       resolve({ status, signal, stdout, stderr });
     });
-    // On /dev/null (`stdinDevNull`) there is no pipe to write to or close.
-    const stdin = child.stdin;
-    if (stdin && options.keepStdinOpen) {
-      stdin.write(options.input ?? '');
-      child.on('exit', () => stdin.end());
-    } else stdin?.end(options.input ?? '');
+    // Off a pipe (`options.stdin`) there is nothing to write to or close.
+    const pipe = child.stdin;
+    if (pipe && options.keepStdinOpen) {
+      pipe.write(options.input ?? '');
+      child.on('exit', () => pipe.end());
+    } else pipe?.end(options.input ?? '');
     options.onSpawn?.(child);
   });
 }

@@ -3,7 +3,8 @@
  * SIGKILL in the middle of the work step, and a restart with standard input on /dev/null — as cron,
  * nohup and systemd give it — continues the task in the same work session and finishes, instead of
  * stopping at the "continue from last time?" prompt with "cancelled". Both `flower go --timeout 0`
- * and a bare `flower`. Real binary (dist/, `npm run build` first), real SDK and Claude Code; only the
+ * and a bare `flower`, and a bare `flower` under `nohup` (standard input unreadable: each read
+ * fails, which once crashed flower with an unhandled 'error' event). Real binary (dist/, `npm run build` first), real SDK and Claude Code; only the
  * model is scripted.
  */
 import type { ChildProcess } from 'node:child_process';
@@ -60,9 +61,11 @@ const coordinatorRequests = (mock: Scenario['mock'], after: number): RecordedReq
     .filter((request) => roleOf(request) === 'coordinator');
 
 describe.each([
-  { label: 'flower go --timeout 0', args: ['go', '--timeout', '0'] },
-  { label: 'a bare flower', args: [] },
-])('an unattended restart after a crash ($label </dev/null)', ({ args }) => {
+  { label: 'flower go --timeout 0 </dev/null', args: ['go', '--timeout', '0'], stdin: 'devnull' },
+  { label: 'a bare flower </dev/null', args: [], stdin: 'devnull' },
+  // nohup started from a terminal: /dev/null opened write-only, so every read fails (EBADF).
+  { label: 'a bare flower under nohup', args: [], stdin: 'unreadable' },
+] as const)('an unattended restart after a crash ($label)', ({ args, stdin }) => {
   it('continues the killed work session without asking, says so in one line, and exits 0', async () => {
     let killed = false;
     scenario = await startScenario((workspace) => ({
@@ -112,7 +115,7 @@ describe.each([
     const before = mock.mainRequests().length;
     const restart = await runFlower(['-w', workspace, ...args], {
       env,
-      stdinDevNull: true,
+      stdin,
       timeoutMs: 150_000,
     });
     expect(restart.stderr).toBe('');

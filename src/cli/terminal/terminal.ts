@@ -13,6 +13,9 @@
  * - On a terminal, input is in raw mode, edited by `LineEditor`, and the terminal is always restored
  *   (`close`, process exit, SIGTERM/SIGHUP). Off a terminal, input is split into lines and no prompt
  *   is drawn.
+ * - An input that cannot be read has ended: a read error is end of input, never a crash. (`nohup`
+ *   started from a terminal gives /dev/null opened write-only, and each read fails with EBADF;
+ *   seen: an unhandled 'error' event ended flower with a stack trace.)
  * - Only text flower produced reaches `print`; model text has been sanitised by the renderer.
  * - Below the output sits a footer of at most two rows: the live status (`setStatus`) and the
  *   prompt. It is drawn only on a terminal that takes cursor control (not `TERM=dumb`, which gets
@@ -80,6 +83,9 @@ export class Terminal {
       Boolean(options.output.isTTY) && (options.cursorControl ?? cursorControlAllowed(process.env));
     this.interactive = Boolean(this.drawsFooter && options.input.isTTY && options.input.setRawMode);
     this.editor = new LineEditor(options.editor);
+    // Attached for the input's whole life, not only while reading: a read under way at `close`
+    // may still fail afterwards.
+    this.input.on('error', this.onInputError);
   }
 
   /** Whether the input is a terminal someone can type into. */
@@ -247,6 +253,10 @@ export class Terminal {
     this.pipeBuffer = '';
     this.ended = true;
     this.emit({ kind: 'eof' });
+  };
+
+  private readonly onInputError = () => {
+    if (!this.ended) this.onEnd();
   };
 
   private emit(event: EditorEvent): void {

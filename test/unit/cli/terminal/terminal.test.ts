@@ -68,6 +68,19 @@ describe('Terminal off a terminal (pipes)', () => {
     ]);
     expect(await terminal.next()).toEqual({ kind: 'eof' });
   });
+
+  it('takes a read error for the end of input, never a crash (nohup: stdin opened write-only)', async () => {
+    const { input, terminal } = setup(false);
+    terminal.start();
+    input.emit('data', Buffer.from('piped before the failure\n'));
+    // An EventEmitter with no 'error' listener throws this at the emitter: the process would die.
+    input.emit('error', Object.assign(new Error('EBADF: bad file descriptor, read'), { code: 'EBADF' }));
+    expect(await terminal.next()).toEqual({ kind: 'submit', line: 'piped before the failure' });
+    expect(await terminal.next()).toEqual({ kind: 'eof' });
+    // After close, a read that was under way may still fail: still no crash.
+    terminal.close();
+    expect(() => input.emit('error', new Error('EBADF'))).not.toThrow();
+  });
 });
 
 describe('Terminal on a terminal', () => {

@@ -86,6 +86,7 @@ export function reportLines(report: RunReport): string[] {
   for (const notice of report.notices) lines.push(`! ${notice}`);
   if (report.task.request) lines.push(`Task: ${report.task.request}`);
   if (report.task.last_verdict) lines.push(`Last verdict: ${report.task.last_verdict}`);
+  if (report.fenced_out !== null) lines.push(fencedOutLine(report.fenced_out));
 
   lines.push('', 'Steps');
   if (report.steps.length === 0) lines.push('  (no steps recorded)');
@@ -196,4 +197,15 @@ export function reportLines(report: RunReport): string[] {
     `Task total: ${usd(totals.cost_usd)} (steps ${usd(totals.steps_cost_usd)} + asides ${usd(totals.asides_cost_usd)}) over ${totals.runs} run${totals.runs === 1 ? '' : 's'}; ledger: main ${usd(totals.main.cost_usd)} + workers ${usd(totals.workers.cost_usd)}`,
   );
   return lines;
+}
+
+/** The work of owners that lost the task, in one line (kept aside, never merged). */
+export function fencedOutLine(fenced: NonNullable<RunReport['fenced_out']>): string {
+  const parts: string[] = [];
+  if (fenced.entries > 0)
+    parts.push(
+      `${fenced.entries} transcript entr${fenced.entries === 1 ? 'y' : 'ies'} of ${fenced.sessions.length} session${fenced.sessions.length === 1 ? '' : 's'} (${fenced.sessions.map((id) => id.slice(0, 8)).join(', ')}), ${usd(fenced.cost_usd)}`,
+    );
+  if (fenced.changes > 0) parts.push(`${fenced.changes} record${fenced.changes === 1 ? '' : 's'}`);
+  return `! Kept aside, never merged: work an owner sent after it lost the task: ${parts.join('; ')}.`;
 }

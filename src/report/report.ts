@@ -144,6 +144,8 @@ export interface RunReport {
     cost_usd: number;
     items: Array<{ started_at: number; ok: boolean; cost_usd: number; text: string }>;
   };
+  /** Work of owners that lost the task, kept aside by the shared store (null: none). */
+  fenced_out: { entries: number; sessions: string[]; cost_usd: number | null; changes: number } | null;
   totals: {
     cost_usd: number;
     steps_cost_usd: number;
@@ -157,7 +159,10 @@ export interface RunReport {
 
 /** What `buildReport` works from: the books, the transcripts, the workbench. */
 export interface ReportInput {
-  data: Pick<RunData, 'location' | 'manifest' | 'setAside' | 'asides' | 'lineage' | 'store' | 'workbench'>;
+  data: Pick<
+    RunData,
+    'location' | 'manifest' | 'setAside' | 'asides' | 'lineage' | 'store' | 'workbench' | 'fencedOut'
+  >;
   /** Transcripts by session id (every session of every step, read once). */
   transcripts: ReadonlyMap<string, SessionTranscripts>;
 }
@@ -490,6 +495,15 @@ export function buildReport(input: ReportInput, options: ReportOptions = {}): Ru
         text: shown(typeof row.text === 'string' ? row.text : '').slice(0, 500),
       })),
     },
+    fenced_out:
+      data.fencedOut === undefined
+        ? null
+        : {
+            entries: data.fencedOut.entries,
+            sessions: data.fencedOut.sessions.map((id) => shown(id)),
+            cost_usd: data.fencedOut.costUsd,
+            changes: data.fencedOut.changes,
+          },
     totals: {
       cost_usd: spend.totalUsd,
       steps_cost_usd: spend.stepsUsd,

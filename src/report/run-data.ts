@@ -75,7 +75,23 @@ export interface RunData {
   workbench: WorkbenchData | undefined;
   /** Main and subagent transcripts of these sessions, as stored; unknown ids are left out. */
   transcripts(sessionIds: readonly string[]): Promise<SessionTranscripts[]>;
+  /**
+   * What owners that lost the task sent after that, kept aside by the database (a task in
+   * PostgreSQL only; store/postgres/task-lease.ts): never part of the books or the lineage.
+   */
+  fencedOut?: FencedOutWork;
   close(): void;
+}
+
+/** Work of fenced-out owners, as the report shows it. */
+export interface FencedOutWork {
+  /** Transcript entries kept aside, and the sessions they belong to. */
+  entries: number;
+  sessions: string[];
+  /** Their responses priced once each (null: a model not in the price table). */
+  costUsd: number | null;
+  /** Record changes kept aside (manifest rows, lineage, markers). */
+  changes: number;
 }
 
 function countFiles(directory: string): FileCount {

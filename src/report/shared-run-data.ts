@@ -19,16 +19,30 @@
  */
 import { join } from 'node:path';
 import type { SessionKey } from '@anthropic-ai/claude-agent-sdk';
-import { readStepTranscripts, type SessionTranscripts, type TranscriptReader } from '../runtime/ledger.js';
+import {
+  ledgerCost,
+  readStepTranscripts,
+  type SessionTranscripts,
+  stepLedger,
+  type TranscriptReader,
+  UNBOUNDED,
+} from '../runtime/ledger.js';
 import type { LineageRecord } from '../runtime/lineage.js';
 import type { PeekedDocument } from '../runtime/locked-json-file.js';
 import type { StoredManifestRow } from '../runtime/manifest.js';
 import { mergeLineage, mergeManifest } from '../runtime/shared/merge.js';
+import { fencedManifestRecords } from '../runtime/shared/pull.js';
 import { ASIDE_RUN_DIR } from '../runtime/task-spend.js';
-import type { TaskRecord } from '../store/postgres/task-records.js';
+import type { FencedWork, TaskRecord } from '../store/postgres/task-records.js';
 import { projectKeyFor } from '../store/session-key.js';
 import type { SharedStore } from '../store/shared/shared-store.js';
-import { openRunData, type RunData, type RunLocation, type StoredSession } from './run-data.js';
+import {
+  type FencedOutWork,
+  openRunData,
+  type RunData,
+  type RunLocation,
+  type StoredSession,
+} from './run-data.js';
 
 const BOOK_KINDS = ['manifest-run', 'manifest-added', 'lineage-step', 'woke'] as const;
 
@@ -61,10 +75,11 @@ export async function openSharedRunData(location: RunLocation, shared: SharedSto
   const local = await openRunData(location);
   try {
     const projectKey = projectKeyFor(workspace);
-    const [main, asides, listed] = await Promise.all([
+    const [main, asides, listed, fenced] = await Promise.all([
       shared.records.read({ workspace, runDir }, { kinds: BOOK_KINDS }),
       shared.records.read({ workspace, runDir: join(runDir, ASIDE_RUN_DIR) }, { kinds: BOOK_KINDS }),
       shared.sessions.listSessions(projectKey),
+      shared.records.readFenced({ workspace, runDir }),
     ]);
     const remote = new Map<string, StoredSession>(
       listed.map(({ sessionId, mtime }) => [sessionId, { projectKey, sessionId, mtime }]),
@@ -81,9 +96,15 @@ export async function openSharedRunData(location: RunLocation, shared: SharedSto
     };
     return {
       ...local,
-      manifest: mergedManifest(main.records, local.manifest, main.task !== undefined),
+      // As the pull merges them: a fenced-out owner's rows are books of real spend, marked.
+      manifest: mergedManifest(
+        [...main.records, ...fencedManifestRecords(fenced)],
+        local.manifest,
+        main.task !== undefined,
+      ),
       asides: mergedManifest(asides.records, local.asides, asides.task !== undefined),
       lineage: mergedLineage(main.records, local.lineage, workspace),
+      ...(fenced.entries.length + fenced.changes.length > 0 ? { fencedOut: fencedOutWork(fenced) } : {}),
       store: sessions.size > 0 || local.store.state === 'ok' ? { state: 'ok', sessions } : local.store,
       async transcripts(sessionIds) {
         const here = sessionIds.filter((id) => !fromDatabase(id));
@@ -103,4 +124,29 @@ export async function openSharedRunData(location: RunLocation, shared: SharedSto
     local.close();
     throw error;
   }
+}
+
+/** The fenced-out owners' work: counted, and its responses priced once each, by the ledger's rules. */
+export function fencedOutWork(fenced: FencedWork): FencedOutWork {
+  const bySession = new Map<string, SessionTranscripts>();
+  for (const kept of fenced.entries) {
+    const session = bySession.get(kept.sessionId) ?? { sessionId: kept.sessionId, main: [], subagents: [] };
+    bySession.set(kept.sessionId, session);
+    if (kept.subpath === '') (session.main as unknown[]).push(kept.entry);
+    else {
+      let subagent = session.subagents.find((each) => each.subpath === kept.subpath);
+      if (subagent === undefined) {
+        subagent = { subpath: kept.subpath, agentId: kept.subpath.replace(/^.*agent-/, ''), entries: [] };
+        (session.subagents as unknown[]).push(subagent);
+      }
+      (subagent.entries as unknown[]).push(kept.entry);
+    }
+  }
+  const sessions = [...bySession.values()];
+  return {
+    entries: fenced.entries.length,
+    sessions: sessions.map((session) => session.sessionId),
+    costUsd: ledgerCost(stepLedger(sessions, UNBOUNDED)),
+    changes: fenced.changes.length,
+  };
 }

@@ -143,6 +143,23 @@ describe.runIf(canMakeMachines)('two machines, one task, a partition', () => {
       const parent = (JSON.parse(row.entry) as { parentUuid?: string | null }).parentUuid;
       if (typeof parent === 'string') expect(storedUuids.has(parent), `parent ${parent}`).toBe(true);
     }
+    // The report (from a third place: no runs/, only the database) shows A's kept-aside work and its spend.
+    expect(kept.length).toBeGreaterThan(0);
+    const reportEnv = b.env(modelB, { FLOWER_STORE_URL: schema.url });
+    const json = await runFlower(['-w', workspace, 'report', '--json'], { env: reportEnv });
+    expect(json.status, json.stderr).toBe(0);
+    const fencedOut = JSON.parse(json.stdout).fenced_out;
+    expect(fencedOut.entries).toBe((await schema.query('SELECT 1 FROM fenced_entries')).length);
+    const [{ session_id: sharedSession }] = (await schema.query<{ session_id: string }>(
+      'SELECT DISTINCT session_id FROM fenced_entries',
+    )) as [{ session_id: string }];
+    expect(fencedOut.sessions).toEqual([sharedSession]);
+    expect(typeof fencedOut.cost_usd).toBe('number');
+    const text = await runFlower(['-w', workspace, 'report'], { env: reportEnv });
+    expect(text.stdout).toMatch(
+      /Kept aside, never merged: work an owner sent after it lost the task: \d+ transcript entr/,
+    );
+
     // The lineage names the session holding the newest work: the one B resumed and finished.
     const [lineage] = await schema.query<{ value: string }>(
       "SELECT value FROM task_records WHERE kind = 'lineage-step' AND key = 'clarify'",

@@ -29,6 +29,7 @@
 import { join, resolve } from 'node:path';
 import type { PostgresTarget } from '../../config/store-url.js';
 import type { SessionBackend } from '../../store/backend.js';
+import { defaultPoolPolicy, GuardedPool, within } from '../../store/postgres/connection.js';
 import { projectKeyFor } from '../../store/session-key.js';
 import { MirroredSessionStore } from '../../store/shared/mirrored-store.js';
 import { syncSessions } from '../../store/shared/session-sync.js';
@@ -224,10 +225,11 @@ export class SharedTask implements RuntimeSharing {
     if (sent && recorded) {
       level = await this.levelSessions(Math.max(1000, deadline - Date.now()));
       if (level)
-        level = await pushSpillFiles(this.store, this.task).then(
-          () => true,
-          () => false,
-        );
+        level =
+          (await within(
+            pushSpillFiles(this.store, this.task).then(() => true),
+            Math.max(1000, deadline - Date.now()),
+          )) === true;
     }
     if (!(sent && recorded && level)) {
       const unsent = this.sessions.pending + this.records.pending;
@@ -237,9 +239,18 @@ export class SharedTask implements RuntimeSharing {
     }
     this.releaseHold();
     this.keeper.stop();
-    await this.lease.release();
-    await this.leases.close();
-    await this.store.close();
+    // Side by side and bounded: a black-holed or frozen server answers neither the release nor the
+    // pools' goodbyes, and the process must still end (issue 18). A lease left unreleased expires.
+    const grace = defaultPoolPolicy.closeTimeoutMs + 1000;
+    await Promise.all([
+      within(this.lease.release(), defaultPoolPolicy.closeTimeoutMs).then(() =>
+        within(this.leases.close(), grace),
+      ),
+      within(this.store.close(), grace),
+    ]);
+    // What still waits on the store's connections is abandoned: its sockets must not keep the process alive.
+    const pool = this.store.sessions.pool;
+    if (pool instanceof GuardedPool) pool.destroyConnections();
   }
 
   /** Brings the database's sessions level with the local store (both ways); throws on failure. */

@@ -4,11 +4,13 @@
  * Invariants:
  * - Read-only: it connects, reads the server version, the schema's version row and the user's
  *   privileges, and creates or changes nothing (a doctor run must not set up a database).
- * - Bounded: one connection with `connectTimeoutMs`, closed before returning.
+ * - Bounded: one connection, each wait on it (connecting, every query, the goodbye) bounded by
+ *   `connectTimeoutMs` or connection.ts's policy, closed before returning.
  * - Never throws: the answer is one line, either what was found or what to fix.
  */
 import pg from 'pg';
 import type { PostgresTarget } from '../../config/store-url.js';
+import { clientConfig, endClient, guardClient } from './connection.js';
 import { adviceFor, errorCode, errorText } from './errors.js';
 import { FAMILIES } from './schema.js';
 
@@ -22,13 +24,15 @@ export async function checkPostgresStore(
   connectTimeoutMs = 5000,
 ): Promise<StoreCheck> {
   const where = `${target.host}:${target.port}/${target.database}`;
-  const client = new pg.Client({
-    connectionString: target.connectionString,
-    application_name: 'flower doctor',
-    connectionTimeoutMillis: connectTimeoutMs,
-    query_timeout: connectTimeoutMs,
-  });
-  client.on('error', () => {});
+  const client = guardClient(
+    new pg.Client(
+      clientConfig(
+        target,
+        { connectTimeoutMs, queryTimeoutMs: connectTimeoutMs, statementTimeoutMs: connectTimeoutMs },
+        'flower doctor',
+      ),
+    ),
+  );
   try {
     await client.connect();
     const version = (await client.query<{ server_version: string }>('SHOW server_version')).rows[0]
@@ -92,6 +96,6 @@ export async function checkPostgresStore(
     const advice = adviceFor(error, target) ?? errorText(error).replace(/\s+/g, ' ');
     return { ok: false, line: `${target.display}: ${advice}` };
   } finally {
-    await client.end().catch(() => {});
+    await endClient(client);
   }
 }

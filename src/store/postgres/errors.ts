@@ -63,7 +63,7 @@ export function adviceFor(error: unknown, where: Where): string | undefined {
       return `${server(where)} cannot be reached: check the host, the port and any firewall in between`;
     case 'ECONNRESET':
     case 'EPIPE':
-      return `${server(where)} closed the connection: check that PostgreSQL listens there and that the URL's sslmode matches the server`;
+      return `${server(where)} closed the connection: run again; if it keeps happening, check that PostgreSQL listens there and that the URL's sslmode matches the server`;
     case '28P01':
       return where.hasPassword
         ? `PostgreSQL rejected the password for ${userName(where)}: fix the password in the URL (percent-encode @ : / # as %40 %3A %2F %23)`

@@ -20,9 +20,10 @@
  *   and the shared one lacks) is queued instead. A job dropped while a catch-up runs queues
  *   another, so nothing appended meanwhile is left behind.
  * - `flush(ms)` waits at most `ms` for the queue to drain and says whether it did; `close()`
- *   stops retrying. Nothing here throws into the work.
+ *   stops retrying and answers every waiting flush at once; a job that fails after it is not said
+ *   (the close tore its connection down). Nothing here throws into the work.
  */
-import { errorCode, errorText } from '../postgres/errors.js';
+import { errorCode, errorText, PostgresStoreError } from '../postgres/errors.js';
 
 export interface OutageNotice {
   /** The store's failure; `line` is said once. */
@@ -45,7 +46,7 @@ export function outageNotice(
       if (warned) return;
       warned = true;
       say.onWarning?.(
-        `PostgreSQL store ${display} does not answer (${oneLine(errorText(error))}); the work continues in the run directory and is sent when it answers again.`,
+        `PostgreSQL store ${display} does not answer (${outageCause(error)}); the work continues in the run directory and is sent when it answers again.`,
       );
     },
     recovered() {
@@ -73,6 +74,11 @@ const PASSING_CODES = new Set([
   '57P01',
   '57P02',
   '57P03',
+  // idle_session_timeout, idle_in_transaction_session_timeout, statement_timeout (connection.ts):
+  // a session the server ended or a statement it cancelled because an answer took too long.
+  '57P05',
+  '25P03',
+  '57014',
   '40001',
   '40P01',
 ]);
@@ -110,7 +116,7 @@ export class WriteBehindQueue {
   private running = false;
   private closed = false;
   private wake: (() => void) | undefined;
-  private waiters: Array<() => void> = [];
+  private waiters: Array<(drained: boolean) => void> = [];
   private catchUpQueued = false;
   private catchUpRunning = false;
   private droppedDuringCatchUp = false;
@@ -163,7 +169,7 @@ export class WriteBehindQueue {
     // A flush cuts the current backoff pause short: the caller is about to wait anyway.
     this.wake?.();
     let timer: NodeJS.Timeout | undefined;
-    const drained = new Promise<boolean>((resolve) => this.waiters.push(() => resolve(true)));
+    const drained = new Promise<boolean>((resolve) => this.waiters.push(resolve));
     const timeout = new Promise<boolean>((resolve) => {
       timer = setTimeout(() => resolve(false), timeoutMs);
     });
@@ -176,6 +182,7 @@ export class WriteBehindQueue {
   close(): void {
     this.closed = true;
     this.wake?.();
+    for (const waiter of this.waiters.splice(0)) waiter(this.jobs.length === 0);
   }
 
   private async drain(): Promise<void> {
@@ -188,6 +195,8 @@ export class WriteBehindQueue {
         this.options.notice.recovered();
         delay = this.options.retryDelayMs ?? 500;
       } catch (error) {
+        // A job given up by close() fails as its connections are torn down: that is no news.
+        if (this.closed) break;
         if (isPassingFailure(error)) {
           this.options.notice.failed(error);
           await this.pause(delay);
@@ -200,7 +209,7 @@ export class WriteBehindQueue {
       this.done += 1;
       if (this.jobs.length === 0) {
         this.options.onDrained?.();
-        for (const waiter of this.waiters.splice(0)) waiter();
+        for (const waiter of this.waiters.splice(0)) waiter(true);
       }
     }
     this.running = false;
@@ -219,6 +228,16 @@ export class WriteBehindQueue {
       this.wake = undefined;
     });
   }
+}
+
+/**
+ * What went wrong, for the outage line: the driver's or socket's own words ("read ECONNRESET",
+ * "Query read timeout") when a store error wraps them, since the line names the server already and
+ * the wrapped advice (check the URL, the sslmode) is for a start that fails, not a run that goes on.
+ */
+function outageCause(error: unknown): string {
+  const cause = error instanceof PostgresStoreError ? error.cause : undefined;
+  return oneLine(errorText(cause ?? error));
 }
 
 function oneLine(text: string): string {

@@ -17,7 +17,7 @@ describe('adviceFor: what to fix, per failure', () => {
     ['ENOTFOUND', 'the host name "db.example" does not resolve'],
     ['EAI_AGAIN', 'the host name "db.example" does not resolve'],
     ['ETIMEDOUT', 'db.example:6543 cannot be reached'],
-    ['ECONNRESET', 'db.example:6543 closed the connection'],
+    ['ECONNRESET', 'db.example:6543 closed the connection: run again'],
     ['28P01', 'PostgreSQL rejected the password for user "flower": fix the password in the URL'],
     ['28000', 'PostgreSQL refused user "flower" (server said no)'],
     [

@@ -1,9 +1,11 @@
 /**
  * The write-behind queue: jobs run in the order pushed, one at a time; a passing failure (the
  * server away) is retried until it succeeds and said once however many jobs meet it; a refused job
- * is said and dropped without blocking the rest; `flush` waits a bounded time.
+ * is said and dropped without blocking the rest; `flush` waits a bounded time, and `close` ends
+ * every wait at once.
  */
 import { describe, expect, it } from 'vitest';
+import { PostgresStoreError } from '../../../../src/store/postgres/errors.js';
 import {
   isPassingFailure,
   outageNotice,
@@ -179,6 +181,51 @@ describe('write-behind', () => {
     await new Promise((resolve) => setTimeout(resolve, 60));
     expect(tries).toBe(atClose);
     expect(queue.pending).toBe(1);
+  });
+
+  it('close answers a waiting flush at once (false: a job is left), without waiting for its bound', async () => {
+    const queue = new WriteBehindQueue({ notice: outageNotice('db', {}), retryDelayMs: 5 });
+    queue.push('hangs', () => new Promise<void>(() => {}));
+    const started = Date.now();
+    const flushed = queue.flush(60_000);
+    queue.close();
+    expect(await flushed).toBe(false);
+    expect(Date.now() - started).toBeLessThan(1000);
+  });
+
+  it('a job that fails after close (its connection torn down) is not said as an outage', async () => {
+    const warnings: string[] = [];
+    const queue = new WriteBehindQueue({
+      notice: outageNotice('db', { onWarning: (line) => warnings.push(line) }),
+      retryDelayMs: 5,
+    });
+    let fail: (error: Error) => void = () => {};
+    queue.push('in flight', () => new Promise<void>((_, reject) => (fail = reject)));
+    queue.close();
+    fail(new Error('Connection terminated unexpectedly'));
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    expect(warnings).toEqual([]);
+    expect(queue.pending).toBe(1);
+  });
+
+  it("the outage line gives the driver's words, not the wrapped store error's advice", () => {
+    const warnings: string[] = [];
+    const notice = outageNotice('postgres://db/x', { onWarning: (line) => warnings.push(line) });
+    notice.failed(
+      new PostgresStoreError(
+        'postgres://db/x',
+        'PostgreSQL store postgres://db/x: could not write task records: db:5432 closed the connection: run again.',
+        { cause: Object.assign(new Error('read ECONNRESET'), { code: 'ECONNRESET' }) },
+      ),
+    );
+    expect(warnings).toEqual([
+      'PostgreSQL store postgres://db/x does not answer (read ECONNRESET); the work continues in the run directory and is sent when it answers again.',
+    ]);
+  });
+
+  it('the server cutting a statement or a session short (connection.ts bounds) is an outage', () => {
+    for (const code of ['57014', '25P03', '57P05'])
+      expect(isPassingFailure(Object.assign(new Error('x'), { code }))).toBe(true);
   });
 
   it('an outage wrapped in another error (its cause) is an outage too', () => {

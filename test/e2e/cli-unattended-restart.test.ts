@@ -4,7 +4,8 @@
  * nohup and systemd give it — continues the task in the same work session and finishes, instead of
  * stopping at the "continue from last time?" prompt with "cancelled". Both `flower go --timeout 0`
  * and a bare `flower`, and a bare `flower` under `nohup` (standard input unreadable: each read
- * fails, which once crashed flower with an unhandled 'error' event). Real binary (dist/, `npm run build` first), real SDK and Claude Code; only the
+ * fails, which once crashed flower with an unhandled 'error' event) and on a pipe that stays open
+ * and silent, as a CI runner gives (carried on after the prompt's short wait). Real binary (dist/, `npm run build` first), real SDK and Claude Code; only the
  * model is scripted.
  */
 import type { ChildProcess } from 'node:child_process';
@@ -61,11 +62,13 @@ const coordinatorRequests = (mock: Scenario['mock'], after: number): RecordedReq
     .filter((request) => roleOf(request) === 'coordinator');
 
 describe.each([
-  { label: 'flower go --timeout 0 </dev/null', args: ['go', '--timeout', '0'], stdin: 'devnull' },
-  { label: 'a bare flower </dev/null', args: [], stdin: 'devnull' },
+  { label: 'flower go --timeout 0 </dev/null', args: ['go', '--timeout', '0'], input: { stdin: 'devnull' } },
+  { label: 'a bare flower </dev/null', args: [], input: { stdin: 'devnull' } },
   // nohup started from a terminal: /dev/null opened write-only, so every read fails (EBADF).
-  { label: 'a bare flower under nohup', args: [], stdin: 'unreadable' },
-] as const)('an unattended restart after a crash ($label)', ({ args, stdin }) => {
+  { label: 'a bare flower under nohup', args: [], input: { stdin: 'unreadable' } },
+  // A CI runner: a pipe that stays open and never speaks; carried on after the prompt's wait.
+  { label: 'a bare flower on an open, silent pipe', args: [], input: { keepStdinOpen: true } },
+] as const)('an unattended restart after a crash ($label)', ({ args, input }) => {
   it('continues the killed work session without asking, says so in one line, and exits 0', async () => {
     let killed = false;
     scenario = await startScenario((workspace) => ({
@@ -115,7 +118,7 @@ describe.each([
     const before = mock.mainRequests().length;
     const restart = await runFlower(['-w', workspace, ...args], {
       env,
-      stdin,
+      ...input,
       timeoutMs: 150_000,
     });
     expect(restart.stderr).toBe('');

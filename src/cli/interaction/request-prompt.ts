@@ -9,8 +9,10 @@
  * - End of input cancels (exit 1, "cancelled") — except when waking off a terminal, where it means
  *   "carry on", as it already means "nobody answers" for questions: cron, nohup and systemd give
  *   flower an empty standard input, and a restart after a crash must continue the task, not stop at
- *   a prompt nobody sees (seen: `flower go --timeout 0 </dev/null` exited 1 "cancelled"). The
- *   caller says so in one line (`continuingNotice`).
+ *   a prompt nobody sees (seen: `flower go --timeout 0 </dev/null` exited 1 "cancelled"). A pipe
+ *   that stays open and silent (a CI runner) carries on too, after `WAKE_PIPE_WAIT_MS`; words that
+ *   come later reach the run as mail, like any line typed while it works. The caller says so in one
+ *   line (`CONTINUING_NOTICE`).
  * - The prompt reads through the same Terminal as the run, so lines typed or piped after the request
  *   are kept for the run instead of being swallowed.
  */
@@ -27,6 +29,13 @@ export const REQUEST_HEADERS = {
 export const START_OVER_COMMAND = '/new';
 
 /**
+ * How long a wake off a terminal waits for piped words before it carries on. Piped words are there
+ * at once (`echo … | flower`); an open pipe that never speaks would otherwise hold a restart for
+ * ever. Short against any run, long against a pipe's first line.
+ */
+export const WAKE_PIPE_WAIT_MS = 5_000;
+
+/**
  * Said when a wake off a terminal carries on because standard input gave no words. (The wake
  * banner right after it names the directory.)
  */
@@ -39,15 +48,18 @@ export async function readRequest(
   waking: boolean,
   paint: (text: string) => string,
   header: string = waking ? REQUEST_HEADERS.waking : REQUEST_HEADERS.fresh,
+  pipeWaitMs: number = WAKE_PIPE_WAIT_MS,
 ): Promise<string> {
   if (terminal.inputIsTerminal) terminal.print([paint(header)]);
   terminal.start();
   terminal.showPrompt(() => '> ');
-  const event = await terminal.next();
+  const offTerminalWake = waking && !terminal.inputIsTerminal;
+  const event = await terminal.nextWithin(offTerminalWake ? pipeWaitMs : undefined);
   terminal.hidePrompt();
+  if (event === undefined) return ''; // an open, silent pipe: carry on
   if (event.kind === 'interrupt') throw new InterruptedError('quit (Ctrl-C); nothing was started');
   if (event.kind !== 'submit') {
-    if (waking && !terminal.inputIsTerminal) return '';
+    if (offTerminalWake) return '';
     throw new Error('cancelled');
   }
   const request = event.line.trim();

@@ -156,12 +156,28 @@ export class Terminal {
 
   /** The next input event (a queued one first). */
   next(): Promise<EditorEvent> {
+    return this.nextWithin(undefined) as Promise<EditorEvent>;
+  }
+
+  /**
+   * The next input event, or undefined when none came within `ms` (undefined: wait for ever). An
+   * event that comes later is queued for whoever listens next, never lost.
+   */
+  nextWithin(ms: number | undefined): Promise<EditorEvent | undefined> {
     const queued = this.queued.shift();
     if (queued) return Promise.resolve(queued);
     if (this.ended) return Promise.resolve({ kind: 'eof' });
     return new Promise((resolve) => {
       const previous = this.listener;
+      const timer =
+        ms === undefined
+          ? undefined
+          : setTimeout(() => {
+              this.listener = previous;
+              resolve(undefined);
+            }, ms);
       this.listener = (event) => {
+        clearTimeout(timer);
         this.listener = previous;
         resolve(event);
       };

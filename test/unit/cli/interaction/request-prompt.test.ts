@@ -1,7 +1,8 @@
 /**
  * The request prompt's end of input: off a terminal it means "carry on" at a wake (cron, nohup and
- * systemd give an empty standard input, and a restart must continue the task) but still cancels a
- * fresh start; piped words are still the request; a person's Ctrl-D on a terminal still cancels.
+ * systemd give an empty standard input, and a restart must continue the task), and so does a pipe
+ * that stays silent past the wait, but a fresh start still cancels or waits; piped words are still
+ * the request; a person's Ctrl-D on a terminal still cancels.
  */
 import { EventEmitter } from 'node:events';
 import { PassThrough } from 'node:stream';
@@ -47,6 +48,26 @@ describe('readRequest off a terminal', () => {
 
   it('still cancels a fresh start when the input ends: there is nothing to carry on with', async () => {
     await expect(readRequest(piped(''), false, plain)).rejects.toThrow('cancelled');
+  });
+
+  it('carries on at a wake when a pipe stays open and silent (a CI runner), keeping later words', async () => {
+    const input = new PassThrough();
+    const terminal = new Terminal({ input, output: output() });
+    terminals.push(terminal);
+    await expect(readRequest(terminal, true, plain, undefined, 50)).resolves.toBe('');
+    input.write('said too late for the prompt\n');
+    // Not lost: the run reads it (as mail) like any line typed while it works.
+    await expect(terminal.next()).resolves.toEqual({ kind: 'submit', line: 'said too late for the prompt' });
+  });
+
+  it('waits for a fresh request however long the pipe is silent: there is nothing to carry on', async () => {
+    const input = new PassThrough();
+    const terminal = new Terminal({ input, output: output() });
+    terminals.push(terminal);
+    const asked = readRequest(terminal, false, plain, undefined, 20);
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    input.write('build the thing\n');
+    await expect(asked).resolves.toBe('build the thing');
   });
 
   it('takes piped words at a wake as the request, as before', async () => {

@@ -83,6 +83,21 @@ describe('Terminal off a terminal (pipes)', () => {
   });
 });
 
+describe('Terminal.nextWithin', () => {
+  it('gives up after the wait, and the event that comes later is kept for the next reader', async () => {
+    const { input, terminal } = setup(false);
+    terminal.start();
+    expect(await terminal.nextWithin(30)).toBeUndefined();
+    input.emit('data', Buffer.from('late words\n'));
+    // The timed-out reader took nothing: the line waits for whoever asks next.
+    expect(await terminal.nextWithin(30)).toEqual({ kind: 'submit', line: 'late words' });
+    const seen: unknown[] = [];
+    terminal.listen((event) => seen.push(event));
+    input.emit('data', Buffer.from('to the run\n'));
+    expect(seen).toEqual([{ kind: 'submit', line: 'to the run' }]);
+  });
+});
+
 describe('Terminal on a terminal', () => {
   it('switches to raw mode while reading and restores it on close', () => {
     const { input, terminal } = setup(true);

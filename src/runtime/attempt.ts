@@ -43,9 +43,10 @@ export interface AttemptWatch {
   /**
    * The query is running: `stopTurn` asks the agent to end its current turn now (a human
    * interrupt need not wait for a long reply to finish before the next message boundary);
-   * `endNow` also ends the binary if the turn does not stop within `FATAL_GRACE_MS`.
+   * `endNow` also ends the binary if the turn does not stop within `graceMs` (default
+   * `FATAL_GRACE_MS`).
    */
-  onRunning?(stopTurn: () => void, endNow: () => void): void;
+  onRunning?(stopTurn: () => void, endNow: (graceMs?: number) => void): void;
 }
 
 /** How long a turn stopped for a fatal failure may take to report its result (measured: ~10 ms). */
@@ -92,9 +93,9 @@ export async function runAttempt(
     },
     // The agent must stop working now (the task's lease is in danger): interrupt, and end the
     // binary if it has not reported its result within the grace.
-    () => {
+    (graceMs = FATAL_GRACE_MS) => {
       session.interrupt().catch(() => {});
-      closeAfterGrace ??= setTimeout(() => session.close(), FATAL_GRACE_MS);
+      closeAfterGrace ??= setTimeout(() => session.close(), graceMs);
     },
   );
   try {

@@ -217,7 +217,7 @@ export class Runtime {
   /** Ends the running query's current turn; set while a (non-handoff) query runs. */
   private stopTurn: (() => void) | undefined;
   /** Ends the running turn at once, even a handoff's (the lease is in danger). */
-  private endTurnNow: (() => void) | undefined;
+  private endTurnNow: ((graceMs?: number) => void) | undefined;
   /** The task's lease could not be renewed in time: the agent must stop until it is. */
   private ownershipPaused = false;
   /** Each session's running cost total as last reported, so a resume is charged only what it adds. */
@@ -389,7 +389,7 @@ export class Runtime {
       ownership?.onChange((state) => {
         if (state === 'held') return;
         this.ownershipPaused = true;
-        this.endTurnNow?.();
+        this.endTurnNow?.(ownership.stopGraceMs);
       }) ?? (() => {});
     let target: SessionTarget = {
       resume: options.resume,
@@ -760,7 +760,7 @@ export class Runtime {
       onRunning: (stopTurn, endNow) => {
         this.endTurnNow = endNow;
         // The lease went into danger before the binary was up: stop it as soon as it is.
-        if (this.ownershipPaused) endNow();
+        if (this.ownershipPaused) endNow(this.options.shared?.ownership?.stopGraceMs);
         if (!step.writingHandoff) this.stopTurn = stopTurn;
       },
       observe: (event, result) => {

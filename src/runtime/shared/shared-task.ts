@@ -27,21 +27,30 @@
  *   and stays in the run directory for the next start.
  */
 import { join, resolve } from 'node:path';
+import type { SessionKey, SessionStoreEntry } from '@anthropic-ai/claude-agent-sdk';
 import type { PostgresTarget } from '../../config/store-url.js';
 import type { SessionBackend } from '../../store/backend.js';
 import { defaultPoolPolicy, GuardedPool, within } from '../../store/postgres/connection.js';
+import {
+  type HeldLease,
+  type LeaseHolder,
+  type LeasePolicy,
+  leasePolicy,
+  type TaskLeases,
+} from '../../store/postgres/task-lease.js';
+import { taskNameOf } from '../../store/postgres/task-records.js';
+import { droppedIds } from '../../store/retention/tombstones.js';
 import { projectKeyFor } from '../../store/session-key.js';
 import { MirroredSessionStore } from '../../store/shared/mirrored-store.js';
 import { syncSessions } from '../../store/shared/session-sync.js';
 import { openSharedStore, type SharedStore } from '../../store/shared/shared-store.js';
-import type { HeldLease, LeaseHolder, LeasePolicy, TaskLeases } from '../../store/postgres/task-lease.js';
-import { taskNameOf } from '../../store/postgres/task-records.js';
 import type { TaskRef } from '../../store/shared/task-lock-types.js';
 import { type OutageNotice, outageNotice, WriteBehindQueue } from '../../store/shared/write-behind.js';
 import { SqliteSessionStore } from '../../store/sqlite-session-store.js';
 import { holdAcrossMachines } from '../in-flight.js';
 import { LeaseKeeper } from '../ownership/lease-keeper.js';
 import { leaseOptionsFor, readRunInstance, recordRunEpoch } from '../ownership/run-instance.js';
+import { readTombstones } from '../retention/tombstones.js';
 import { subscribeTaskChanges } from '../task-changes.js';
 import { ASIDE_RUN_DIR } from '../task-spend.js';
 import { appendOutbox, clearOutbox } from './outbox.js';
@@ -49,7 +58,8 @@ import { type PullReport, pullTaskState, pushSpillFiles } from './pull.js';
 import { recordChangesOf } from './records.js';
 import { CLOSE_FLUSH_MS, type RuntimeSharing, type TaskOwnership } from './sharing.js';
 
-const seconds = (ms: number): string => (ms % 60_000 === 0 && ms >= 60_000 ? `${ms / 60_000} min` : `${Math.round(ms / 1000)} s`);
+const seconds = (ms: number): string =>
+  ms % 60_000 === 0 && ms >= 60_000 ? `${ms / 60_000} min` : `${Math.round(ms / 1000)} s`;
 
 function describeCounts(kept: { entries: number; changes: number }): string {
   const parts: string[] = [];
@@ -116,7 +126,8 @@ export class SharedTask implements RuntimeSharing {
       const changes = recordChangesOf(change);
       appendOutbox(this.runDir, changes, lease.epoch);
       this.records.push(`write the task's ${change.kind} record`, async () => {
-        if ((await store.records.write(task, changes, lease.fence)) === 'fenced') this.fenced('changes', changes.length);
+        if ((await store.records.write(task, changes, lease.fence)) === 'fenced')
+          this.fenced('changes', changes.length);
       });
     });
     // The asides' books (their own run directory, see cli/interaction/aside.ts) are part of what
@@ -134,10 +145,14 @@ export class SharedTask implements RuntimeSharing {
       mainChanges();
       asideChanges();
     };
+    const policy = leases.policy;
     this.ownership = {
       get state() {
         return keeper.state;
       },
+      // Half the margin between the stop and the lease's end: the agent is gone before anyone may
+      // take the task (5 s at most, what a turn needs to report its result).
+      stopGraceMs: Math.min(5000, (policy.leaseMs - policy.stopAfterMs) / 2),
       onChange: (listener) =>
         keeper.onChange((state) => {
           if (state === 'endangered') options.onWarning?.(this.pausedLine());
@@ -149,7 +164,8 @@ export class SharedTask implements RuntimeSharing {
         if (outcome.kind === 'gave-up') return this.gaveUpLine();
         // Whatever is still queued is refused and kept aside: send it now, so the line can say so.
         await this.flush(this.leases.policy.statementTimeoutMs);
-        return this.takenLine(outcome.holder);
+        const holder = outcome.holder ?? (await this.leases.successorOf(this.lease).catch(() => undefined));
+        return this.takenLine(holder);
       },
     };
   }
@@ -174,9 +190,9 @@ export class SharedTask implements RuntimeSharing {
     const kept = this.keptAside.entries + this.keptAside.changes;
     const aside =
       kept === 0
-        ? 'none of its work had to be kept aside'
-        : `${describeCounts(this.keptAside)} of its work that arrived after that ${kept === 1 ? 'was' : 'were'} kept aside in ${this.store.display} (flower report shows ${kept === 1 ? 'it' : 'them'})`;
-    return `${who} took this task over while this process could not reach ${this.store.display}, so this process stopped; ${aside}, and ${this.runDir} keeps everything.`;
+        ? ''
+        : ` ${describeCounts(this.keptAside)} this process sent after that ${kept === 1 ? 'was' : 'were'} kept aside there (flower report shows ${kept === 1 ? 'it' : 'them'});`;
+    return `${who} took this task over while this process could not reach ${this.store.display}, so this process stopped;${aside} ${this.runDir} keeps everything it did.`;
   }
 
   get runDir(): string {
@@ -188,22 +204,23 @@ export class SharedTask implements RuntimeSharing {
   }
 
   mirror(local: SessionBackend): SessionBackend {
-    const name = taskNameOf(this.task);
     const sessions = this.store.sessions;
-    return new MirroredSessionStore(local, {
-      append: async (key, entries) => {
-        if ((await sessions.appendFenced(key, entries, name, this.lease.fence)) === 'fenced')
-          this.fenced('entries', entries.length);
+    return new MirroredSessionStore(
+      local,
+      {
+        append: (key, entries) => this.appendFenced(key, entries),
+        // A process that lost the task deletes nothing another owner may be continuing.
+        delete: async (key) => {
+          if (this.keeper.state !== 'lost') await sessions.delete(key);
+        },
       },
-      // A process that lost the task deletes nothing another owner may be continuing.
-      delete: async (key) => {
-        if (this.keeper.state !== 'lost') await sessions.delete(key);
-      },
-    }, this.sessions);
+      this.sessions,
+    );
   }
 
   async flush(timeoutMs: number): Promise<boolean> {
-    const wait = this.notice.down ? 0 : timeoutMs;
+    // Nothing waits for a database that is away: not in an outage, not while the lease is unconfirmed.
+    const wait = this.notice.down || this.keeper.state === 'endangered' ? 0 : timeoutMs;
     const [sessions, records] = await Promise.all([this.sessions.flush(wait), this.records.flush(wait)]);
     return sessions && records;
   }
@@ -213,16 +230,17 @@ export class SharedTask implements RuntimeSharing {
     if (this.closed) return;
     this.closed = true;
     this.unsubscribe();
-    const deadline = Date.now() + timeoutMs;
+    // Stopped because the database stayed away past the wait: the line that said so also said
+    // that everything stays in runs/; waiting more would only delay the exit.
+    const gaveUp = this.keeper.state === 'endangered';
+    const wait = gaveUp ? 0 : timeoutMs;
+    const deadline = Date.now() + wait;
     // An outage may just have ended: wait the whole time here, it is the last chance.
-    const [sent, recorded] = await Promise.all([
-      this.sessions.flush(timeoutMs),
-      this.records.flush(timeoutMs),
-    ]);
+    const [sent, recorded] = await Promise.all([this.sessions.flush(wait), this.records.flush(wait)]);
     this.sessions.close();
     this.records.close();
     let level = false;
-    if (sent && recorded) {
+    if (sent && recorded && !gaveUp) {
       level = await this.levelSessions(Math.max(1000, deadline - Date.now()));
       if (level)
         level =
@@ -231,7 +249,7 @@ export class SharedTask implements RuntimeSharing {
             Math.max(1000, deadline - Date.now()),
           )) === true;
     }
-    if (!(sent && recorded && level)) {
+    if (!(sent && recorded && level) && !gaveUp) {
       const unsent = this.sessions.pending + this.records.pending;
       this.options.onWarning?.(
         `${unsent > 0 ? `${unsent} change${unsent === 1 ? '' : 's'} of this task` : 'Some of this task'} could not be sent to ${this.store.display} yet; ${unsent === 1 ? 'it stays' : 'they stay'} in ${this.runDir} and the next flower start here sends ${unsent === 1 ? 'it' : 'them'}.`,
@@ -255,6 +273,8 @@ export class SharedTask implements RuntimeSharing {
 
   /** Brings the database's sessions level with the local store (both ways); throws on failure. */
   private async syncSessions(): Promise<void> {
+    const projectKey = projectKeyFor(this.task.workspace);
+    const dropped = droppedIds(readTombstones(this.runDir), projectKey);
     const local = new SqliteSessionStore(join(this.runDir, 'sessions.db'));
     try {
       await syncSessions(
@@ -263,12 +283,32 @@ export class SharedTask implements RuntimeSharing {
           load: (key) => local.load(key),
           append: (key, entries) => local.append(key, entries),
         },
-        this.store.sessions,
-        projectKeyFor(this.task.workspace),
+        {
+          entryCounts: (key) => this.store.sessions.entryCounts(key),
+          load: (key) => this.store.sessions.load(key),
+          // Behind the fence like every other write: a process that lost the task must not
+          // put its catch-up into a transcript another owner continues.
+          append: (key, entries) => this.appendFenced(key, entries),
+        },
+        projectKey,
+        // What gc dropped (its tombstones here) stays dropped: an aside on another machine may
+        // still hold a copy when this process ends.
+        (sessionId) => !dropped.has(sessionId),
       );
     } finally {
       local.close();
     }
+  }
+
+  /** A transcript batch, applied only while this process owns the task (else kept aside). */
+  private async appendFenced(key: SessionKey, entries: SessionStoreEntry[]): Promise<void> {
+    const done = await this.store.sessions.appendFenced(
+      key,
+      entries,
+      taskNameOf(this.task),
+      this.lease.fence,
+    );
+    if (done.outcome === 'fenced') this.fenced('entries', done.kept);
   }
 
   /** `syncSessions`, bounded; true when it finished. */
@@ -299,27 +339,34 @@ export class SharedTask implements RuntimeSharing {
     task: TaskRef,
     options: SharedTaskOptions = {},
   ): Promise<SharedTask> {
-    const store = await openSharedStore(target);
+    const lease = leasePolicy(options.lease);
+    // A transaction of this process whose client vanished holds the lease row's share lock, which
+    // a takeover must wait for: the server ends it well within the lease.
+    const store = await openSharedStore(target, {
+      pool: {
+        idleInTransactionTimeoutMs: Math.min(defaultPoolPolicy.idleInTransactionTimeoutMs, lease.leaseMs / 2),
+      },
+    });
     const notice = outageNotice(store.display, options);
     const runDir = resolve(task.workspace, task.runDir);
     const copy = readRunInstance(runDir);
-    const leases = store.leases(leaseOptionsFor(runDir, options.lease));
-    let lease: HeldLease | undefined;
+    const leases = store.leases(leaseOptionsFor(runDir, lease));
+    let held: HeldLease | undefined;
     try {
-      lease = await leases.acquire(task);
+      held = await leases.acquire(task);
       const pulled = await pullTaskState(store, task, {
         ...options,
-        fence: lease.fence,
+        fence: held.fence,
         previousEpoch: copy.epoch,
       });
-      recordRunEpoch(runDir, copy.instance, lease.epoch);
-      const keeper = new LeaseKeeper(lease, leases.policy);
-      const shared = new SharedTask(store, task, lease, leases, keeper, pulled, notice, options);
+      recordRunEpoch(runDir, copy.instance, held.epoch);
+      const keeper = new LeaseKeeper(held, leases.policy);
+      const shared = new SharedTask(store, task, held, leases, keeper, pulled, notice, options);
       keeper.start();
       shared.releaseHold = holdAcrossMachines(shared.runDir);
       return shared;
     } catch (error) {
-      await lease?.release();
+      await held?.release();
       await leases.close();
       await store.close();
       throw error;

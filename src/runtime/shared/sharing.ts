@@ -19,6 +19,8 @@ export interface RuntimeSharing {
  */
 export interface TaskOwnership {
   readonly state: 'held' | 'endangered' | 'lost';
+  /** How long a stopped turn may take before its binary is ended: within the lease's margin. */
+  readonly stopGraceMs: number;
   /** Called whenever the state changes; returns the unsubscribe. */
   onChange(listener: (state: 'held' | 'endangered' | 'lost') => void): () => void;
   /** Resolves undefined when the work may go on in the same sessions, else the one line to stop with. */

@@ -11,8 +11,15 @@
  * - `task_fence_ok(workspace, run_dir, epoch, origin, instance)`: true when `epoch` is the current
  *   one and, for a change made under an older `origin` (an outbox replay), every epoch between
  *   the two was taken by the same run directory instance (no other copy of the task worked in
- *   between). Takes the lease row's share lock until the caller's transaction ends.
+ *   between). Takes the task's lease lock, shared, until the caller's transaction ends.
  */
+/** The first key of the two-key advisory lock that orders a task's writes against its grants. */
+export const LEASE_LOCK_CLASS = 0x666c6c73; // 'flls'
+
+/** The task's lease lock as SQL: shared by writers of one epoch, exclusive for a grant. */
+export const leaseLock = (workspace: string, runDir: string, shared: boolean): string =>
+  `pg_advisory_xact_lock${shared ? '_shared' : ''}(${LEASE_LOCK_CLASS}, hashtext(${workspace} || E'\\n' || ${runDir}))`;
+
 export const leaseTablesSql = (s: string): string => `
 CREATE TABLE ${s}.task_leases (
     workspace  text COLLATE "C" NOT NULL,
@@ -44,8 +51,14 @@ CREATE FUNCTION ${s}.task_fence_ok(
 DECLARE
     v_epoch bigint;
 BEGIN
+    -- Shared with every other writer of the task, exclusive with a grant (task-lease.ts), in
+    -- memory only: a row lock here would write the lease row's tuple on every append.
+    IF ${leaseLock('p_workspace', 'p_run_dir', true)} IS NULL THEN
+        RETURN false;  -- never: the lock returns void, which is not NULL
+    END IF;
+    -- Its own statement, so its snapshot is taken after the lock: a grant that committed first is seen.
     SELECT epoch INTO v_epoch FROM ${s}.task_leases
-     WHERE workspace = p_workspace AND run_dir = p_run_dir FOR SHARE;
+     WHERE workspace = p_workspace AND run_dir = p_run_dir;
     IF v_epoch IS NULL OR v_epoch <> p_epoch THEN
         RETURN false;
     END IF;

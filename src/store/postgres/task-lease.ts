@@ -25,15 +25,19 @@
  *   call in seconds, it never hangs it. A start that finds the row locked by a write of the
  *   holder's epoch is refused like one that finds the lease held (`TaskBusyError`).
  * - Fencing (`task_fence_ok`, used by task-records.ts and the session store in the same
- *   transaction as the write) takes a share lock on the lease row, so a takeover waits for every
- *   write of the old epoch that already passed the check, and none passes after it.
+ *   transaction as the write) takes the task's lease lock shared (an advisory lock: memory only,
+ *   where a row lock would write the lease row at every append); a grant takes it exclusive, so
+ *   it waits for every write of the old epoch that already passed the check, and none passes
+ *   after it.
  */
 import { randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
-import pg from 'pg';
+import type pg from 'pg';
 import type { PostgresTarget } from '../../config/store-url.js';
 import { TaskBusyError, type TaskRef } from '../shared/task-lock-types.js';
+import { createPool, type GuardedPool } from './connection.js';
 import { storeFailure } from './errors.js';
+import { leaseLock } from './lease-tables.js';
 import { taskNameOf } from './task-records.js';
 
 /** How long a lease lasts and how its holder keeps it; every field overridable. */
@@ -168,7 +172,7 @@ export class HeldLease {
 /** The task leases of one database, over a small pool of their own (see the module header). */
 export class TaskLeases {
   readonly policy: LeasePolicy;
-  private readonly pool: pg.Pool;
+  private readonly pool: GuardedPool;
   private readonly tables: { leases: string; epochs: string };
 
   constructor(
@@ -181,26 +185,20 @@ export class TaskLeases {
     const schema = `"${target.schema}"`;
     this.tables = { leases: `${schema}.task_leases`, epochs: `${schema}.task_lease_epochs` };
     // Its own pool: a renewal must never queue behind transcript appends on a busy shared pool.
-    this.pool = new pg.Pool({
-      connectionString: target.connectionString,
-      application_name: 'flower lease',
-      max: 1,
-      idleTimeoutMillis: this.policy.renewEveryMs * 3,
-      connectionTimeoutMillis: this.policy.statementTimeoutMs,
-      query_timeout: this.policy.statementTimeoutMs,
-      statement_timeout: this.policy.statementTimeoutMs,
-      keepAlive: true,
-      keepAliveInitialDelayMillis: 5_000,
-      allowExitOnIdle: true,
-    });
-    this.pool.on('error', () => {
-      // An idle lease connection died; the next renewal opens another.
-    });
-    this.pool.on('connect', (client) =>
-      client.on('error', () => {
-        // A checked-out client's connection died: its query rejects, which the caller handles.
-      }),
+    // Guarded (connection.ts): an error listener on every client, a bounded end.
+    this.pool = createPool(
+      target,
+      {
+        maxConnections: 1,
+        idleTimeoutMs: this.policy.renewEveryMs * 3,
+        connectTimeoutMs: this.policy.statementTimeoutMs,
+        queryTimeoutMs: this.policy.statementTimeoutMs,
+        statementTimeoutMs: this.policy.statementTimeoutMs,
+      },
+      'flower lease',
     );
+    // An idle lease connection never keeps a finished process alive.
+    this.pool.options.allowExitOnIdle = true;
   }
 
   /** Takes the task's lease, or throws `TaskBusyError` naming the live holder. */
@@ -231,6 +229,9 @@ export class TaskLeases {
       // A writer of the old epoch holds the row's share lock for a moment; a stuck one must not
       // stall a start for longer than a statement.
       await client.query(`SET LOCAL lock_timeout = ${Math.round(this.policy.statementTimeoutMs / 2)}`);
+      // Exclusive with every write's fence: a grant waits for the writes of the old epoch that
+      // already passed their check, and none passes after it.
+      await client.query(`SELECT ${leaseLock('$1', '$2', false)}`, [name.workspace, name.runDir]);
       await client.query(
         `INSERT INTO ${this.tables.leases} (workspace, run_dir, epoch, token, pid, host, started_at, expires_at, released)
          VALUES ($1, $2, 0, '', 0, '', now(), now(), true) ON CONFLICT DO NOTHING`,
@@ -354,14 +355,11 @@ export class TaskLeases {
 
   /** Ends the lease pool (bounded: a black-holed socket is destroyed, not waited for). */
   async close(): Promise<void> {
-    let timer: NodeJS.Timeout | undefined;
-    await Promise.race([
-      this.pool.end().catch(() => {}),
-      new Promise<void>((resolve) => {
-        timer = setTimeout(resolve, this.policy.statementTimeoutMs);
-        timer.unref();
-      }),
-    ]);
-    clearTimeout(timer);
+    await this.pool.end().catch(() => {});
+  }
+
+  /** Connections the lease's pool holds now (a refused start must leave none behind). */
+  get connections(): number {
+    return this.pool.openConnections;
   }
 }

@@ -7,10 +7,18 @@
  * which step, and what the session had cost before this attempt. The manifest row replaces the
  * marker when the step ends. A marker whose process is gone therefore means a killed step: the next
  * runtime in the run directory books it from the session's stored transcript and removes the
- * marker. The cost is the SDK's own figure (the growth of the last `cost-state` over the baseline)
- * when the binary wrote one during the attempt; it writes one only when a query ends (measured),
- * so for an attempt killed mid-query the ledger's figure (the tokens of the responses since the
- * attempt started, priced by `config/prices.ts`) stands in, and the row says which it is.
+ * marker. The cost is the ledger's figure: the tokens of every response since the attempt
+ * started (main thread and workers, each response once), priced by `config/prices.ts`, so the
+ * row's cost and its ledger (what `flower report` shows) are one figure and the books agree with
+ * the report by construction. The SDK's own total (the growth of the last `cost-state` over the
+ * baseline) only stands in when a model is missing from the price table: the binary writes a
+ * cost-state only when a query ends, so it never covers the replies of the query a kill cut
+ * short. The row says which figure it is. The replies come from the store after the start-up
+ * recovery, which takes what the SDK had not handed over from the binary's own transcript (for a
+ * resumed session: the SDK's resume copy, `store/transcript-recovery.ts`).
+ *
+ * Later attempts of the same step in the same session (a retry, an interrupt's continuation) keep
+ * the marker's first start and baseline (`nextMarker`): their earlier replies have no row either.
  *
  * Invariants:
  * - A marker of a live process (same host) is never touched: another flower may be working here.
@@ -58,11 +66,52 @@ function markerPath(runDir: string, sessionId: string): string {
   return join(runDir, IN_FLIGHT_DIRECTORY, `${sessionId.replace(/[^A-Za-z0-9._-]/g, '_')}.json`);
 }
 
+/**
+ * The marker to write for an attempt, given the one already there. Pure. A later attempt of the
+ * same step in the same session and run (a retry, the continuation after an interrupt) keeps the
+ * first one's start and baseline: the earlier attempts' replies have no row yet either, and
+ * overwriting them made a kill lose their cost.
+ */
+export function nextMarker(previous: InFlightMarker | undefined, next: InFlightMarker): InFlightMarker {
+  const sameStep =
+    previous !== undefined &&
+    previous.sessionId === next.sessionId &&
+    previous.run === next.run &&
+    previous.step === next.step &&
+    previous.pid === next.pid &&
+    previous.host === next.host;
+  return sameStep
+    ? { ...next, startedAt: previous.startedAt, baselineUsd: previous.baselineUsd, resumed: previous.resumed }
+    : next;
+}
+
+function readMarker(runDir: string, sessionId: string): InFlightMarker | undefined {
+  try {
+    const value = JSON.parse(readFileSync(markerPath(runDir, sessionId), 'utf8')) as Partial<InFlightMarker>;
+    return isMarker(value) ? value : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+function isMarker(value: Partial<InFlightMarker>): value is InFlightMarker {
+  return (
+    typeof value.sessionId === 'string' &&
+    typeof value.pid === 'number' &&
+    typeof value.startedAt === 'number' &&
+    typeof value.baselineUsd === 'number'
+  );
+}
+
 /** Records that this process now runs `sessionId` for `step`. */
 export function markInFlight(runDir: string, marker: Omit<InFlightMarker, 'pid' | 'host'>): void {
   try {
     mkdirSync(join(runDir, IN_FLIGHT_DIRECTORY), { recursive: true, mode: PRIVATE_DIRECTORY_MODE });
-    const record: InFlightMarker = { ...marker, pid: process.pid, host: hostname() };
+    const record = nextMarker(readMarker(runDir, marker.sessionId), {
+      ...marker,
+      pid: process.pid,
+      host: hostname(),
+    });
     writeFileSync(markerPath(runDir, marker.sessionId), `${JSON.stringify(record)}\n`, {
       mode: PRIVATE_FILE_MODE,
     });
@@ -125,9 +174,12 @@ function orphaned(marker: InFlightMarker, runDir: string): boolean {
 
 /** The sessions whose processes were killed while running them (their markers are still there). */
 export function killedSessions(runDir: string): string[] {
-  return readMarkers(runDir)
-    .filter((marker) => orphaned(marker, runDir))
-    .map((marker) => marker.sessionId);
+  return killedAttempts(runDir).map((marker) => marker.sessionId);
+}
+
+/** The markers of attempts whose processes were killed while running them. */
+export function killedAttempts(runDir: string): InFlightMarker[] {
+  return readMarkers(runDir).filter((marker) => orphaned(marker, runDir));
 }
 
 function readMarkers(runDir: string): InFlightMarker[] {
@@ -177,14 +229,14 @@ export function bookedRow(
   const endedAt = Math.max(marker.startedAt, ...times);
   const window = { from: marker.startedAt, to: endedAt };
   const ledger = stepLedger(session ? [session] : [], window);
-  const reported = costStateSince(main, marker.startedAt);
   const priced = ledgerCost(ledger);
-  const cost = reported !== undefined ? Math.max(0, reported - marker.baselineUsd) : (priced ?? 0);
+  const reported = priced === null ? costStateSince(main, marker.startedAt) : undefined;
+  const cost = priced ?? (reported !== undefined ? Math.max(0, reported - marker.baselineUsd) : 0);
   const source =
-    reported !== undefined
-      ? "cost from the SDK's last cost-state"
-      : priced !== null
-        ? 'cost from the tokens of its responses (the binary had not reported a total yet)'
+    priced !== null
+      ? 'cost from the tokens of its responses, as the ledger prices them'
+      : reported !== undefined
+        ? "cost from the SDK's last cost-state (a model the price table lacks)"
         : 'cost unknown (a model the price table lacks)';
   return {
     step: marker.step,

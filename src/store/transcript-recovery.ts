@@ -1,8 +1,9 @@
 /**
  * Bringing a session store up to date from transcript files in the agent's own layout: the JSONL
  * files Claude Code keeps under its config directory (`projects/<project key>/<session>.jsonl`,
- * subagents under `<session>/subagents/agent-<id>.jsonl`), or flower's copies of entries a store
- * refused (`runs/unsaved/`, same layout).
+ * subagents under `<session>/subagents/agent-<id>.jsonl`), flower's copies of entries a store
+ * refused (`runs/unsaved/`, same layout), or the config directory the SDK makes for a session it
+ * resumes from a store (`<tmp>/claude-resume-<random>/projects/…`).
  *
  * Measured facts this relies on (Claude Code 2.1.332, SDK 0.3.332):
  * - The SDK mirrors each line of those files, after the binary wrote it, as one entry, deep-equal
@@ -15,6 +16,14 @@
  * - Missing entries appended after later ones resume exactly like the original order: the binary
  *   rebuilds the conversation from `parentUuid` links (checked: the request history of a session
  *   resumed from a store repaired this way equals that of one resumed from a complete copy).
+ * - A resumed session is not written to the agent's config directory at all: the SDK writes the
+ *   transcript it loaded from the store (through flower's rewriting layer) into a fresh directory
+ *   under the OS temp directory, points the binary's CLAUDE_CONFIG_DIR at it, and deletes it when
+ *   the query ends. A SIGKILL skips the delete, so that copy is the only place that still has the
+ *   entries the SDK had not handed over (measured: a killed resumed step's last replies were in
+ *   no other file, and its books missed them). Its first part is the loaded transcript as
+ *   rewritten (expired and trimmed results, heal entries that the store never held), so only
+ *   what the binary wrote after the attempt started is taken from it (`missingSince`).
  *
  * Invariants:
  * - Works against the SDK's `SessionStore` interface (append and a raw load), so every backend
@@ -22,7 +31,7 @@
  * - Never changes the source files. A line that does not parse (the torn last line of a killed
  *   process) is skipped, not fatal.
  */
-import { appendFileSync, existsSync, mkdirSync, readdirSync, readFileSync, statSync } from 'node:fs';
+import { appendFileSync, existsSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { dirname, join, relative, sep } from 'node:path';
 import type { SessionKey, SessionStore, SessionStoreEntry } from '@anthropic-ai/claude-agent-sdk';
 import { PRIVATE_DIRECTORY_MODE, PRIVATE_FILE_MODE } from '../config/private-files.js';
@@ -203,7 +212,18 @@ export async function bringUpToDate(
   batchSize = 500,
 ): Promise<number> {
   const stored = (await target.load(key)) ?? [];
-  const missing = missingEntries(stored, local);
+  return appendMissing(target, key, stored, missingEntries(stored, local), sidecar, batchSize);
+}
+
+/** Appends `missing` (and the sidecar, when `stored` lacks it) in chunks; returns how many. */
+async function appendMissing(
+  target: TranscriptTarget,
+  key: SessionKey,
+  stored: readonly SessionStoreEntry[],
+  missing: SessionStoreEntry[],
+  sidecar: SessionStoreEntry | undefined,
+  batchSize = 500,
+): Promise<number> {
   if (sidecar !== undefined) {
     const text = canonical(sidecar);
     if (!stored.some((entry) => entry.type === SIDECAR_TYPE && canonical(entry) === text))
@@ -233,4 +253,96 @@ export async function recoverSession(
   for (const { key, file } of files)
     entries += await bringUpToDate(target, key, readTranscriptFile(file) ?? [], sidecarEntry(file));
   return { files: files.length, entries };
+}
+
+/** The prefix of the directories the SDK makes for a session it resumes from a store. */
+export const RESUME_COPY_PREFIX = 'claude-resume-';
+
+/**
+ * The resume copies under `tmpRoot` (the OS temp directory of the process that ran the SDK) that
+ * hold a transcript of `sessionId`: each one's directory and its `projects/` root.
+ */
+export function resumeCopiesOf(
+  tmpRoot: string,
+  projectKey: string,
+  sessionId: string,
+): Array<{ directory: string; projectsRoot: string }> {
+  return namesIn(tmpRoot)
+    .filter((name) => name.startsWith(RESUME_COPY_PREFIX))
+    .map((name) => ({ directory: join(tmpRoot, name), projectsRoot: join(tmpRoot, name, 'projects') }))
+    .filter(({ projectsRoot }) => sessionFiles(projectsRoot, projectKey, sessionId).length > 0);
+}
+
+function stampOf(entry: SessionStoreEntry): number | undefined {
+  if (typeof entry.timestamp !== 'string') return undefined;
+  const ms = Date.parse(entry.timestamp);
+  return Number.isFinite(ms) ? ms / 1000 : undefined;
+}
+
+/**
+ * The entries after the last one stamped before `since` (epoch seconds): what was written from
+ * then on, with the unstamped bookkeeping lines that follow the older part. The same cut in the
+ * store and in a resume copy leaves two sequences that start at the same line, so the in-step
+ * walk of `missingEntries` lines their unstamped entries up again.
+ */
+export function entriesSince(entries: readonly SessionStoreEntry[], since: number): SessionStoreEntry[] {
+  let cut = 0;
+  entries.forEach((entry, index) => {
+    const stamp = stampOf(entry);
+    if (stamp !== undefined && stamp < since) cut = index + 1;
+  });
+  return entries.slice(cut);
+}
+
+/**
+ * What the store lacks of the lines a resume copy got since `since`. Pure. Entries written before
+ * (the transcript the SDK loaded, as rewritten for the model) are never taken: the store holds the
+ * originals, and a rewritten copy is not one.
+ */
+export function missingSince(
+  stored: readonly SessionStoreEntry[],
+  local: readonly SessionStoreEntry[],
+  since: number,
+): SessionStoreEntry[] {
+  const storedUuids = new Set(
+    stored.flatMap((entry) => (typeof entry.uuid === 'string' ? [entry.uuid] : [])),
+  );
+  return missingEntries(entriesSince(stored, since), entriesSince(local, since)).filter(
+    (entry) => typeof entry.uuid !== 'string' || !storedUuids.has(entry.uuid),
+  );
+}
+
+/**
+ * Brings one session up to date from a resume copy (`projectsRoot` inside it) with what the
+ * binary wrote there since the attempt started at `since` (epoch seconds).
+ */
+export async function recoverResumedSince(
+  target: TranscriptTarget,
+  projectsRoot: string,
+  projectKey: string,
+  sessionId: string,
+  since: number,
+): Promise<SessionRecovery> {
+  const files = sessionFiles(projectsRoot, projectKey, sessionId);
+  let entries = 0;
+  for (const { key, file } of files) {
+    const stored = (await target.load(key)) ?? [];
+    const missing = missingSince(stored, readTranscriptFile(file) ?? [], since);
+    // The copy's sidecars of earlier subagents are the SDK's rendering of what the store holds;
+    // only a transcript that brings new lines brings its sidecar.
+    if (missing.length > 0) entries += await appendMissing(target, key, stored, missing, sidecarEntry(file));
+  }
+  return { files: files.length, entries };
+}
+
+/**
+ * Removes a resume copy, as the SDK would have when its query ended (it holds a transcript, and
+ * possibly a copy of the credentials file). Never throws.
+ */
+export function removeResumeCopy(directory: string): void {
+  try {
+    rmSync(directory, { recursive: true, force: true });
+  } catch {
+    // Left for the next start; it only costs a comparison.
+  }
 }

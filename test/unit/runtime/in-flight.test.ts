@@ -8,8 +8,12 @@ import {
   bookKilledAttempts,
   clearInFlight,
   IN_FLIGHT_DIRECTORY,
+  type InFlightMarker,
+  inFlightMarkers,
   KILLED_UNRECORDED,
+  killedAttempts,
   markInFlight,
+  nextMarker,
 } from '../../../src/runtime/in-flight.js';
 import { readManifest } from '../../../src/runtime/manifest.js';
 
@@ -86,6 +90,54 @@ describe('in-flight markers', () => {
   });
 });
 
+describe('a later attempt of the same step (a retry, an interrupt) keeps the first start', () => {
+  const first: InFlightMarker = {
+    sessionId: 's1',
+    step: 'work',
+    run: 'r1',
+    pid: 10,
+    host: 'h',
+    startedAt: 100,
+    baselineUsd: 0.25,
+    resumed: false,
+  };
+  const later = { ...first, startedAt: 200, baselineUsd: 0.75, resumed: true };
+
+  it('nextMarker keeps start, baseline and resumed for the same session, step, run and process', () => {
+    expect(nextMarker(first, later)).toEqual(first);
+    expect(nextMarker(undefined, later)).toEqual(later);
+    for (const other of [
+      { step: 'work#round2' },
+      { run: 'r2' },
+      { pid: 11 },
+      { host: 'h2' },
+      { sessionId: 's2' },
+    ])
+      expect(nextMarker({ ...first, ...other }, later)).toEqual(later);
+  });
+
+  it('markInFlight writes it so: a kill after a retry books both attempts', () => {
+    const base = { sessionId: 's1', step: 'work', run: 'r', resumed: false };
+    markInFlight(runDir, { ...base, startedAt: 100, baselineUsd: 0 });
+    markInFlight(runDir, { ...base, startedAt: 200, baselineUsd: 0.5, resumed: true });
+    expect(inFlightMarkers(runDir)).toEqual([
+      expect.objectContaining({ startedAt: 100, baselineUsd: 0, resumed: false, pid: process.pid }),
+    ]);
+    markInFlight(runDir, { ...base, step: 'work#round2', startedAt: 300, baselineUsd: 0.5 });
+    expect(inFlightMarkers(runDir)).toEqual([
+      expect.objectContaining({ step: 'work#round2', startedAt: 300 }),
+    ]);
+  });
+});
+
+describe('killedAttempts', () => {
+  it("are the markers of processes that are gone, and not this process's own", () => {
+    marker('dead', deadPid());
+    marker('mine', process.pid);
+    expect(killedAttempts(runDir).map((found) => found.sessionId)).toEqual(['dead']);
+  });
+});
+
 describe('in-flight markers never throw', () => {
   it('a marker that cannot be written is skipped without a throw', () => {
     const notADirectory = join(runDir, 'file');
@@ -104,7 +156,7 @@ describe('in-flight markers never throw', () => {
 });
 
 describe('bookKilledAttempts', () => {
-  it("books a dead process's attempt from the transcript: cost over the baseline, turns since it started", async () => {
+  it("books a dead process's attempt from the transcript: the ledger's cost and turns since it started", async () => {
     marker('s1', deadPid());
     const warnings: string[] = [];
     const rows = await bookKilledAttempts(runDir, [], source, { onVerbose: (line) => warnings.push(line) });
@@ -115,7 +167,9 @@ describe('bookKilledAttempts', () => {
       session_id: 's1',
       ok: false,
       error: KILLED_UNRECORDED,
-      cost_usd: 0.5,
+      // Two responses of 1M input tokens at $3 per million (Sonnet 4.5): the ledger's figure, not
+      // the growth of the cost-state (0.5), which is the SDK's word on other figures.
+      cost_usd: 6,
       num_turns: 2,
       started_at: 1000,
       ended_at: 1006,
@@ -125,10 +179,10 @@ describe('bookKilledAttempts', () => {
       run: 'run-killed',
     });
     expect(warnings).toEqual([
-      'A step of an earlier run ended without a manifest row (the process was killed): booked work with $0.5000 from the stored transcript.',
+      'A step of an earlier run ended without a manifest row (the process was killed): booked work with $6.0000 from the stored transcript.',
     ]);
-    expect(rows[0]?.errors[0]).toMatch(/cost from the SDK's last cost-state$/);
-    expect(rows[0]?.main).toMatchObject({ turns: 2, model: 'claude-sonnet-4-5' });
+    expect(rows[0]?.errors[0]).toMatch(/cost from the tokens of its responses, as the ledger prices them$/);
+    expect(rows[0]?.main).toMatchObject({ turns: 2, model: 'claude-sonnet-4-5', cost_usd: 6 });
     expect(readdirSync(join(runDir, IN_FLIGHT_DIRECTORY))).toEqual([]);
   });
 
@@ -138,6 +192,37 @@ describe('bookKilledAttempts', () => {
     // Two responses of 1M input tokens at $3 per million (Sonnet 4.5).
     expect(row).toMatchObject({ cost_usd: 6, num_turns: 2 });
     expect(row?.errors[0]).toMatch(/cost from the tokens of its responses/);
+  });
+
+  it("takes the SDK's cost-state over the baseline only for a model the price table lacks", async () => {
+    const unpriced = reported.map((entry) =>
+      entry.type === 'assistant' && (entry.message as { model?: string }).model !== '<synthetic>'
+        ? { ...entry, message: { ...(entry.message as object), model: 'gateway-alias' } }
+        : entry,
+    );
+    marker('s1', deadPid());
+    const [row] = await bookKilledAttempts(runDir, [], sourceOf(unpriced));
+    expect(row).toMatchObject({ cost_usd: 0.5, num_turns: 2 });
+    expect(row?.errors[0]).toMatch(/cost from the SDK's last cost-state \(a model the price table lacks\)$/);
+    marker('s2', deadPid());
+    const [unknown] = await bookKilledAttempts(runDir, [], sourceOf(unpriced.slice(0, -1)));
+    expect(unknown).toMatchObject({ cost_usd: 0 });
+    expect(unknown?.errors[0]).toMatch(/cost unknown \(a model the price table lacks\)$/);
+  });
+
+  it('counts the workers of the attempt too: a killed step is booked at its whole ledger', async () => {
+    marker('s1', deadPid());
+    const worker = [{ type: 'user', uuid: 'w0', timestamp: iso(1003) }, assistant('w1', 1004, 'msg-w')];
+    const [row] = await bookKilledAttempts(runDir, [], {
+      transcripts: async (sessionId) => ({
+        sessionId,
+        main: unreported,
+        subagents: [{ subpath: 'subagents/agent-w', agentId: 'w', entries: worker }],
+      }),
+      context: () => 0,
+    });
+    expect(row?.workers).toEqual([expect.objectContaining({ agent_id: 'w', turns: 1, cost_usd: 3 })]);
+    expect(row?.cost_usd).toBe(9);
   });
 
   it('leaves the marker of a live process alone', async () => {

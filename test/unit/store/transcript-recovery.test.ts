@@ -7,9 +7,15 @@ import { SqliteSessionStore } from '../../../src/store/sqlite-session-store.js';
 import {
   appendTranscriptFile,
   bringUpToDate,
+  entriesSince,
   missingEntries,
+  missingSince,
+  RESUME_COPY_PREFIX,
   readTranscriptFile,
+  recoverResumedSince,
   recoverSession,
+  removeResumeCopy,
+  resumeCopiesOf,
   SIDECAR_TYPE,
   sessionFiles,
   sessionsUnder,
@@ -150,5 +156,133 @@ describe('recoverSession', () => {
 
   it('finds nothing to do for a session without files', async () => {
     expect(await recoverSession(target, root, '-w', main.sessionId)).toEqual({ files: 0, entries: 0 });
+  });
+});
+
+/** An entry written at `seconds` (epoch seconds). */
+const at = (uuid: string, seconds: number, type = 'user'): SessionStoreEntry => ({
+  ...line(uuid, type),
+  timestamp: new Date(seconds * 1000).toISOString(),
+});
+
+describe('entriesSince', () => {
+  it('cuts after the last entry stamped before the time, keeping the unstamped lines after it', () => {
+    const entries = [
+      at('a', 100),
+      plain('cost-state', { n: 1 }),
+      at('b', 200),
+      plain('last-prompt'),
+      at('c', 300),
+    ];
+    expect(entriesSince(entries, 250)).toEqual([plain('last-prompt'), at('c', 300)]);
+    expect(entriesSince(entries, 50)).toEqual(entries);
+    // An entry stamped at the very start belongs to the attempt.
+    expect(entriesSince(entries, 200)).toEqual(entries.slice(1));
+    expect(entriesSince(entries, 400)).toEqual([]);
+  });
+});
+
+describe('missingSince (a resume copy against the store)', () => {
+  // What the SDK wrote into the copy before the attempt (the store's transcript as the rewriting
+  // layer returned it: an expired result, a heal entry the store never held), then what the
+  // binary appended during the attempt (since 1000).
+  const stored = [
+    at('u1', 900),
+    at('a1', 901, 'assistant'),
+    plain('cost-state', { total: 1 }),
+    plain('last-prompt'),
+    at('u2', 1001),
+    plain('atis-latch'),
+  ];
+  const copy = [
+    { ...at('u1', 900), message: { content: '[expired: run it again]' } },
+    at('a1', 901, 'assistant'),
+    { ...at('heal-1', 901), message: { content: 'stand-in result' } },
+    plain('cost-state', { total: 1 }),
+    plain('last-prompt'),
+    at('u2', 1001),
+    plain('atis-latch'),
+    at('a2', 1002, 'assistant'),
+    plain('cost-state', { total: 2 }),
+  ];
+
+  it('takes only what the binary wrote since the attempt started, each once', () => {
+    expect(missingSince(stored, copy, 1000)).toEqual([
+      at('a2', 1002, 'assistant'),
+      plain('cost-state', { total: 2 }),
+    ]);
+    expect(
+      missingSince([...stored, at('a2', 1002, 'assistant'), plain('cost-state', { total: 2 })], copy, 1000),
+    ).toEqual([]);
+  });
+
+  it('never takes the rewritten history in front of it, though a whole-file comparison would', () => {
+    const whole = missingEntries(stored, copy);
+    expect(whole).toContainEqual(expect.objectContaining({ uuid: 'heal-1' }));
+    expect(missingSince(stored, copy, 1000)).not.toContainEqual(expect.objectContaining({ uuid: 'heal-1' }));
+  });
+
+  it('leaves out an entry the store holds under its uuid, wherever it is', () => {
+    // Appended by an earlier recovery in front of older lines (it recovered out of order).
+    const late = [stored[0]!, at('a2', 1002, 'assistant'), ...stored.slice(1)];
+    expect(missingSince(late, copy, 1000)).toEqual([plain('cost-state', { total: 2 })]);
+  });
+});
+
+describe('resume copies', () => {
+  const copyRoot = (name: string) => join(root, 'tmp', name, 'projects');
+
+  it('are the claude-resume-* directories of the temp directory that hold the session', () => {
+    writeJsonl(transcriptFile(copyRoot(`${RESUME_COPY_PREFIX}one`), main), [line('a')]);
+    writeJsonl(transcriptFile(copyRoot(`${RESUME_COPY_PREFIX}other`), { ...main, sessionId: 'x' }), [
+      line('a'),
+    ]);
+    writeJsonl(transcriptFile(copyRoot('unrelated'), main), [line('a')]);
+    expect(resumeCopiesOf(join(root, 'tmp'), '-w', main.sessionId)).toEqual([
+      {
+        directory: join(root, 'tmp', `${RESUME_COPY_PREFIX}one`),
+        projectsRoot: copyRoot(`${RESUME_COPY_PREFIX}one`),
+      },
+    ]);
+    expect(resumeCopiesOf(join(root, 'absent'), '-w', main.sessionId)).toEqual([]);
+  });
+
+  it("bring the store up to date with the attempt's lines, subagents included, and are removed", async () => {
+    const projects = copyRoot(`${RESUME_COPY_PREFIX}k`);
+    await store.append(main, [at('u1', 900)]);
+    await store.append(sub, [at('s1', 950), { type: SIDECAR_TYPE, agentType: 'coder' }]);
+    writeJsonl(transcriptFile(projects, main), [at('u1', 900), at('u2', 1001), at('a2', 1002, 'assistant')]);
+    // An earlier worker's transcript, as the SDK copied it in: nothing new, so nothing is added.
+    writeJsonl(transcriptFile(projects, sub), [at('s1', 950)]);
+    writeFileSync(
+      join(projects, '-w', main.sessionId, 'subagents', 'agent-abc.meta.json'),
+      '{"agentType":"old"}',
+    );
+    // A worker started during the attempt.
+    const fresh: SessionKey = { ...main, subpath: 'subagents/agent-new' };
+    writeJsonl(transcriptFile(projects, fresh), [at('n1', 1003), at('n2', 1004, 'assistant')]);
+    writeFileSync(
+      join(projects, '-w', main.sessionId, 'subagents', 'agent-new.meta.json'),
+      '{"agentType":"coder"}',
+    );
+
+    expect(await recoverResumedSince(target, projects, '-w', main.sessionId, 1000)).toEqual({
+      files: 3,
+      entries: 5,
+    });
+    expect(store.loadRaw(main)?.map((entry) => entry.uuid)).toEqual(['u1', 'u2', 'a2']);
+    expect(store.loadRaw(sub)).toEqual([at('s1', 950), { type: SIDECAR_TYPE, agentType: 'coder' }]);
+    expect(store.loadRaw(fresh)).toEqual([
+      at('n1', 1003),
+      at('n2', 1004, 'assistant'),
+      { agentType: 'coder', type: SIDECAR_TYPE },
+    ]);
+    expect(await recoverResumedSince(target, projects, '-w', main.sessionId, 1000)).toEqual({
+      files: 3,
+      entries: 0,
+    });
+
+    removeResumeCopy(join(root, 'tmp', `${RESUME_COPY_PREFIX}k`));
+    expect(resumeCopiesOf(join(root, 'tmp'), '-w', main.sessionId)).toEqual([]);
   });
 });

@@ -7,7 +7,10 @@
  * - Read-only: it never writes, locks or repairs a file, so it is safe while a flower runs, and a
  *   corrupt manifest reads as empty here (the writer sets it aside and says so).
  * - One figure for everyone: the final `total` line, `flower status`, `flower report` and the task
- *   budget all add up the same rows, so they can never disagree.
+ *   budget all add up the same rows, so they can never disagree. The rows agree with the ledger
+ *   too: a step cut short by SIGKILL gets its row at the next start in the run directory, before
+ *   its first step and so before the budget is read, priced like its ledger (`in-flight.ts`);
+ *   until then only `flower report` shows it, as a step still running.
  * - Rows from other versions count when their `cost_usd` is a finite number, and only then.
  */
 import { join } from 'node:path';

@@ -183,6 +183,11 @@ describe('spend under SIGKILL (real processes, binary and SDK against the script
     expect(books).toBeLessThanOrEqual(servedUsd + 1e-4);
     expect(servedUsd - books).toBeLessThanOrEqual(killAfter.length * (servedUsd / served.length) + 1e-4);
     expect(await statusSpend(h)).toBe(books.toFixed(4));
+    // The copies of resumed sessions the killed processes left in the temp directory were read
+    // and removed (before, they stayed there with their transcripts, and nothing read them).
+    const key = projectKeyFor(h.workspace);
+    for (const sessionId of new Set(rows.map((row) => row.session_id)))
+      expect(resumeCopiesOf(tmpdir(), key, String(sessionId))).toEqual([]);
     // Every killed attempt is booked at its ledger's figure, the one `flower report` shows.
     for (const row of rows.filter((candidate) => candidate.error === 'killed-unrecorded')) {
       const threads = [row.main, ...(row.workers ?? [])];

@@ -95,12 +95,15 @@ describe('the lease keeper', () => {
     lease.answer();
     await advance(250);
     expect(keeper.state).toBe('held');
-    // A second blip is noticed like the first.
+    // A second blip, and its end, are noticed like the first.
     for (let waited = 0; keeper.state === 'held' && waited < 10_000; waited += 250) {
       if (lease.waiting > 0) lease.fail();
       await advance(250);
     }
-    expect(states).toEqual(['endangered', 'held', 'endangered']);
+    while (lease.waiting === 0) await advance(250);
+    lease.answer();
+    await advance(250);
+    expect(states).toEqual(['endangered', 'held', 'endangered', 'held']);
   });
 
   it('counts from when the confirmed renewal was sent, not from when its answer came', async () => {

@@ -91,7 +91,7 @@ describe('the lease keeper', () => {
     await advance(250);
     // 4 s since the grant, the last confirmation.
     expect(keeper.state).toBe('endangered');
-    while (lease.waiting === 0) await advance(250);
+    for (let tick = 0; lease.waiting === 0 && tick < 100; tick += 1) await advance(250);
     lease.answer();
     await advance(250);
     expect(keeper.state).toBe('held');
@@ -100,7 +100,7 @@ describe('the lease keeper', () => {
       if (lease.waiting > 0) lease.fail();
       await advance(250);
     }
-    while (lease.waiting === 0) await advance(250);
+    for (let tick = 0; lease.waiting === 0 && tick < 100; tick += 1) await advance(250);
     lease.answer();
     await advance(250);
     expect(states).toEqual(['endangered', 'held', 'endangered', 'held']);
@@ -147,12 +147,12 @@ describe('the lease keeper', () => {
     await advance(3000);
     expect(keeper.state).toBe('endangered');
     const kept = keeper.regain();
-    while (lease.waiting === 0) await advance(250);
+    for (let tick = 0; lease.waiting === 0 && tick < 100; tick += 1) await advance(250);
     lease.answer();
     await advance(250);
     await expect(kept).resolves.toEqual({ kind: 'kept' });
 
-    while (keeper.state === 'held') {
+    for (let tick = 0; keeper.state === 'held' && tick < 100; tick += 1) {
       if (lease.waiting > 0) lease.fail();
       await advance(250);
     }

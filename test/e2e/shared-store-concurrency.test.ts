@@ -88,43 +88,36 @@ describe('many flowers, one database', () => {
     expect(JSON.parse(steps[0]?.value ?? '{}').sessionId).toBe(last.session_id);
   }, 240_000);
 
-  it(
-    'a second process is refused by the lease, whatever its config dir; a killed holder is taken over at once',
-    async () => {
-      const schema = await sharedSchema('lock');
-      const model = await startMock([
-        mock.text('First, slowly.', { delayMs: 120_000 }),
-        mock.text('Second.'),
-      ]);
-      const workspace = tempDir('store-lock');
-      const env = () => mockedEnv(model, { FLOWER_STORE_URL: schema.url });
-      const first = spawn(process.execPath, [flowerBin, 'once', 'Answer slowly.', '-w', workspace], {
-        env: env(),
-        stdio: ['ignore', 'pipe', 'pipe'],
-      });
-      children.push(first);
-      await until(
-        async () => (await schema.query('SELECT 1 FROM task_leases WHERE NOT released')).length === 1,
-        'the lease',
-      );
-      await until(() => model.mainRequests().length === 1, 'the first request');
+  it('a second process is refused by the lease, whatever its config dir; a killed holder is taken over at once', async () => {
+    const schema = await sharedSchema('lock');
+    const model = await startMock([mock.text('First, slowly.', { delayMs: 120_000 }), mock.text('Second.')]);
+    const workspace = tempDir('store-lock');
+    const env = () => mockedEnv(model, { FLOWER_STORE_URL: schema.url });
+    const first = spawn(process.execPath, [flowerBin, 'once', 'Answer slowly.', '-w', workspace], {
+      env: env(),
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    children.push(first);
+    await until(
+      async () => (await schema.query('SELECT 1 FROM task_leases WHERE NOT released')).length === 1,
+      'the lease',
+    );
+    await until(() => model.mainRequests().length === 1, 'the first request');
 
-      const second = await runFlower(['once', 'Answer quickly.', '-w', workspace], { env: env() });
-      expect(second.status).toBe(1);
-      expect(second.stderr).toMatch(BUSY);
-      expect(Number(BUSY.exec(second.stderr)?.[1])).toBe(first.pid);
-      // Not the file lock: with the state in PostgreSQL there is none.
-      expect(existsSync(join(workspace, 'runs', TASK_LOCK_FILE))).toBe(false);
-      expect(model.mainRequests()).toHaveLength(1);
+    const second = await runFlower(['once', 'Answer quickly.', '-w', workspace], { env: env() });
+    expect(second.status).toBe(1);
+    expect(second.stderr).toMatch(BUSY);
+    expect(Number(BUSY.exec(second.stderr)?.[1])).toBe(first.pid);
+    // Not the file lock: with the state in PostgreSQL there is none.
+    expect(existsSync(join(workspace, 'runs', TASK_LOCK_FILE))).toBe(false);
+    expect(model.mainRequests()).toHaveLength(1);
 
-      await new Promise<void>((resolve) => {
-        first.on('exit', () => resolve());
-        first.kill('SIGKILL');
-      });
-      const third = await runFlower(['once', 'Answer quickly.', '-w', workspace], { env: env() });
-      expect(third.status, third.stderr).toBe(0);
-      expect(third.stdout).toContain('Second.');
-    },
-    180_000,
-  );
+    await new Promise<void>((resolve) => {
+      first.on('exit', () => resolve());
+      first.kill('SIGKILL');
+    });
+    const third = await runFlower(['once', 'Answer quickly.', '-w', workspace], { env: env() });
+    expect(third.status, third.stderr).toBe(0);
+    expect(third.stdout).toContain('Second.');
+  }, 180_000);
 });

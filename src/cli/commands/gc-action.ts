@@ -26,6 +26,7 @@ import { hostname } from 'node:os';
 import { join } from 'node:path';
 import { loadEnvironment } from '../../config/env-chain.js';
 import { parseStoreTarget } from '../../config/store-url.js';
+import { leaseOptionsFor } from '../../runtime/ownership/run-instance.js';
 import {
   type CollectableStore,
   collectStore,
@@ -48,7 +49,6 @@ import { openSharedStore, type SharedStore } from '../../store/shared/shared-sto
 import type { HeldTaskLock } from '../../store/shared/task-lock-types.js';
 import { starterPaths } from '../../workflow/starter.js';
 import type { GlobalOptions } from '../command-line/global-options.js';
-import { leaseOptionsFor } from '../../runtime/ownership/run-instance.js';
 import { storeUrlOf } from '../interaction/task-store.js';
 import { DEFAULT_OLDER_THAN, parseAge } from './gc.js';
 

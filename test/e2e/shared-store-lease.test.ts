@@ -1,6 +1,6 @@
 /**
  * Issue 18, the lease seen from one machine whose path to PostgreSQL fails (black-holed through a
- * proxy), with a six-second lease (renewed every second, the agent stopped after four seconds
+ * proxy), with a nine-second lease (renewed every 1.5 s, the agent stopped after six seconds
  * without a renewal):
  * - a blip well under the lease costs nothing: no pause, no extra turn;
  * - a longer outage stops the agent before the lease can run out; when the database answers again
@@ -27,7 +27,7 @@ afterEach(async () => {
 const QUESTION = 'Which greeting should hello.py print, exactly?';
 /** How the runtime continues a session it stopped (resilience.ts). */
 const RESUMED = defaultResiliencePolicy.resumePrompt;
-const PAUSED = /has not confirmed this process's lease for 4 s: the agent is stopped/;
+const PAUSED = /has not confirmed this process's lease for 6 s: the agent is stopped/;
 
 const clarifier = (requests: RecordedRequest[]) =>
   requests.filter((request) => roleOf(request) === 'clarifier');
@@ -53,7 +53,7 @@ async function scriptedTask(secondTurnMs: number) {
   const env = (waitSeconds: string) =>
     mockedEnv(model, {
       FLOWER_STORE_URL: viaPort(schema.url, proxy.port),
-      FLOWER_LEASE_SECONDS: '6',
+      FLOWER_LEASE_SECONDS: '9',
       FLOWER_LEASE_WAIT_SECONDS: waitSeconds,
     });
   const secondTurn = () =>

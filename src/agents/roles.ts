@@ -10,6 +10,8 @@
  *   file on its main thread (the glance rules already keep such files from its Bash).
  * - Every role gets the later-turn guard: a wake-up or cron job set from inside a step never fires,
  *   since the step's query ends with its turn (guards/later-turns.ts).
+ * - Every role gets the dispatch guard: an Agent call starts only a declared worker, never a
+ *   built-in type or a fork (guards/dispatch.ts). The walled roles declare none, so they start none.
  * - A workbench adds the index guard and the spill guard, and — for the roles that plan (coordinator,
  *   oracle) — its index as the preamble of each new session.
  * - The clarifier and the judge run in permission mode `default`, never `acceptEdits`: an extra
@@ -18,6 +20,7 @@
 import type { AgentDefinition, EffortLevel, PermissionMode } from '@anthropic-ai/claude-agent-sdk';
 import type { AgentSpec, CompactSetting, HookTable } from '../runtime/agent-spec.js';
 import { delegateGuard } from './guards/delegate.js';
+import { dispatchGuard, isForkName } from './guards/dispatch.js';
 import { isolateGuard, type OnIsolate } from './guards/isolate.js';
 import { laterTurnGuard } from './guards/later-turns.js';
 import { mergeHooks } from './guards/merge.js';
@@ -76,6 +79,13 @@ export interface CoordinatorOptions extends RoleOptions {
 
 export function coordinator(options: CoordinatorOptions): AgentSpec {
   const { workers, channel, workbench } = options;
+  const forkNamed = Object.keys(workers).find(isForkName);
+  if (forkNamed !== undefined) {
+    throw new Error(
+      `A worker cannot be called "${forkNamed}": Claude Code runs that name as a copy of the ` +
+        "coordinator's whole conversation, not as the worker. Give the worker another name.",
+    );
+  }
   const canRead = options.canRead ?? true;
   const glance = options.glance ?? true;
   const allowed: string[] = COORDINATOR_TOOLS.filter((tool) => canRead || tool !== 'Read');
@@ -96,6 +106,7 @@ export function coordinator(options: CoordinatorOptions): AgentSpec {
       }),
       secretFilesGuard(),
       laterTurnGuard(),
+      dispatchGuard(Object.keys(workers)),
       ...(anyIsolated ? [isolateGuard(workers, options.onIsolate)] : []),
     ],
   };
@@ -214,6 +225,7 @@ function walledRole(
     hooks: mergeHooks(
       wall && { PreToolUse: [wall, secretFilesGuard()] },
       { PreToolUse: [laterTurnGuard()] },
+      { PreToolUse: [dispatchGuard([])] },
       workbench && workbenchHooks(workbench, options.spill),
       options.hooks,
     ),

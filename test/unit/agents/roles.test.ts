@@ -57,6 +57,7 @@ describe('coordinator', () => {
       'Bash|Write|Edit|NotebookEdit',
       'Read|Grep',
       'ScheduleWakeup|CronCreate|RemoteTrigger',
+      'Agent|Task',
     ]);
     expect(spec.hooks?.PostToolUse).toBeUndefined();
     expect(spec.sessionPreamble).toBeUndefined();
@@ -91,6 +92,7 @@ describe('coordinator', () => {
       'Bash|Write|Edit|NotebookEdit',
       'Read|Grep',
       'ScheduleWakeup|CronCreate|RemoteTrigger',
+      'Agent|Task',
       'Agent',
     ]);
     expect(matchers(spec, 'PostToolUse')).toEqual([
@@ -146,6 +148,7 @@ describe('clarifier', () => {
       'Bash|Write|Edit|NotebookEdit',
       'Read|Grep',
       'ScheduleWakeup|CronCreate|RemoteTrigger',
+      'Agent|Task',
     ]);
     expect(clarifier({ channel, canRead: false }).allowedTools).toEqual(['mcp__human__ask']);
     for (const section of ['## Goal', '## Acceptance', '## Boundaries', '## Unknowns & assumptions']) {
@@ -163,6 +166,7 @@ describe('judge', () => {
       'Bash|Write|Edit|NotebookEdit',
       'Read|Grep',
       'ScheduleWakeup|CronCreate|RemoteTrigger',
+      'Agent|Task',
     ]);
     const runner = judge({ channel, canRun: true });
     expect(runner.allowedTools).toContain('Bash');
@@ -170,6 +174,7 @@ describe('judge', () => {
       'Write|Edit|NotebookEdit',
       'Read|Grep',
       'ScheduleWakeup|CronCreate|RemoteTrigger',
+      'Agent|Task',
     ]);
     expect(runner.instructions).toContain(JUDGE_CAN_RUN);
     expect(runner.permissionMode).toBe('default');

@@ -3,6 +3,7 @@
  * human channel. Everything a workflow or a library user composes a run from.
  */
 export { type DelegateGuardOptions, delegateDenial, delegateGuard } from './guards/delegate.js';
+export { dispatchGuard, dispatchRefusal } from './guards/dispatch.js';
 export { indexGuard } from './guards/index-refresh.js';
 export { isolatedAgentInput, isolateGuard, type OnIsolate } from './guards/isolate.js';
 export { mergeHooks } from './guards/merge.js';

@@ -10,7 +10,14 @@
 export * from './agents/index.js';
 export { BLOCK_BEGIN, BLOCK_END, placeBlock, readBlock } from './bequest/managed-block.js';
 // Host-run checks and the bequest's managed block.
-export { type CheckPolicy, type CheckRun, defaultCheckPolicy, runChecks } from './checks/runner.js';
+export type { CheckLogPolicy } from './checks/capped-log.js';
+export {
+  type CheckPolicy,
+  type CheckPolicyOverrides,
+  type CheckRun,
+  defaultCheckPolicy,
+  runChecks,
+} from './checks/runner.js';
 export { type CheckSpec, formatCheck, type ItemCheck, readCheck } from './checks/syntax.js';
 // Configuration: the .env lookup chain, credentials, the probe, the context window and policies.
 export {

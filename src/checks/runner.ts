@@ -7,29 +7,29 @@
  *   at its time limit (SIGTERM, then SIGKILL after a grace period), when the command's shell exits
  *   (a server a check started in the background must not outlive the check and hold its port in the
  *   next round), and when flower itself exits or is told to stop.
- * - Output goes straight from the child to a file (the file descriptor is the child's stdout and
- *   stderr), never through this process's memory: a check that prints 50 MB costs a 50 MB file, and
- *   only the tail of that file (`tailBytes`, whole lines) is ever read back.
+ * - Output is one pipe for stdout and stderr (the shell joins them before it runs the command, so
+ *   they keep the order they came in) that streams into the check's log (capped-log.ts): private
+ *   (0600 in a 0700 round directory) and capped while the check runs, its head and tail kept and the
+ *   cut said in the middle. A check that prints 100 MB costs a 128 KiB log and never 100 MB of
+ *   memory; only the log's tail (`tailBytes`, whole lines) is read back for the judge.
  * - The environment is `checkEnvironment`: no credentials, no endpoint, no flower settings.
  * - Nothing a check does is an exception here: a command that cannot be read, cannot start, has a
  *   syntax error, fails or hangs is a failing `CheckRun` with the reason in `problem` or the output.
  * - Checks run one after another, in checklist order: they may share ports, files and builds.
  */
 import { spawn } from 'node:child_process';
-import {
-  accessSync,
-  closeSync,
-  constants,
-  existsSync,
-  mkdirSync,
-  openSync,
-  readSync,
-  statSync,
-  writeFileSync,
-} from 'node:fs';
-import { delimiter, dirname, join } from 'node:path';
+import { accessSync, closeSync, constants, existsSync, openSync, readSync, statSync } from 'node:fs';
+import { delimiter, join } from 'node:path';
 import type { EnvMap } from '../config/paths.js';
 import { onTerminationSignal } from '../runtime/signals.js';
+import {
+  CappedLog,
+  type CappedLogSummary,
+  type CheckLogPolicy,
+  defaultCheckLogPolicy,
+  privateDirectory,
+  writePrivateFile,
+} from './capped-log.js';
 import { checkEnvironment } from './environment.js';
 import { type CheckSpec, type ItemCheck, readCheck } from './syntax.js';
 
@@ -42,14 +42,33 @@ export interface CheckPolicy {
   readonly tailLines: number;
   /** Between SIGTERM and SIGKILL at expiry: long enough for a test runner to clean up, short enough to wait for. */
   readonly killGraceMs: number;
+  /** What each check's log keeps of its output (head and tail; the middle is cut with a notice). */
+  readonly log: CheckLogPolicy;
 }
+
+/** A policy with any fields left out, the log's too. */
+export type CheckPolicyOverrides = Partial<Omit<CheckPolicy, 'log'>> & {
+  readonly log?: Partial<CheckLogPolicy>;
+};
 
 export const defaultCheckPolicy: CheckPolicy = {
   timeoutMs: 10 * 60_000,
   tailBytes: 4096,
   tailLines: 40,
   killGraceMs: 2000,
+  log: defaultCheckLogPolicy,
 };
+
+/** The default policy with `overrides` applied. */
+export function checkPolicy(overrides: CheckPolicyOverrides = {}): CheckPolicy {
+  return { ...defaultCheckPolicy, ...overrides, log: { ...defaultCheckPolicy.log, ...overrides.log } };
+}
+
+/**
+ * After the shell exits (and its group is killed), how long its output may take to drain: a process
+ * that left the group (`setsid`) can hold the pipe open for ever, and the check must still end.
+ */
+const DRAIN_MS = 1000;
 
 export interface CheckRun {
   /** The checklist item as written. */
@@ -65,10 +84,12 @@ export interface CheckRun {
   readonly timedOut: boolean;
   readonly passed: boolean;
   readonly durationS: number;
-  /** The whole output (stdout and stderr as they came). */
+  /** The check's log: its output (stdout and stderr as they came), the middle cut when it was long. */
   readonly outputPath: string;
-  /** Size of the whole output in bytes. */
+  /** How many bytes the check printed in all (the log may hold less). */
   readonly outputBytes: number;
+  /** Bytes cut from the middle of the log (0 when it holds the whole output). */
+  readonly cutBytes: number;
   /** The last lines of the output, escape sequences removed. */
   readonly tail: string;
   /** Why the check could not run at all (an unreadable annotation, a start failure). */
@@ -78,11 +99,11 @@ export interface CheckRun {
 export interface RunCheckOptions {
   /** Where the command runs (the workspace). */
   readonly cwd: string;
-  /** The file that receives its output. */
+  /** The file that receives its output (created afresh, 0600). */
   readonly outputPath: string;
   /** The environment to start from; the credentials are removed from it. Default: this process's. */
   readonly env?: EnvMap;
-  readonly policy?: Partial<CheckPolicy>;
+  readonly policy?: CheckPolicyOverrides;
 }
 
 /** `bash` where there is one (what people write checks for), else the POSIX shell. */
@@ -107,12 +128,21 @@ interface Exit {
   startError?: string;
 }
 
-/** Runs `command` in its own process group with both output streams on `fd`. */
+/**
+ * The shell's arguments: a first shell joins stderr to stdout, then replaces itself (same process,
+ * same group) with the shell that runs the command as its `-c` text, exactly as written — no line
+ * of flower's own before it, so its line numbers and `$0` are what the author expects.
+ */
+function shellArguments(shell: string, command: string): string[] {
+  return ['-c', 'exec 2>&1; exec "$0" -c "$1"', shell, command];
+}
+
+/** Runs `command` in its own process group with both output streams going into `log`. */
 function runInGroup(
   command: string,
   cwd: string,
   env: Record<string, string>,
-  fd: number,
+  log: CappedLog,
   timeoutMs: number,
   graceMs: number,
 ): Promise<Exit> {
@@ -121,7 +151,13 @@ function runInGroup(
     let settled = false;
     let child: ReturnType<typeof spawn>;
     try {
-      child = spawn(shellPath(env), ['-c', command], { cwd, env, detached: true, stdio: ['ignore', fd, fd] });
+      const shell = shellPath(env);
+      child = spawn(shell, shellArguments(shell, command), {
+        cwd,
+        env,
+        detached: true,
+        stdio: ['ignore', 'pipe', 'ignore'],
+      });
     } catch (error) {
       resolve({ code: null, signal: null, timedOut, startError: (error as Error).message });
       return;
@@ -144,6 +180,15 @@ function runInGroup(
     const endNow = () => endGroup('SIGKILL');
     process.on('exit', endNow);
     const stopRescue = onTerminationSignal(endNow);
+    // Read as it comes, never paused: the log holds at most its tail, and a check never blocks on a full pipe.
+    const output = child.stdout;
+    output?.on('data', (chunk: Buffer) => log.write(chunk));
+    const drained = new Promise<void>((done) => {
+      if (!output) return done();
+      output.once('end', done);
+      output.once('close', done);
+      output.once('error', () => done());
+    });
     const finish = (exit: Omit<Exit, 'timedOut'>) => {
       if (settled) return;
       settled = true;
@@ -153,7 +198,15 @@ function runInGroup(
       endGroup('SIGKILL');
       process.off('exit', endNow);
       stopRescue();
-      resolve({ ...exit, timedOut });
+      let drainTimer: NodeJS.Timeout | undefined;
+      const late = new Promise<void>((done) => {
+        drainTimer = setTimeout(done, DRAIN_MS);
+      });
+      void Promise.race([drained, late]).then(() => {
+        clearTimeout(drainTimer);
+        output?.destroy();
+        resolve({ ...exit, timedOut });
+      });
     };
     child.on('error', (error) => finish({ code: null, signal: null, startError: error.message }));
     child.on('exit', (code, signal) => finish({ code, signal }));
@@ -189,7 +242,7 @@ export function readTail(path: string, bytes: number, lines: number): { tail: st
 
 /** Runs one check and reports how it went; never throws. */
 export async function runCheck(item: string, check: CheckSpec, options: RunCheckOptions): Promise<CheckRun> {
-  const policy = { ...defaultCheckPolicy, ...options.policy };
+  const policy = checkPolicy(options.policy);
   const timeoutMs = check.timeoutMs ?? policy.timeoutMs;
   const base = {
     item,
@@ -200,25 +253,30 @@ export async function runCheck(item: string, check: CheckSpec, options: RunCheck
   if (!existsSync(options.cwd)) {
     return failedToStart(base, `the workspace ${options.cwd} does not exist`);
   }
-  mkdirSync(dirname(options.outputPath), { recursive: true });
-  const fd = openSync(options.outputPath, 'w');
+  let log: CappedLog;
+  try {
+    log = CappedLog.create(options.outputPath, policy.log);
+  } catch (error) {
+    return failedToStart(base, `its log could not be created: ${(error as Error).message}`);
+  }
   const started = performance.now();
   let exit: Exit;
+  let printed: CappedLogSummary;
   try {
     exit = await runInGroup(
       check.command,
       options.cwd,
       checkEnvironment(options.env ?? process.env),
-      fd,
+      log,
       timeoutMs,
       policy.killGraceMs,
     );
   } finally {
-    closeSync(fd);
+    printed = log.close();
   }
   const durationS = Math.round((performance.now() - started) / 10) / 100;
   if (exit.startError !== undefined) return failedToStart(base, `it could not start: ${exit.startError}`);
-  const { tail, size } = readTail(options.outputPath, policy.tailBytes, policy.tailLines);
+  const { tail } = readTail(options.outputPath, policy.tailBytes, policy.tailLines);
   return {
     ...base,
     exitCode: exit.code,
@@ -226,7 +284,8 @@ export async function runCheck(item: string, check: CheckSpec, options: RunCheck
     timedOut: exit.timedOut,
     passed: exit.code === 0 && !exit.timedOut,
     durationS,
-    outputBytes: size,
+    outputBytes: printed.printedBytes,
+    cutBytes: printed.cutBytes,
     tail,
   };
 }
@@ -237,8 +296,7 @@ function failedToStart(
   problem: string,
 ): CheckRun {
   try {
-    mkdirSync(dirname(base.outputPath), { recursive: true });
-    writeFileSync(base.outputPath, `${problem}\n`);
+    writePrivateFile(base.outputPath, `${problem}\n`);
   } catch {
     // The reason still travels in `problem`.
   }
@@ -250,6 +308,7 @@ function failedToStart(
     passed: false,
     durationS: 0,
     outputBytes: Buffer.byteLength(`${problem}\n`),
+    cutBytes: 0,
     tail: problem,
     problem,
   };
@@ -260,7 +319,7 @@ export interface RunChecksOptions {
   /** The directory of this round's outputs (`.flower/artifacts/checks/<round>/`). */
   readonly dir: string;
   readonly env?: EnvMap;
-  readonly policy?: Partial<CheckPolicy>;
+  readonly policy?: CheckPolicyOverrides;
   /** Told each result as soon as it is known (the terminal shows one line per check). */
   readonly onResult?: (run: CheckRun) => void;
 }
@@ -280,18 +339,28 @@ export function checkedItems(
  */
 export async function runChecks(items: readonly string[], options: RunChecksOptions): Promise<CheckRun[]> {
   const runs: CheckRun[] = [];
-  for (const { index, item, check } of checkedItems(items)) {
+  const checked = checkedItems(items);
+  // What a check prints can be a secret it read by mistake: the round's logs are the user's alone,
+  // and a check whose log cannot be kept private does not run.
+  let unsafe: string | undefined;
+  try {
+    if (checked.length > 0) privateDirectory(options.dir);
+  } catch (error) {
+    unsafe = `its log directory ${options.dir} could not be made private (${(error as Error).message}); make sure flower can create and change it, then run flower again`;
+  }
+  for (const { index, item, check } of checked) {
+    if (check.kind === 'none') continue;
     const outputPath = join(options.dir, `item-${index + 1}.log`);
+    const base = { item, description: check.description, outputPath };
     const run =
-      check.kind === 'check'
-        ? await runCheck(item, check, { ...options, outputPath })
-        : check.kind === 'malformed'
-          ? failedToStart(
-              { item, description: check.description, command: '', outputPath },
+      unsafe !== undefined
+        ? failedToStart({ ...base, command: check.kind === 'check' ? check.command : '' }, unsafe)
+        : check.kind === 'check'
+          ? await runCheck(item, check, { ...options, outputPath })
+          : failedToStart(
+              { ...base, command: '' },
               `the check on this item cannot be read: ${check.problem}. Write it as check: \`command\` at the end of the item in goal.md.`,
-            )
-          : undefined;
-    if (run === undefined) continue;
+            );
     runs.push(run);
     options.onResult?.(run);
   }

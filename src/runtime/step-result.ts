@@ -128,7 +128,7 @@ export interface ManifestCheck {
   exit_code: number | null;
   passed: boolean;
   duration_s: number;
-  /** The whole output, stdout and stderr as they came. */
+  /** The check's log: stdout and stderr as they came, its middle cut when it was long (checks/capped-log.ts). */
   output_path: string;
   timed_out?: boolean;
 }

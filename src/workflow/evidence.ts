@@ -7,7 +7,7 @@
  *   verify, or nothing readable): a command that failed on this machine is a fact, a ruling is an
  *   opinion. Passing checks never upgrade a ruling: other items may still need judgement.
  * - Only tails travel: the judge and the worker see the last lines of an output and its path,
- *   never the whole output (a check printing 50 MB must not enter a prompt).
+ *   never the whole log (a check printing 100 MB must not enter a prompt).
  * - Pure: formats and decides, reads and writes nothing.
  */
 import type { CheckRun } from '../checks/runner.js';
@@ -38,7 +38,11 @@ export function describeRun(run: CheckRun, index: number): string {
   const head = `${index + 1}. [${run.passed ? 'passed' : 'FAILED'}] \`${run.command || '(no command)'}\` — ${outcomeOf(run)}`;
   const lines = [head, `   item: ${run.item}`];
   if (run.problem !== undefined) lines.push(`   why: ${run.problem}`);
-  lines.push(`   whole output: ${run.outputPath} (${run.outputBytes} bytes)`);
+  lines.push(
+    run.cutBytes > 0
+      ? `   output: ${run.outputPath} (${run.outputBytes} bytes printed; the log keeps the start and the end, ${run.cutBytes} bytes cut between)`
+      : `   whole output: ${run.outputPath} (${run.outputBytes} bytes)`,
+  );
   if (run.tail !== '' && run.problem === undefined) lines.push('   its last lines:', indented(run.tail));
   return lines.join('\n');
 }

@@ -27,7 +27,7 @@
 import { join } from 'node:path';
 import type { HumanChannel } from '../agents/human/channel.js';
 import { type JudgeOptions, judge } from '../agents/roles.js';
-import { type CheckPolicy, type CheckRun, runChecks } from '../checks/runner.js';
+import { type CheckPolicyOverrides, type CheckRun, runChecks } from '../checks/runner.js';
 import { workspaceState } from '../checks/workspace-state.js';
 import type { EnvMap } from '../config/paths.js';
 import type { AgentSpec } from '../runtime/agent-spec.js';
@@ -81,8 +81,8 @@ export interface WithGoalOptions {
   exclude?: string[];
   /** Rounds in a row ending in the same state that stop the task (default 2; 0 turns the brake off). */
   stall?: number;
-  /** Time limit and tail of the host checks. */
-  checks?: Partial<CheckPolicy>;
+  /** Time limit, tail and log size of the host checks. */
+  checks?: CheckPolicyOverrides;
   /** The environment checks start from (credentials are always removed); default this process's. */
   checkEnv?: EnvMap;
   /** The step that sets the goal: rounds count from its last pass. Default `set-goal`. */

@@ -1,11 +1,11 @@
 /**
  * Done means proven (issue 13 §1): flower itself runs the goal's checks on the host after every
  * round, the judge sees the results, a failing check overrides the judge, and the manifest keeps
- * them. The check runner's hard cases (a hang, 50 MB of output, a syntax error, the credentials)
- * go through the whole CLI. Real SDK, binary, processes and files; only the model is scripted.
+ * them. The check runner's hard cases (a hang, 100 MB of output left as a capped private log, a
+ * syntax error, the credentials) go through the whole CLI. Real SDK, binary, processes and files; only the model is scripted.
  */
-import { existsSync, readFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { existsSync, readFileSync, statSync } from 'node:fs';
+import { dirname, join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { lastUserText } from '../../src/testing/index.js';
 import { starterFlow } from '../../src/workflow/starter.js';
@@ -146,7 +146,7 @@ describe('host checks in the goal guard', () => {
     expect(readFileSync(verdictRow!.checks![1]!.output_path, 'utf8')).toMatch(/^v\d+\./);
   });
 
-  it('kills a hang with its group, keeps 50 MB out of every prompt, fails a syntax error, and hides the key', async () => {
+  it('kills a hang with its group, caps 100 MB into a private log kept out of every prompt, fails a syntax error, and hides the key', async () => {
     const secret = 'sk-ant-scenario-secret-4711';
     scenario = await startFrozen(
       {
@@ -158,7 +158,7 @@ describe('host checks in the goal guard', () => {
       },
       goalWith(
         'the server stays up — check (2s): `sleep 600 & echo $! > bg.pid; sleep 600`',
-        'it logs a lot — check: `yes "a line of log output" | head -c 52428800; echo; echo LAST-LINE`',
+        'it logs a lot — check: `yes "a line of log output" | head -c 104857600; echo; echo LAST-LINE`',
         'the script parses — check: `if then fi (((`',
         'no credentials leak — check: `env > env.txt; ! printenv ANTHROPIC_API_KEY`',
       ),
@@ -182,8 +182,14 @@ describe('host checks in the goal guard', () => {
     // The hang's background child went with its group.
     const child = Number(readFileSync(join(scenario.workspace, 'bg.pid'), 'utf8'));
     expect(await processGone(child)).toBe(true);
-    // The whole output is on disk; no request the model received carried more than its tail.
-    expect(readFileSync(checks[1]!.output_path).length).toBeGreaterThan(50_000_000);
+    // The log keeps the start and the end, says what it cut, and is the user's alone; no request
+    // the model received carried more than its tail.
+    const log = readFileSync(checks[1]!.output_path, 'utf8');
+    expect(log.length).toBeLessThan(140_000);
+    expect(log).toMatch(/\n\[flower cut \d+ bytes here: the check printed 104857611 bytes/);
+    expect(log.endsWith('LAST-LINE\n')).toBe(true);
+    expect(statSync(checks[1]!.output_path).mode & 0o777).toBe(0o600);
+    expect(statSync(dirname(checks[1]!.output_path)).mode & 0o777).toBe(0o700);
     const judge = scenario.mock.mainRequests().find((request) => roleOf(request) === 'verdict')!;
     expect(lastUserText(judge)).toContain('LAST-LINE');
     for (const request of scenario.mock.mainRequests())

@@ -1,15 +1,25 @@
 /**
- * The host check runner with real shells and processes: exit codes, captured output, time limits
- * that end the whole process group, a 50 MB output of which only the tail is read, a syntax error
- * that is a failing check, and an environment without the credentials.
+ * The host check runner with real shells and processes: exit codes, captured output in the order
+ * it came, time limits that end the whole process group, a 100 MB output that leaves a capped
+ * private log of which only the tail is read, a syntax error that is a failing check, and an
+ * environment without the credentials.
  */
-import { existsSync, mkdtempSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import {
+  chmodSync,
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readFileSync,
+  statSync,
+  writeFileSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { describe, expect, it } from 'vitest';
+import { cutNotice } from '../../../src/checks/capped-log.js';
 import { checkEnvironment, isWithheldFromChecks } from '../../../src/checks/environment.js';
-import { readTail, runCheck, runChecks } from '../../../src/checks/runner.js';
+import { defaultCheckPolicy, readTail, runCheck, runChecks } from '../../../src/checks/runner.js';
 import { describeRun } from '../../../src/workflow/evidence.js';
 import { processGone } from '../../support/processes.js';
 
@@ -126,21 +136,76 @@ describe('runCheck', () => {
     expect(await processGone(Number(readFileSync(pidFile, 'utf8')))).toBe(true);
   });
 
-  it('keeps a 50 MB output in its file and reads back only the tail', async () => {
+  it('caps the log of a 100 MB output at its head and tail, says what was cut, and reads back only the tail', async () => {
     const cwd = dir();
     const run = await runCheck(
       'item',
-      check(`yes 'a line of output' | head -c 52428800; echo; echo 'the last line'; exit 1`),
+      check(
+        `echo 'the first line'; yes 'a line of output' | head -c 104857600; echo; echo 'the last line'; exit 1`,
+      ),
       { cwd, outputPath: join(cwd, 'big.log') },
     );
-    expect(run.outputBytes).toBeGreaterThan(50_000_000);
-    expect(statSync(run.outputPath).size).toBe(run.outputBytes);
+    expect(run).toMatchObject({ passed: false, exitCode: 1 });
+    expect(run.outputBytes).toBe(104_857_600 + 'the first line\n\nthe last line\n'.length);
+    const { headBytes, tailBytes } = defaultCheckPolicy.log;
+    const size = statSync(run.outputPath).size;
+    expect(size).toBeLessThan(headBytes + tailBytes + 1024);
+    expect(run.cutBytes).toBeGreaterThan(run.outputBytes - headBytes - tailBytes - 1);
+    const log = readFileSync(run.outputPath, 'utf8');
+    expect(log.startsWith('the first line\na line of output\n')).toBe(true);
+    expect(log).toContain(
+      `\n${cutNotice(run.cutBytes, run.outputBytes, defaultCheckPolicy.log)}\na line of output\n`,
+    );
+    expect(log.endsWith('a line of output\na \nthe last line\n')).toBe(true);
     expect(run.tail.endsWith('the last line')).toBe(true);
     expect(Buffer.byteLength(run.tail)).toBeLessThanOrEqual(4096);
     expect(run.tail.split('\n').length).toBeLessThanOrEqual(40);
     // What a prompt gets of it stays small.
     expect(describeRun(run, 0).length).toBeLessThan(6000);
   }, 60_000);
+
+  it('keeps stdout and stderr in the order they came (one pipe, joined by the shell)', async () => {
+    const cwd = dir();
+    const run = await runCheck('item', check('for i in $(seq 1 200); do echo out$i; echo err$i >&2; done'), {
+      cwd,
+      outputPath: join(cwd, 'order.log'),
+    });
+    const expected = Array.from({ length: 200 }, (_, index) => `out${index + 1}\nerr${index + 1}\n`).join('');
+    expect(readFileSync(run.outputPath, 'utf8')).toBe(expected);
+  });
+
+  it('runs the command as written: its own line numbers and $0', async () => {
+    const cwd = dir();
+    const run = await runCheck('item', check('echo "$LINENO $0"\nif then fi'), {
+      cwd,
+      outputPath: join(cwd, 'lines.log'),
+    });
+    const log = readFileSync(run.outputPath, 'utf8');
+    expect(log.split('\n')[0]).toMatch(/^1 .*(bash|sh)$/);
+    expect(log).toMatch(/line 2: syntax error/);
+  });
+
+  it('does not wait for ever on a process that left the group holding the output open', async () => {
+    const cwd = dir();
+    const pidFile = join(cwd, 'escaped.pid');
+    // perl is part of every Debian base system; setpgrp takes it out of the check's process group.
+    const leaver = `perl -e 'setpgrp(0, 0); open(my $f, ">", "${pidFile}"); print $f $$; close $f; sleep 60' &`;
+    const run = await runCheck(
+      'item',
+      check(`${leaver} while [ ! -s ${pidFile} ]; do sleep 0.05; done; echo left`),
+      {
+        cwd,
+        outputPath: join(cwd, 'escaped.log'),
+      },
+    );
+    const escaped = Number(readFileSync(pidFile, 'utf8'));
+    try {
+      expect(run).toMatchObject({ passed: true, tail: 'left' });
+      expect(run.durationS).toBeLessThan(10);
+    } finally {
+      process.kill(escaped, 'SIGKILL');
+    }
+  });
 
   it("runs without flower's or Anthropic's credentials in its environment", async () => {
     const cwd = dir();
@@ -201,6 +266,34 @@ describe('runChecks', () => {
     expect(runs[1]?.problem).toContain('cannot be read');
     expect(seen).toHaveLength(3);
     expect(existsSync(join(out, 'item-1.log'))).toBe(false);
+  });
+
+  it('keeps the logs private: 0600 files in a 0700 round directory, whatever was there before', async () => {
+    const cwd = dir();
+    const out = join(cwd, 'checks', '1');
+    mkdirSync(out, { recursive: true, mode: 0o755 });
+    chmodSync(out, 0o755);
+    writeFileSync(join(out, 'item-1.log'), 'an old log', { mode: 0o644 });
+    const runs = await runChecks(['prints — check: `echo secret-looking`', 'broken — check: `oops'], {
+      cwd,
+      dir: out,
+    });
+    expect(runs).toHaveLength(2);
+    expect(statSync(out).mode & 0o777).toBe(0o700);
+    for (const run of runs) expect(statSync(run.outputPath).mode & 0o777).toBe(0o600);
+    expect(readFileSync(join(out, 'item-1.log'), 'utf8')).toBe('secret-looking\n');
+  });
+
+  it('fails every check, running none, when the round directory cannot be made private', async () => {
+    const cwd = dir();
+    const blocker = join(cwd, 'not-a-directory');
+    writeFileSync(blocker, '');
+    const marker = join(cwd, 'ran');
+    const runs = await runChecks([`runs — check: \`touch ${marker}\``], { cwd, dir: join(blocker, '1') });
+    expect(runs).toHaveLength(1);
+    expect(runs[0]).toMatchObject({ passed: false, command: `touch ${marker}` });
+    expect(runs[0]?.problem).toMatch(/could not be made private .*then run flower again/);
+    expect(existsSync(marker)).toBe(false);
   });
 });
 

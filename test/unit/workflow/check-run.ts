@@ -13,6 +13,7 @@ export function checkRun(fields: Partial<CheckRun> = {}): CheckRun {
     durationS: 1.5,
     outputPath: '/ws/.flower/artifacts/checks/1/item-1.log',
     outputBytes: 12,
+    cutBytes: 0,
     tail: 'all good',
     ...fields,
   };

@@ -49,6 +49,14 @@ describe('what the judge and the worker are shown', () => {
     expect(checksEvidence([])).toBe('');
   });
 
+  it('says when a log holds only the start and the end of what a check printed', () => {
+    const capped = checkRun({ outputBytes: 104_857_600, cutBytes: 104_726_528 });
+    expect(checksEvidence([capped])).toContain(
+      'output: /ws/.flower/artifacts/checks/1/item-1.log (104857600 bytes printed; the log keeps the start and the end, 104726528 bytes cut between)',
+    );
+    expect(checksEvidence([capped])).not.toContain('whole output');
+  });
+
   it("sends the worker the judge's gaps and what the failing checks printed", () => {
     const ruling = rulingWithChecks(new Verdict({ state: 'achieved' }), [failing]);
     const text = sendBackText(ruling, [failing]);

@@ -1,0 +1,167 @@
+/**
+ * A check's log (checks/capped-log.ts): the head and the tail of the output with the cut said in
+ * the middle, bounded memory however much is written, and privacy (0600 files, a 0700 directory,
+ * planted symlinks replaced rather than followed). Real files; the runner's side is runner.test.ts.
+ */
+import {
+  lstatSync,
+  mkdirSync,
+  mkdtempSync,
+  readFileSync,
+  realpathSync,
+  statSync,
+  symlinkSync,
+  writeFileSync,
+} from 'node:fs';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
+import fc from 'fast-check';
+import { describe, expect, it } from 'vitest';
+import {
+  CappedLog,
+  cutNotice,
+  defaultCheckLogPolicy,
+  privateDirectory,
+  writePrivateFile,
+} from '../../../src/checks/capped-log.js';
+
+const dir = () => realpathSync(mkdtempSync(join(tmpdir(), 'flower-log-')));
+const mode = (path: string) => lstatSync(path).mode & 0o777;
+
+/** Writes `chunks` through a fresh log at a new path and returns the summary and the file's text. */
+function logged(chunks: string[], policy = { headBytes: 16, tailBytes: 16 }) {
+  const path = join(dir(), 'item-1.log');
+  const log = CappedLog.create(path, policy);
+  for (const chunk of chunks) log.write(Buffer.from(chunk));
+  return { ...log.close(), text: readFileSync(path, 'utf8'), path };
+}
+
+describe('a capped check log', () => {
+  it('keeps every byte when the output fits in head and tail, and cuts nothing', () => {
+    const exact = 'a'.repeat(16) + 'b'.repeat(16);
+    expect(logged([exact])).toMatchObject({ text: exact, cutBytes: 0, printedBytes: 32 });
+    expect(logged(['one\n', 'two\n'])).toMatchObject({ text: 'one\ntwo\n', cutBytes: 0 });
+    expect(logged([])).toMatchObject({ text: '', cutBytes: 0, printedBytes: 0 });
+  });
+
+  it('keeps the first and last lines and says in the middle how much was cut', () => {
+    const lines = Array.from({ length: 100 }, (_, index) => `line ${String(index).padStart(3, '0')}\n`);
+    const printed = lines.join('');
+    const policy = { headBytes: 20, tailBytes: 20 };
+    const { text, cutBytes, printedBytes } = logged(lines, policy);
+    // The head is cut back to its last line break, the tail forward to its first one.
+    const head = 'line 000\nline 001\n';
+    const tail = 'line 098\nline 099\n';
+    expect(printedBytes).toBe(printed.length);
+    expect(cutBytes).toBe(printed.length - head.length - tail.length);
+    expect(text).toBe(`${head}${cutNotice(cutBytes, printed.length, policy)}\n${tail}`);
+    expect(text).toContain(`[flower cut ${cutBytes} bytes here: the check printed ${printed.length} bytes`);
+  });
+
+  it('puts the notice on a line of its own when the output has no line breaks', () => {
+    const policy = { headBytes: 8, tailBytes: 8 };
+    const { text, cutBytes } = logged(['x'.repeat(100)], policy);
+    expect(cutBytes).toBe(84);
+    expect(text).toBe(`${'x'.repeat(8)}\n${cutNotice(84, 100, policy)}\n${'x'.repeat(8)}`);
+  });
+
+  it('keeps what was printed around the cut, whatever the chunks (property)', () => {
+    fc.assert(
+      fc.property(
+        fc.array(fc.string({ unit: fc.constantFrom('a', 'b', '\n'), maxLength: 40 }), { maxLength: 12 }),
+        fc.nat(30),
+        fc.nat(30),
+        (chunks, headBytes, tailBytes) => {
+          const printed = chunks.join('');
+          const { text, cutBytes, printedBytes } = logged(chunks, { headBytes, tailBytes });
+          expect(printedBytes).toBe(printed.length);
+          if (cutBytes === 0) {
+            expect(text).toBe(printed);
+            return;
+          }
+          const notice = cutNotice(cutBytes, printed.length, { headBytes, tailBytes });
+          const parts = text.split(`${notice}\n`);
+          expect(parts).toHaveLength(2);
+          const [before = '', tail = ''] = parts;
+          // Before the notice: the kept head, and a line break of the log's own when it had none.
+          const head = before.slice(0, printed.length - cutBytes - tail.length);
+          expect([head, `${head}\n`]).toContain(before);
+          expect(before === '' || before.endsWith('\n')).toBe(true);
+          expect(printed.startsWith(head)).toBe(true);
+          expect(printed.endsWith(tail)).toBe(true);
+          expect(head.length).toBeLessThanOrEqual(headBytes);
+          expect(tail.length).toBeLessThanOrEqual(tailBytes);
+        },
+      ),
+    );
+  });
+
+  it('holds only its tail in memory and only its head on disk while 100 MB stream through', () => {
+    const path = join(dir(), 'big.log');
+    const log = CappedLog.create(path);
+    const chunk = Buffer.alloc(64 * 1024, 'a line of output\n');
+    const { headBytes, tailBytes } = defaultCheckLogPolicy;
+    let mostHeld = 0;
+    for (let written = 0; written < 100 * 1024 * 1024; written += chunk.length) {
+      log.write(chunk);
+      mostHeld = Math.max(mostHeld, log.heldBytes);
+      if (written % (16 * 1024 * 1024) === 0) expect(statSync(path).size).toBeLessThanOrEqual(headBytes);
+    }
+    expect(mostHeld).toBeLessThanOrEqual(tailBytes + headBytes / 2);
+    const { printedBytes, cutBytes } = log.close();
+    expect(printedBytes).toBe(100 * 1024 * 1024);
+    expect(statSync(path).size).toBeLessThan(headBytes + tailBytes + 1024);
+    expect(statSync(path).size).toBe(
+      printedBytes -
+        cutBytes +
+        Buffer.byteLength(`${cutNotice(cutBytes, printedBytes, defaultCheckLogPolicy)}\n`),
+    );
+  });
+});
+
+describe('a private check log', () => {
+  it('is created 0600, replacing an old readable log', () => {
+    const path = join(dir(), 'item-1.log');
+    writeFileSync(path, 'old', { mode: 0o644 });
+    const log = CappedLog.create(path);
+    log.write(Buffer.from('new\n'));
+    log.close();
+    expect(mode(path)).toBe(0o600);
+    expect(readFileSync(path, 'utf8')).toBe('new\n');
+    writePrivateFile(join(dirname(path), 'why.log'), 'it could not start\n');
+    expect(mode(join(dirname(path), 'why.log'))).toBe(0o600);
+  });
+
+  it('replaces a symlink planted at its path instead of writing through it', () => {
+    const root = dir();
+    const victim = join(root, 'victim.txt');
+    writeFileSync(victim, 'keep me\n');
+    const path = join(root, 'item-1.log');
+    symlinkSync(victim, path);
+    const log = CappedLog.create(path);
+    log.write(Buffer.from('check output\n'));
+    log.close();
+    expect(readFileSync(victim, 'utf8')).toBe('keep me\n');
+    expect(lstatSync(path).isSymbolicLink()).toBe(false);
+    expect(readFileSync(path, 'utf8')).toBe('check output\n');
+  });
+
+  it('makes its round directory 0700, even one that existed readable or as a symlink', () => {
+    const root = dir();
+    const open = join(root, 'checks', '1');
+    mkdirSync(open, { recursive: true, mode: 0o755 });
+    privateDirectory(open);
+    expect(mode(open)).toBe(0o700);
+    const elsewhere = join(root, 'elsewhere');
+    mkdirSync(elsewhere, { mode: 0o755 });
+    const planted = join(root, 'checks', '2');
+    symlinkSync(elsewhere, planted);
+    privateDirectory(planted);
+    expect(lstatSync(planted).isDirectory()).toBe(true);
+    expect(mode(planted)).toBe(0o700);
+    expect(mode(elsewhere)).toBe(0o755);
+    const fresh = join(root, 'new', 'checks', '3');
+    privateDirectory(fresh);
+    expect(mode(fresh)).toBe(0o700);
+  });
+});

@@ -26,9 +26,12 @@
  *   PostgreSQL lock (`holdAcrossMachines`): then no flower anywhere runs it, and the marker is a
  *   killed attempt of another machine, booked here like a local one.
  * - Booking appends one row under the killed process's run id and keeps every other row; a row
- *   naming the marker's own session that ended after the marker's start means nothing was lost,
- *   and no second row is added. Rows of other sessions say nothing about it: the judge's row,
- *   written after the killed attempt started, once hid it and its cost was never booked.
+ *   of the marker's own run and session that ended after the marker's start means nothing was
+ *   lost, and no second row is added. Rows of other sessions say nothing about it: the judge's
+ *   row, written after the killed attempt started, once hid it and its cost was never booked. Nor
+ *   do rows of other runs of the same session: two machines continue one session, and the row of
+ *   a holder that was cut off, stopped and ended after the next holder started hid that next
+ *   holder's killed attempt (partition chaos test: 47 replies unbooked).
  * - Writing or removing a marker never throws: the books are a record of the work, not a reason
  *   to stop it.
  */
@@ -284,11 +287,12 @@ export async function bookKilledAttempts(
     // A live process here is another flower at work.
     if (!orphaned(marker, runDir)) continue;
     done.push(marker.sessionId);
-    // A row of this session that ended after the attempt started already holds it (the marker
-    // outlived its removal); only this session's rows count (see the header).
+    // A row of this attempt's own process and session that ended after the attempt started
+    // already holds it (the marker outlived its removal); no other row does (see the header).
     const recorded = rows.some(
       (row) =>
         row.session_id === marker.sessionId &&
+        row.run === marker.run &&
         typeof row.ended_at === 'number' &&
         row.ended_at >= marker.startedAt,
     );

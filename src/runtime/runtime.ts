@@ -50,7 +50,7 @@ import { AttemptSentinel, type FailFastStop } from './fail-fast.js';
 import { degradedLimitReason, generationLimitReason, isContextOverflow } from './handoff-document.js';
 import { type HandoffRequest, writeHandoff } from './handoff-turn.js';
 import { clearInFlight, markInFlight } from './in-flight.js';
-import { ledgerForStep, stepSessions, type TranscriptReader } from './ledger.js';
+import { ledgerCost, ledgerForStep, stepSessions, type TranscriptReader } from './ledger.js';
 import { settleLeftovers } from './leftovers.js';
 import { Lineage } from './lineage.js';
 import { manifestPath, saveManifestRows } from './manifest.js';
@@ -408,6 +408,8 @@ export class Runtime {
       }
     }
     let attempt = 0;
+    /** An attempt of this step was stopped for the lease (its query never reported a result). */
+    let stoppedForLease = false;
     try {
       for (;;) {
         if (ownership !== undefined && ownership.state !== 'held') {
@@ -431,6 +433,7 @@ export class Runtime {
             // The callback's failure is its own business; the step goes on.
           }
         });
+        if (result.error === OWNERSHIP_PAUSED) stoppedForLease = true;
         if (result.ok) break;
         const overflowed = this.overflowed(result, errorsBefore);
         const next =
@@ -451,6 +454,12 @@ export class Runtime {
       // Before the rescue is unregistered: a signal during the read still gets the row written.
       if (this.current === result) {
         await this.closeBooks(result);
+        // A query stopped for the lease is ended before it reports its result, and the binary
+        // writes no cost-state for it, so the SDK's figure misses every reply of that query (the
+        // row said $0 for a minute of work; partition chaos test). Its replies are in the
+        // transcript: the row takes the ledger's figure, as a killed attempt's does (in-flight.ts).
+        if (stoppedForLease && result.ledger !== undefined)
+          result.costUsd = Math.max(result.costUsd, ledgerCost(result.ledger) ?? 0);
         await this.transcripts.settle(result);
       }
       stopRescue();

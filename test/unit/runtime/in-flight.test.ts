@@ -257,6 +257,17 @@ describe('bookKilledAttempts', () => {
     expect(readManifest(runDir).map((row) => row.session_id)).toEqual(['s1']);
   });
 
+  it('a row of another run of the same session that ended later does not hide the killed attempt', async () => {
+    // Two machines continue one session: the holder that was cut off ended its step (and wrote its
+    // row) after the next holder had started the attempt that was then killed.
+    marker('s1', deadPid());
+    const rows = [{ step: 'work', session_id: 's1', started_at: 900, ended_at: 1100, run: 'run-cut-off' }];
+    const booked = await bookKilledAttempts(runDir, rows, source);
+    expect(booked.map((row) => [row.session_id, row.run, row.error])).toEqual([
+      ['s1', 'run-killed', KILLED_UNRECORDED],
+    ]);
+  });
+
   it("never judges another host's marker: its pid means nothing here", async () => {
     marker('s1', deadPid(), { host: 'build-7.example' });
     expect(await bookKilledAttempts(runDir, [], source)).toEqual([]);

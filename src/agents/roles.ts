@@ -114,6 +114,9 @@ export function coordinator(options: CoordinatorOptions): AgentSpec {
     ...common(options, 'coordinator', COORDINATOR_RULES, 'coordinator'),
     allowedTools: unique(allowed),
     permissionMode: options.permissionMode ?? 'acceptEdits',
+    // The session's sandbox is the workers' (the SDK sets one per query); the coordinator's own
+    // Bash is walled further by the glance wall, which runs it read-only in flower's bubblewrap.
+    sandboxRole: 'worker',
     agents: workers,
     ...(channel ? { mcpServers: channel.mcpServers() } : {}),
     hooks: mergeHooks(guards, workbench && workbenchHooks(workbench, options.spill), options.hooks),
@@ -221,6 +224,7 @@ function walledRole(
     ...base,
     allowedTools: unique(allowed),
     permissionMode: 'default',
+    sandboxRole: 'read-only',
     ...(channel ? { mcpServers: channel.mcpServers() } : {}),
     hooks: mergeHooks(
       wall && { PreToolUse: [wall, secretFilesGuard()] },

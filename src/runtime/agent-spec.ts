@@ -22,6 +22,7 @@ import type {
   McpServerConfig,
   PermissionMode,
 } from '@anthropic-ai/claude-agent-sdk';
+import type { SandboxRole } from './sandbox/policy.js';
 
 /** Hook callbacks per event, in the shape the SDK's `hooks` option takes. */
 export type HookTable = Partial<Record<HookEvent, HookCallbackMatcher[]>>;
@@ -73,6 +74,12 @@ export interface AgentSpec {
   addDirs?: string[];
   /** Extra environment variables for the Claude Code process. */
   env?: Record<string, string>;
+  /**
+   * Which sandbox the session's Bash runs in (runtime/sandbox/policy.ts): `read-only` for the roles
+   * that only look, `worker` for a session whose subagents work (the coordinator's: its own main
+   * thread is walled further by a hook). Undefined: `worker`.
+   */
+  sandboxRole?: SandboxRole;
   /** Working directory; undefined = the runtime's workspace. */
   cwd?: string;
   /** Compaction setting; undefined lets the runtime choose (it turns auto-compact off for handoff). */

@@ -18,7 +18,13 @@
  */
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
-import { type Options, type Query, query, type SessionStore } from '@anthropic-ai/claude-agent-sdk';
+import {
+  type Options,
+  type Query,
+  query,
+  type SandboxSettings,
+  type SessionStore,
+} from '@anthropic-ai/claude-agent-sdk';
 import { CompactPolicy } from '../config/policies.js';
 import { packageRoot } from '../version.js';
 import { spawnAgentProcess } from './agent-process.js';
@@ -53,6 +59,8 @@ export interface SessionSetup {
   abortController?: AbortController;
   /** Receives the child's stderr (the binary's own diagnostics). */
   stderr?: (data: string) => void;
+  /** Claude Code's own sandbox for the session's Bash (runtime/sandbox/sdk-settings.ts). */
+  sandbox?: SandboxSettings;
 }
 
 /**
@@ -113,6 +121,7 @@ export function buildOptions(spec: AgentSpec, setup: SessionSetup): Options {
     if (setup.fork) options.forkSession = true;
     if (setup.resumeAt) options.resumeSessionAt = setup.resumeAt;
   }
+  if (setup.sandbox) options.sandbox = setup.sandbox;
   if (setup.abortController) options.abortController = setup.abortController;
   if (setup.stderr) options.stderr = setup.stderr;
   if (process.platform !== 'win32') {

@@ -32,7 +32,7 @@ import { join, resolve } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { checkCredentials } from '../config/credentials.js';
 import { environmentSizeMessage } from '../config/environment-size.js';
-import type { EnvMap } from '../config/paths.js';
+import { type EnvMap, isSourceCheckout } from '../config/paths.js';
 import { HandoffPolicy, type HandoffPolicyOptions } from '../config/policies.js';
 import { type SecretMask, secretMask } from '../config/secret-mask.js';
 import { defaultWindow, rememberOverflow } from '../config/window.js';
@@ -54,7 +54,11 @@ import { ledgerCost, ledgerForStep, stepSessions, type TranscriptReader } from '
 import { settleLeftovers } from './leftovers.js';
 import { Lineage } from './lineage.js';
 import { manifestPath, saveManifestRows } from './manifest.js';
-import { buildOptions } from './options.js';
+import { packageRoot } from '../version.js';
+import { buildOptions, childEnvironment } from './options.js';
+import { type SandboxPlaces, sandboxPlaces } from './sandbox/places.js';
+import { defaultSandboxPolicy, type SandboxPolicy } from './sandbox/policy.js';
+import { sdkSandbox } from './sandbox/sdk-settings.js';
 import {
   backoffDelay,
   classifyFailure,
@@ -129,6 +133,11 @@ export interface RuntimeOptions {
   /** One line per problem with flower's own files (corrupt manifest set aside, write failed). */
   onWarning?: (line: string) => void;
   /**
+   * What every session's Bash (and every check) may touch (runtime/sandbox/). Default: sandboxed,
+   * the workers reaching the package registries. `enabled: false` only for the user's `--no-sandbox`.
+   */
+  sandbox?: SandboxPolicy;
+  /**
    * The task's state is also kept in PostgreSQL (runtime/shared/): transcripts are mirrored
    * through it behind the local store, and each step's end waits (bounded) for it to catch up.
    */
@@ -191,6 +200,7 @@ export class Runtime {
   readonly portable: boolean;
   readonly resilience: ResiliencePolicy;
   readonly handoff: HandoffPolicy;
+  readonly sandbox: SandboxPolicy;
   /** Where transcripts are kept (`runs/sessions.db`). */
   readonly store: SqliteSessionStore;
   /**
@@ -247,6 +257,7 @@ export class Runtime {
         ? resiliencePolicy({ enabled: false })
         : resiliencePolicy(options.resilience === true ? {} : (options.resilience ?? {}));
     this.handoff = handoffPolicyOf(options.handoff, this.env);
+    this.sandbox = options.sandbox ?? defaultSandboxPolicy;
     this.notesDir = options.notesDir;
     this.store = new SqliteSessionStore(join(this.runDir, 'sessions.db'), this.fileOptions());
     const backend: SessionBackend = options.shared ? options.shared.mirror(this.store) : this.store;
@@ -268,6 +279,20 @@ export class Runtime {
       projectKey: this.projectKey,
       env: this.env,
       ...this.fileOptions(),
+    });
+  }
+
+  /**
+   * The places this task's sandboxes are drawn around: the workspace and the extra directories, the
+   * caches, and the credential stores (this task's run directory among them).
+   */
+  sandboxPlaces(extraDirs: readonly string[] = []): SandboxPlaces {
+    return sandboxPlaces({
+      env: this.env,
+      workspace: this.workspace,
+      runDir: this.runDir,
+      extraDirs: [...extraDirs, ...(this.options.addDirs ?? [])],
+      ...(isSourceCheckout(packageRoot) ? { sourceCheckout: packageRoot } : {}),
     });
   }
 
@@ -668,6 +693,16 @@ export class Runtime {
       addDirs: this.options.addDirs,
       baseEnv: this.env,
       stderr: sentinel.onStderr,
+      ...(this.sandbox.enabled
+        ? {
+            sandbox: sdkSandbox(
+              effective.sandboxRole ?? 'worker',
+              this.sandbox,
+              this.sandboxPlaces([...(effective.addDirs ?? []), ...(effective.cwd ? [effective.cwd] : [])]),
+              childEnvironment(effective, this.env),
+            ),
+          }
+        : {}),
     });
     const baseline = target.resume ? await this.sessionCostOf(target.resume) : 0;
     const startedAt = epochSeconds();

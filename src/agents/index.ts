@@ -2,11 +2,12 @@
  * The agents layer: role factories and their rule texts, the guard hooks, the workbench and the
  * human channel. Everything a workflow or a library user composes a run from.
  */
+
+export { mergeHooks } from '../runtime/agent-spec.js';
 export { type DelegateGuardOptions, delegateDenial, delegateGuard } from './guards/delegate.js';
 export { dispatchGuard, dispatchRefusal } from './guards/dispatch.js';
 export { indexGuard } from './guards/index-refresh.js';
 export { isolatedAgentInput, isolateGuard, type OnIsolate } from './guards/isolate.js';
-export { mergeHooks } from './guards/merge.js';
 export {
   DEFAULT_SPILL_POLICY,
   type SpillPolicy,

@@ -4,8 +4,11 @@
  *
  * Invariants:
  * - The walls are part of the role, not of the workbench: the coordinator always gets the delegate
- *   guard, every other role the whitelist guard — with or without a workbench. (The reference left
- *   a coordinator without a workbench unguarded.) The two guards are never installed together.
+ *   guard (made with the session's sandbox, `sandboxHooks`), every other role the whitelist guard —
+ *   with or without a workbench. (The reference left a coordinator without a workbench unguarded.)
+ *   The two guards are never installed together.
+ * - Every role has a sandbox role: the walled ones `read-only`; the coordinator `worker`, since its
+ *   workers run in its session; its own commands are walled read-only by the delegate guard.
  * - Every walled role also gets the secret-files guard: Read and Grep cannot open a credential
  *   file on its main thread (the glance rules already keep such files from its Bash).
  * - Every role gets the later-turn guard: a wake-up or cron job set from inside a step never fires,
@@ -19,11 +22,11 @@
  */
 import type { AgentDefinition, EffortLevel, PermissionMode } from '@anthropic-ai/claude-agent-sdk';
 import type { AgentSpec, CompactSetting, HookTable } from '../runtime/agent-spec.js';
+import { mergeHooks } from '../runtime/agent-spec.js';
 import { delegateGuard } from './guards/delegate.js';
 import { dispatchGuard, isForkName } from './guards/dispatch.js';
 import { isolateGuard, type OnIsolate } from './guards/isolate.js';
 import { laterTurnGuard } from './guards/later-turns.js';
-import { mergeHooks } from './guards/merge.js';
 import { secretFilesGuard } from './guards/secret-files.js';
 import type { SpillPolicy } from './guards/spill.js';
 import { whitelistGuard } from './guards/whitelist.js';
@@ -75,6 +78,8 @@ export interface CoordinatorOptions extends RoleOptions {
   compact?: CompactSetting;
   /** Told whenever an Agent call is rewritten to run in its own worktree. */
   onIsolate?: OnIsolate;
+  /** Which commands its main thread may run (default: the glance predicate); a seam for tests. */
+  mayGlance?: (command: string) => boolean;
 }
 
 export function coordinator(options: CoordinatorOptions): AgentSpec {
@@ -100,10 +105,6 @@ export function coordinator(options: CoordinatorOptions): AgentSpec {
   const anyIsolated = Object.values(workers).some((worker) => wantsIsolation(worker));
   const guards: HookTable = {
     PreToolUse: [
-      delegateGuard({
-        allowGlance: glance,
-        ...(workbench ? { artifactsPath: workbench.show(workbench.artifacts) } : {}),
-      }),
       secretFilesGuard(),
       laterTurnGuard(),
       dispatchGuard(Object.keys(workers)),
@@ -120,6 +121,17 @@ export function coordinator(options: CoordinatorOptions): AgentSpec {
     agents: workers,
     ...(channel ? { mcpServers: channel.mcpServers() } : {}),
     hooks: mergeHooks(guards, workbench && workbenchHooks(workbench, options.spill), options.hooks),
+    // Made when the session starts: with a sandbox, the guard runs the allowed glances in the wall.
+    sandboxHooks: (sandbox) => ({
+      PreToolUse: [
+        delegateGuard({
+          allowGlance: glance,
+          ...(workbench ? { artifactsPath: workbench.show(workbench.artifacts) } : {}),
+          ...(sandbox ? { sandbox } : {}),
+          ...(options.mayGlance ? { mayGlance: options.mayGlance } : {}),
+        }),
+      ],
+    }),
     ...(workbench ? workbenchReach(workbench) : {}),
     ...(options.compact ? { compact: options.compact } : {}),
   };

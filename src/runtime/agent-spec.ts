@@ -2,7 +2,8 @@
  * `AgentSpec`: everything that defines one main-thread agent (a role), as plain data.
  *
  * Invariants:
- * - This is a description, not behaviour. The role factories in `agents/` produce specs;
+ * - This is a description, not behaviour (`mergeHooks` aside: combining two hook tables is part of
+ *   describing one). The role factories in `agents/` produce specs;
  *   `runtime/options` turns a spec into SDK options. Nothing here touches the SDK at run time,
  *   so the type lives below `agents/` and both sides can import it.
  * - `instructions` are *appended* to Claude Code's `claude_code` system prompt preset, never a
@@ -22,7 +23,9 @@ import type {
   McpServerConfig,
   PermissionMode,
 } from '@anthropic-ai/claude-agent-sdk';
-import type { SandboxRole } from './sandbox/policy.js';
+import type { EnvMap } from '../config/paths.js';
+import type { SandboxPlaces } from './sandbox/places.js';
+import type { SandboxPolicy, SandboxRole } from './sandbox/policy.js';
 
 /** Hook callbacks per event, in the shape the SDK's `hooks` option takes. */
 export type HookTable = Partial<Record<HookEvent, HookCallbackMatcher[]>>;
@@ -90,4 +93,38 @@ export interface AgentSpec {
    * system prompt on purpose: a changing system prompt breaks the prompt cache on every turn.
    */
   sessionPreamble?: () => string;
+  /**
+   * Hooks that need the session's sandbox (its policy and places), made when the session starts:
+   * `undefined` when the session runs without the sandbox (`--no-sandbox`, or a library caller that
+   * gives none). Added after `hooks`. The coordinator's delegate guard is made here, because it runs
+   * the coordinator's glances itself inside the read-only wall drawn around these places.
+   */
+  sandboxHooks?: (sandbox: SessionSandbox | undefined) => HookTable;
+}
+
+/** The sandbox a session runs in: what the runtime knows and a role's hooks may need. */
+export interface SessionSandbox {
+  readonly policy: SandboxPolicy;
+  readonly places: SandboxPlaces;
+  /** The environment the session's commands start from (secret variables are removed from it). */
+  readonly env: EnvMap;
+}
+
+/**
+ * Combining hook tables: matchers are concatenated per event, in argument order, without removing
+ * duplicates (two identical guards both run; order is the caller's decision).
+ */
+export function mergeHooks(...tables: (HookTable | undefined)[]): HookTable {
+  const merged: HookTable = {};
+  for (const table of tables) {
+    if (!table) continue;
+    for (const [event, matchers] of Object.entries(table) as [
+      keyof HookTable,
+      HookTable[keyof HookTable],
+    ][]) {
+      if (!matchers || matchers.length === 0) continue;
+      merged[event] = [...(merged[event] ?? []), ...matchers];
+    }
+  }
+  return merged;
 }

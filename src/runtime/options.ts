@@ -12,23 +12,21 @@
  * - The subprocess environment is flower's defaults, then the parent's, the spec's, and what the
  *   compaction setting writes. The SDK replaces the child's environment wholesale when `env` is given, so the parent's
  *   variables (PATH, HOME, credentials) are always copied in first.
+ * - A session given an enabled sandbox policy gets Claude Code's sandbox for its role, and the
+ *   spec's `sandboxHooks` are always made (with the sandbox, or with `undefined` without one), so a
+ *   guard made there is never left out.
  * - `fork` and `resumeAt` mean nothing without `resume`; they are dropped rather than passed on.
  * - The agent process is started by `spawnAgentProcess`, which ends it when flower ends (even on
  *   SIGKILL) and names an environment variable too large to start it with.
  */
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
-import {
-  type Options,
-  type Query,
-  query,
-  type SandboxSettings,
-  type SessionStore,
-} from '@anthropic-ai/claude-agent-sdk';
+import { type Options, type Query, query, type SessionStore } from '@anthropic-ai/claude-agent-sdk';
 import { CompactPolicy } from '../config/policies.js';
 import { packageRoot } from '../version.js';
 import { spawnAgentProcess } from './agent-process.js';
-import type { AgentSpec, HookTable } from './agent-spec.js';
+import { type AgentSpec, type HookTable, mergeHooks, type SessionSandbox } from './agent-spec.js';
+import { sdkSandbox } from './sandbox/sdk-settings.js';
 
 /** Where the domain skills shipped with the package live (`plugin/` at the package root). */
 export const pluginDirectory: string = join(packageRoot, 'plugin');
@@ -59,8 +57,12 @@ export interface SessionSetup {
   abortController?: AbortController;
   /** Receives the child's stderr (the binary's own diagnostics). */
   stderr?: (data: string) => void;
-  /** Claude Code's own sandbox for the session's Bash (runtime/sandbox/sdk-settings.ts). */
-  sandbox?: SandboxSettings;
+  /**
+   * The sandbox the session's Bash runs in: Claude Code's own, set up from the spec's role
+   * (runtime/sandbox/sdk-settings.ts), and what the spec's `sandboxHooks` are made with. Undefined,
+   * or a policy that is not enabled: no sandbox.
+   */
+  sandbox?: SessionSandbox;
 }
 
 /**
@@ -114,14 +116,16 @@ export function buildOptions(spec: AgentSpec, setup: SessionSetup): Options {
   if (spec.maxBudgetUsd !== undefined) options.maxBudgetUsd = spec.maxBudgetUsd;
   if (spec.agents && Object.keys(spec.agents).length > 0) options.agents = spec.agents;
   if (spec.mcpServers && Object.keys(spec.mcpServers).length > 0) options.mcpServers = spec.mcpServers;
-  const hooks = setup.hooks ?? spec.hooks;
-  if (hooks && Object.keys(hooks).length > 0) options.hooks = hooks;
+  const sandbox = setup.sandbox?.policy.enabled ? setup.sandbox : undefined;
+  if (sandbox)
+    options.sandbox = sdkSandbox(spec.sandboxRole ?? 'worker', sandbox.policy, sandbox.places, sandbox.env);
+  const hooks = mergeHooks(setup.hooks ?? spec.hooks, spec.sandboxHooks?.(sandbox));
+  if (Object.keys(hooks).length > 0) options.hooks = hooks;
   if (setup.resume) {
     options.resume = setup.resume;
     if (setup.fork) options.forkSession = true;
     if (setup.resumeAt) options.resumeSessionAt = setup.resumeAt;
   }
-  if (setup.sandbox) options.sandbox = setup.sandbox;
   if (setup.abortController) options.abortController = setup.abortController;
   if (setup.stderr) options.stderr = setup.stderr;
   if (process.platform !== 'win32') {

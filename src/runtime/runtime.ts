@@ -42,6 +42,7 @@ import type { RewriteOptions } from '../store/rewrite.js';
 import { RewritingSessionStore } from '../store/rewriting-store.js';
 import { projectKeyFor } from '../store/session-key.js';
 import { SqliteSessionStore } from '../store/sqlite-session-store.js';
+import { packageRoot } from '../version.js';
 import type { AgentSpec } from './agent-spec.js';
 import { type AttemptWatch, runAttempt } from './attempt.js';
 import { EndpointHistory } from './endpoint-history.js';
@@ -54,11 +55,7 @@ import { ledgerCost, ledgerForStep, stepSessions, type TranscriptReader } from '
 import { settleLeftovers } from './leftovers.js';
 import { Lineage } from './lineage.js';
 import { manifestPath, saveManifestRows } from './manifest.js';
-import { packageRoot } from '../version.js';
 import { buildOptions, childEnvironment } from './options.js';
-import { type SandboxPlaces, sandboxPlaces } from './sandbox/places.js';
-import { defaultSandboxPolicy, type SandboxPolicy } from './sandbox/policy.js';
-import { sdkSandbox } from './sandbox/sdk-settings.js';
 import {
   backoffDelay,
   classifyFailure,
@@ -74,6 +71,8 @@ import {
 } from './resilience.js';
 import { prepareRunDirectory } from './run-directory.js';
 import { newRunId } from './run-id.js';
+import { type SandboxPlaces, sandboxPlaces } from './sandbox/places.js';
+import { defaultSandboxPolicy, type SandboxPolicy } from './sandbox/policy.js';
 import { type RuntimeSharing, STEP_FLUSH_MS } from './shared/sharing.js';
 import { onTerminationSignal } from './signals.js';
 import {
@@ -693,16 +692,11 @@ export class Runtime {
       addDirs: this.options.addDirs,
       baseEnv: this.env,
       stderr: sentinel.onStderr,
-      ...(this.sandbox.enabled
-        ? {
-            sandbox: sdkSandbox(
-              effective.sandboxRole ?? 'worker',
-              this.sandbox,
-              this.sandboxPlaces([...(effective.addDirs ?? []), ...(effective.cwd ? [effective.cwd] : [])]),
-              childEnvironment(effective, this.env),
-            ),
-          }
-        : {}),
+      sandbox: {
+        policy: this.sandbox,
+        places: this.sandboxPlaces([...(effective.addDirs ?? []), ...(effective.cwd ? [effective.cwd] : [])]),
+        env: childEnvironment(effective, this.env),
+      },
     });
     const baseline = target.resume ? await this.sessionCostOf(target.resume) : 0;
     const startedAt = epochSeconds();

@@ -4,7 +4,7 @@
  * `runtime/options` — the same path every flower session takes. Only the model is scripted.
  */
 import type { SDKMessage } from '@anthropic-ai/claude-agent-sdk';
-import type { AgentSpec } from '../../src/runtime/agent-spec.js';
+import type { AgentSpec, SessionSandbox } from '../../src/runtime/agent-spec.js';
 import { buildOptions, startQuery } from '../../src/runtime/options.js';
 import { type MockModel, mockModelEnv, type RecordedRequest } from '../../src/testing/index.js';
 import { tempDir } from '../support/scratch.js';
@@ -22,15 +22,26 @@ export async function runSpec(
   spec: AgentSpec,
   workspace: string,
   prompt = 'Do the scripted thing.',
-  { usePlugin = false, extraEnv }: { usePlugin?: boolean; extraEnv?: Record<string, string> } = {},
+  {
+    usePlugin = false,
+    extraEnv,
+    sandbox,
+  }: {
+    usePlugin?: boolean;
+    extraEnv?: Record<string, string>;
+    /** The session's sandbox, made from the environment the session gets. */
+    sandbox?: (env: Record<string, string>) => SessionSandbox;
+  } = {},
 ): Promise<Outcome> {
+  const baseEnv = mockModelEnv(server, {
+    configDir: tempDir('flower-config-'),
+    ...(extraEnv ? { extra: extraEnv } : {}),
+  });
   const options = buildOptions(spec, {
     cwd: workspace,
     usePlugin,
-    baseEnv: mockModelEnv(server, {
-      configDir: tempDir('flower-config-'),
-      ...(extraEnv ? { extra: extraEnv } : {}),
-    }),
+    baseEnv,
+    ...(sandbox ? { sandbox: sandbox(baseEnv) } : {}),
   });
   const preamble = spec.sessionPreamble?.();
   const messages: SDKMessage[] = [];

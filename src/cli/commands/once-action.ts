@@ -16,7 +16,6 @@
 import { join } from 'node:path';
 import type { PermissionMode } from '@anthropic-ai/claude-agent-sdk';
 import { laterTurnGuard } from '../../agents/guards/later-turns.js';
-import { mergeHooks } from '../../agents/guards/merge.js';
 import { whitelistGuard } from '../../agents/guards/whitelist.js';
 import { workbenchHooks } from '../../agents/guards/workbench-hooks.js';
 import { Workbench } from '../../agents/workbench.js';
@@ -24,6 +23,7 @@ import { checkCredentials } from '../../config/credentials.js';
 import { loadEnvironment } from '../../config/env-chain.js';
 import { secretMask } from '../../config/secret-mask.js';
 import type { AgentSpec } from '../../runtime/agent-spec.js';
+import { mergeHooks } from '../../runtime/agent-spec.js';
 import { Runtime } from '../../runtime/runtime.js';
 import type { GlobalOptions } from '../command-line/global-options.js';
 import { holdTask } from '../interaction/task-store.js';

@@ -20,7 +20,6 @@
  */
 import { join } from 'node:path';
 import { createColors } from 'picocolors';
-import { mergeHooks } from '../../agents/guards/merge.js';
 import { workbenchHooks } from '../../agents/guards/workbench-hooks.js';
 import { Workbench } from '../../agents/workbench.js';
 import type { EnvMap } from '../../config/paths.js';
@@ -28,6 +27,7 @@ import type { HandoffPolicyOptions } from '../../config/policies.js';
 import { secretMask } from '../../config/secret-mask.js';
 import { totalLine } from '../../report/total-line.js';
 import type { AgentSpec } from '../../runtime/agent-spec.js';
+import { mergeHooks } from '../../runtime/agent-spec.js';
 import type { EventSink, FlowerEvent } from '../../runtime/events.js';
 import { Runtime } from '../../runtime/runtime.js';
 import type { RuntimeSharing } from '../../runtime/shared/sharing.js';

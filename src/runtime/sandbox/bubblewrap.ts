@@ -23,8 +23,8 @@
 import { chmodSync, existsSync, mkdtempSync, realpathSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { reachOf, type SandboxPolicy, type SandboxRole } from './policy.js';
 import type { SandboxPlaces } from './places.js';
+import { reachOf, type SandboxPolicy, type SandboxRole } from './policy.js';
 
 /** What one walled command may do. */
 export interface WallPlan {

@@ -10,8 +10,8 @@
  *   configuration of the tool, not from flower's environment.
  */
 import { join } from 'node:path';
-import { CREDENTIAL_KEYS } from '../../config/credentials.js';
 import { type CredentialContext, credentialStores } from '../../config/credential-stores.js';
+import { CREDENTIAL_KEYS } from '../../config/credentials.js';
 import { homeDirectory } from '../../config/paths.js';
 
 export interface SandboxPlaces {
@@ -24,7 +24,13 @@ export interface SandboxPlaces {
 }
 
 /** The cache directories under the home directory a build writes. */
-export const CACHE_DIRECTORIES: readonly string[] = ['.cache', '.npm', '.yarn', '.cargo/registry', 'go/pkg/mod'];
+export const CACHE_DIRECTORIES: readonly string[] = [
+  '.cache',
+  '.npm',
+  '.yarn',
+  '.cargo/registry',
+  'go/pkg/mod',
+];
 
 export function sandboxPlaces(context: CredentialContext & { extraDirs?: readonly string[] }): SandboxPlaces {
   const home = homeDirectory(context.env);

@@ -59,7 +59,8 @@ export const defaultSandboxPolicy: SandboxPolicy = {
 
 /** The variable and flag that set `workerNetwork`. */
 export const NETWORK_VARIABLE = 'FLOWER_NETWORK';
-export const NETWORK_FORMS = '`none`, `any`, `registries`, or domains (`registries,github.com`, `*.example.com`)';
+export const NETWORK_FORMS =
+  '`none`, `any`, `registries`, or domains (`registries,github.com`, `*.example.com`)';
 
 /** A domain as the sandbox's allow list takes it: a host name, optionally `*.` in front. */
 const DOMAIN = /^(\*\.)?([a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?\.)*[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?$/;

@@ -19,8 +19,8 @@
  */
 import type { SandboxSettings } from '@anthropic-ai/claude-agent-sdk';
 import type { EnvMap } from '../../config/paths.js';
-import { type NetworkReach, reachOf, type SandboxPolicy, type SandboxRole } from './policy.js';
 import { isSecretVariable, type SandboxPlaces } from './places.js';
+import { type NetworkReach, reachOf, type SandboxPolicy, type SandboxRole } from './policy.js';
 
 /** The SDK's sandbox settings for a session of `role`. */
 export function sdkSandbox(

@@ -15,7 +15,6 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { delegateDenial, delegateGuard } from '../../../src/agents/guards/delegate.js';
 import { indexGuard } from '../../../src/agents/guards/index-refresh.js';
 import { isolatedAgentInput, isolateGuard } from '../../../src/agents/guards/isolate.js';
-import { mergeHooks } from '../../../src/agents/guards/merge.js';
 import { SECRET_FILE_DENIAL, secretFilesGuard } from '../../../src/agents/guards/secret-files.js';
 import {
   readsSpill,
@@ -29,6 +28,7 @@ import { bannedHandsOnTools, whitelistDenial, whitelistGuard } from '../../../sr
 import { markIsolated, wantsIsolation } from '../../../src/agents/isolation.js';
 import { worker } from '../../../src/agents/roles.js';
 import { Workbench } from '../../../src/agents/workbench.js';
+import { mergeHooks } from '../../../src/runtime/agent-spec.js';
 
 const dirs: string[] = [];
 afterEach(() => {

@@ -2,6 +2,7 @@ import { execFileSync } from 'node:child_process';
 import { mkdtempSync, realpathSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import type { HookEvent } from '@anthropic-ai/claude-agent-sdk';
 import { afterEach, describe, expect, it } from 'vitest';
 import { HumanChannel } from '../../../src/agents/human/channel.js';
 import { clarifier, coordinator, judge, oracle, worker } from '../../../src/agents/roles.js';
@@ -14,6 +15,7 @@ import {
   WORKER_RULES,
 } from '../../../src/agents/rules.js';
 import { Workbench } from '../../../src/agents/workbench.js';
+import { type AgentSpec, mergeHooks } from '../../../src/runtime/agent-spec.js';
 
 const dirs: string[] = [];
 afterEach(() => {
@@ -25,8 +27,9 @@ function tempDir(): string {
   return dir;
 }
 
-const matchers = (spec: { hooks?: Record<string, { matcher?: string }[] | undefined> }, event: string) =>
-  (spec.hooks?.[event] ?? []).map((matcher) => matcher.matcher);
+/** The matchers a session of `spec` gets for `event`: its hooks, then those made with its sandbox (none here). */
+const matchers = (spec: AgentSpec, event: HookEvent) =>
+  (mergeHooks(spec.hooks, spec.sandboxHooks?.(undefined))[event] ?? []).map((matcher) => matcher.matcher);
 
 describe('coordinator', () => {
   it('decides and dispatches: Agent, TodoWrite, Read, glance Bash, human tools, workers’ web tools', () => {
@@ -54,10 +57,10 @@ describe('coordinator', () => {
     expect(Object.keys(spec.mcpServers ?? {})).toEqual(['human']);
     // The delegate wall, never the whitelist one; no workbench hooks without a workbench.
     expect(matchers(spec, 'PreToolUse')).toEqual([
-      'Bash|Write|Edit|NotebookEdit',
       'Read|Grep',
       'ScheduleWakeup|CronCreate|RemoteTrigger',
       'Agent|Task',
+      'Bash|Write|Edit|NotebookEdit',
     ]);
     expect(spec.hooks?.PostToolUse).toBeUndefined();
     expect(spec.sessionPreamble).toBeUndefined();
@@ -89,11 +92,11 @@ describe('coordinator', () => {
       workbench,
     });
     expect(matchers(spec, 'PreToolUse')).toEqual([
-      'Bash|Write|Edit|NotebookEdit',
       'Read|Grep',
       'ScheduleWakeup|CronCreate|RemoteTrigger',
       'Agent|Task',
       'Agent',
+      'Bash|Write|Edit|NotebookEdit',
     ]);
     expect(matchers(spec, 'PostToolUse')).toEqual([
       'Write|Edit|NotebookEdit',
@@ -144,6 +147,7 @@ describe('clarifier', () => {
     expect(spec.allowedTools).toEqual(['mcp__human__ask', 'Read', 'Glob', 'Grep', 'WebFetch', 'WebSearch']);
     expect(spec.permissionMode).toBe('default');
     expect(spec.maxTurns).toBeUndefined();
+    expect(spec.sandboxRole).toBe('read-only');
     expect(matchers(spec, 'PreToolUse')).toEqual([
       'Bash|Write|Edit|NotebookEdit',
       'Read|Grep',

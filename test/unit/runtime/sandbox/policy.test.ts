@@ -1,0 +1,126 @@
+import { describe, expect, it } from 'vitest';
+import { isSecretVariable } from '../../../../src/runtime/sandbox/places.js';
+import {
+  defaultSandboxPolicy,
+  describeReach,
+  parseNetworkReach,
+  REGISTRY_DOMAINS,
+  reachOf,
+} from '../../../../src/runtime/sandbox/policy.js';
+import { sdkSandbox } from '../../../../src/runtime/sandbox/sdk-settings.js';
+
+describe('the network policy', () => {
+  it('reads none, any, registries and domains, case and spaces aside', () => {
+    expect(parseNetworkReach('none')).toEqual({ kind: 'none' });
+    expect(parseNetworkReach(' ANY ')).toEqual({ kind: 'any' });
+    expect(parseNetworkReach('registries')).toEqual({ kind: 'domains', domains: [...REGISTRY_DOMAINS] });
+    expect(parseNetworkReach('registries, github.com,*.example.com')).toEqual({
+      kind: 'domains',
+      domains: [...REGISTRY_DOMAINS, 'github.com', '*.example.com'],
+    });
+    expect(parseNetworkReach('github.com,github.com')).toEqual({ kind: 'domains', domains: ['github.com'] });
+  });
+
+  it('refuses what is not a policy, naming the accepted forms', () => {
+    for (const bad of [
+      '',
+      ' , ',
+      'none,github.com',
+      'any,registries',
+      'http://x.com',
+      'a b',
+      'bogus!',
+      '*',
+    ]) {
+      const parsed = parseNetworkReach(bad);
+      expect(parsed, bad).toHaveProperty('error');
+      expect((parsed as { error: string }).error, bad).toContain('`none`, `any`, `registries`');
+    }
+  });
+
+  it('defaults to the package registries for workers and nothing for read-only roles', () => {
+    expect(defaultSandboxPolicy.enabled).toBe(true);
+    expect(reachOf('worker', defaultSandboxPolicy)).toEqual({ kind: 'domains', domains: REGISTRY_DOMAINS });
+    expect(reachOf('read-only', { enabled: true, workerNetwork: { kind: 'any' } })).toEqual({ kind: 'none' });
+    expect(REGISTRY_DOMAINS).toContain('registry.npmjs.org');
+    expect(REGISTRY_DOMAINS).toContain('pypi.org');
+    expect(REGISTRY_DOMAINS).not.toContain('github.com');
+  });
+
+  it('says the reach in words', () => {
+    expect(describeReach({ kind: 'none' })).toBe('no network');
+    expect(describeReach({ kind: 'any' })).toBe('any host');
+    expect(describeReach(defaultSandboxPolicy.workerNetwork)).toBe('the package registries');
+    expect(describeReach({ kind: 'domains', domains: [...REGISTRY_DOMAINS, 'github.com'] })).toBe(
+      'the package registries, github.com',
+    );
+    expect(describeReach({ kind: 'domains', domains: ['pypi.org', 'github.com'] })).toBe(
+      'pypi.org, github.com',
+    );
+  });
+});
+
+describe('secret variables', () => {
+  it('are the credentials, every ANTHROPIC_ and FLOWER_ variable, and names that say they hold a secret', () => {
+    for (const name of [
+      'ANTHROPIC_API_KEY',
+      'ANTHROPIC_AUTH_TOKEN',
+      'ANTHROPIC_BASE_URL',
+      'FLOWER_STORE_URL',
+      'GITHUB_TOKEN',
+      'npm_token',
+      'AWS_SECRET_ACCESS_KEY',
+      'DB_PASSWORD',
+      'PGPASSWD',
+      'GOOGLE_APPLICATION_CREDENTIALS',
+    ])
+      expect(isSecretVariable(name), name).toBe(true);
+    for (const name of ['PATH', 'HOME', 'LANG', 'TERM', 'CLAUDE_CONFIG_DIR', 'NODE_ENV', 'SSH_TTY'])
+      expect(isSecretVariable(name), name).toBe(false);
+  });
+});
+
+describe("the SDK's sandbox for a session", () => {
+  const places = {
+    reachable: ['/ws', '/extra'],
+    caches: ['/home/u/.npm'],
+    hidden: ['/home/u/.ssh', '/ws/runs'],
+  };
+  const env = { PATH: '/bin', ANTHROPIC_API_KEY: 'sk-x', GITHUB_TOKEN: 't', HOME: '/home/u' };
+
+  it('never degrades and never asks: fail if unavailable, no way out, commands run without a prompt', () => {
+    for (const role of ['read-only', 'worker'] as const) {
+      const settings = sdkSandbox(role, defaultSandboxPolicy, places, env);
+      expect(settings).toMatchObject({
+        enabled: true,
+        failIfUnavailable: true,
+        allowUnsandboxedCommands: false,
+        autoAllowBashIfSandboxed: true,
+      });
+      expect(settings.network?.strictAllowlist).toBe(true);
+      expect(settings.filesystem?.denyRead).toEqual(places.hidden);
+      expect(settings.credentials?.envVars).toEqual([
+        { name: 'ANTHROPIC_API_KEY', mode: 'deny' },
+        { name: 'GITHUB_TOKEN', mode: 'deny' },
+      ]);
+    }
+  });
+
+  it('a read-only role writes nowhere it can reach and reaches no host', () => {
+    const settings = sdkSandbox('read-only', { enabled: true, workerNetwork: { kind: 'any' } }, places, env);
+    expect(settings.filesystem?.denyWrite).toEqual(['/ws', '/extra']);
+    expect(settings.filesystem?.allowWrite).toBeUndefined();
+    expect(settings.network?.allowedDomains).toEqual([]);
+  });
+
+  it('a worker also writes the caches, and reaches what its policy allows', () => {
+    const worker = sdkSandbox('worker', defaultSandboxPolicy, places, env);
+    expect(worker.filesystem?.allowWrite).toEqual(['/home/u/.npm']);
+    expect(worker.filesystem?.denyWrite).toBeUndefined();
+    expect(worker.network?.allowedDomains).toEqual([...REGISTRY_DOMAINS]);
+    const anyHost = sdkSandbox('worker', { enabled: true, workerNetwork: { kind: 'any' } }, places, env);
+    expect(anyHost.network?.allowedDomains).toEqual(['*']);
+    const none = sdkSandbox('worker', { enabled: true, workerNetwork: { kind: 'none' } }, places, env);
+    expect(none.network?.allowedDomains).toEqual([]);
+  });
+});

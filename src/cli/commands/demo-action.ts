@@ -10,6 +10,9 @@
  *   so the demo never wakes up an earlier task or writes into someone's project. The one exception
  *   is a demo of its own that was stopped (it leaves `runs/demo.json`): that one is continued, and
  *   the demo says so, so that crash recovery can be watched without credentials.
+ * - The worker's commands run in the sandbox like in a real run, with no network at all (the demo
+ *   needs none). The sandbox gate comes first, before any directory is made: where the sandbox
+ *   cannot run, a terminal is asked and anything else is refused, unless `--no-sandbox`.
  * - The demo answers its own question (by number, as a person would), so it needs no keyboard.
  * - It ends by saying where everything flower left behind is, so it can be looked at.
  * - Every dollar figure it shows says it is simulated: the scripted model reports token usage, the
@@ -24,11 +27,13 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { ensurePrivateDirectory } from '../../config/private-files.js';
 import { peekManifest } from '../../runtime/manifest.js';
+import type { SandboxPolicy } from '../../runtime/sandbox/policy.js';
 import { mockModelEnv } from '../../testing/env.js';
 import { type MockModel, startMockModel } from '../../testing/server.js';
 import { starterFlow, starterPaths } from '../../workflow/starter.js';
 import type { GlobalOptions } from '../command-line/global-options.js';
 import { drive } from '../interaction/drive.js';
+import { ensureSandbox } from '../interaction/sandbox-gate.js';
 import { colorsFor, stdoutColor } from '../terminal/colors.js';
 import { Terminal } from '../terminal/terminal.js';
 import { endChildren } from './child-processes.js';
@@ -153,11 +158,18 @@ export async function runDemo(
   dir: string | undefined,
   globalFlags: GlobalOptions,
   policy: DemoPolicy = defaultDemoPolicy,
+  sandboxed = true,
 ): Promise<void> {
+  const paint = colorsFor();
+  // The demo's worker writes one file and runs it: it needs no network, so it gets none.
+  const wanted: SandboxPolicy = { enabled: sandboxed, workerNetwork: { kind: 'none' } };
+  const sandbox = await ensureSandbox(wanted, {
+    interactive: Boolean(process.stdin.isTTY && process.stdout.isTTY),
+    say: (line) => process.stdout.write(`${paint.yellow(line)}\n`),
+  });
   const { workspace, continuing } = demoWorkspace(dir);
   const global = { ...globalFlags, workspace, runDir: join(workspace, 'runs') };
   const color = stdoutColor();
-  const paint = colorsFor();
   const terminal = new Terminal({ input: process.stdin, output: process.stdout });
   const configDir = mkdtempSync(join(tmpdir(), 'flower-demo-claude-'));
   let resources: DemoResources = { configDir, model: { close: async () => undefined } };
@@ -202,6 +214,7 @@ export async function runDemo(
       global,
       terminal,
       trim: true,
+      sandbox,
       handoff: true,
       env: mockModelEnv(model, { configDir, maxRetries: policy.maxRetries }),
       interactive: false,

@@ -5,6 +5,7 @@
  */
 import type { Command } from 'commander';
 import { globalOptions } from '../command-line/global-options.js';
+import { NO_SANDBOX_HELP } from '../command-line/sandbox-flags.js';
 
 export function registerDemo(program: Command): void {
   program
@@ -14,11 +15,13 @@ export function registerDemo(program: Command): void {
       'Run the starter flow end to end against a built-in scripted model: the clarifier asks a ' +
         'question (the demo answers it), the judge sets a goal, the coordinator dispatches a worker that ' +
         'writes and runs a small program, and the judge rules on it. Takes about a minute; needs no ' +
-        'credentials and no network. Afterwards, look at runs/ and .flower/ in the directory it names.',
+        'credentials and no network. Afterwards, look at runs/ and .flower/ in the directory it names. ' +
+        "The worker's commands run in the sandbox, as in a real run (Linux needs bubblewrap and socat).",
     )
     .argument('[dir]', 'an empty or new directory to work in (default: a new temporary directory)')
-    .action(async (dir: string | undefined, _flags: unknown, command: Command) => {
+    .option('--no-sandbox', NO_SANDBOX_HELP)
+    .action(async (dir: string | undefined, flags: { sandbox?: boolean }, command: Command) => {
       const { runDemo } = await import('./demo-action.js');
-      await runDemo(dir, globalOptions(command));
+      await runDemo(dir, globalOptions(command), undefined, flags.sandbox !== false);
     });
 }

@@ -5,7 +5,8 @@
  * Shows every place of the lookup chain and its state, each known key with its (masked) value and
  * source, every pitfall in every file read, a credential exported in the shell that hides the one
  * `flower setup` saved, whether the endpoint answers a TCP handshake, where task state is kept
- * (FLOWER_STORE_URL checked read-only), and with `--probe` the credential probe (one small real
+ * (FLOWER_STORE_URL checked read-only), whether the sandbox can run here and what it hides and
+ * lets through (doctor-sandbox.ts), and with `--probe` the credential probe (one small real
  * request).
  *
  * Everything from a file is masked where secret and sanitised like model text before it is shown
@@ -13,7 +14,7 @@
  *
  * Exit 0 when credentials are usable, the store is usable (and, with `--probe`, the probe passed);
  * 1 otherwise. An unreachable endpoint alone is reported but is not a failure: the runtime waits
- * out outages.
+ * out outages. A sandbox that cannot run is a warning: doctor is where one learns the fix.
  */
 
 import { hiddenSavedCredential } from '../../config/credential-shadow.js';
@@ -36,18 +37,31 @@ import { type SecretMask, secretMask } from '../../config/secret-mask.js';
 import { maskStoreUrl } from '../../config/store-url.js';
 import { readEnvFileValues } from '../../config/user-env-file.js';
 import { resolveWindow, type WindowSource } from '../../config/window.js';
+import { sandboxAvailability } from '../../runtime/sandbox/availability.js';
 import { pc } from '../terminal/colors.js';
 import { shownSetting } from '../terminal/shown-text.js';
 import { oneLine, sanitize } from '../terminal/terminal-text.js';
+import { sandboxSection } from './doctor-sandbox.js';
 import { checkStoreSetting } from './doctor-store.js';
 
 /** flower's own switches, shown when set so their effect is never a mystery. */
-const FLOWER_KEYS = ['FLOWER_ENV', 'FLOWER_WINDOW', 'FLOWER_NO_PROBE', 'FLOWER_NO_UPDATE'] as const;
+const FLOWER_KEYS = [
+  'FLOWER_ENV',
+  'FLOWER_WINDOW',
+  'FLOWER_NO_PROBE',
+  'FLOWER_NO_UPDATE',
+  'FLOWER_NETWORK',
+  'FLOWER_SANDBOX_HIDE',
+] as const;
 
 export interface DoctorFlags {
   probe?: boolean;
   /** The global `--store URL`: checked instead of FLOWER_STORE_URL. */
   store?: string;
+  /** The global `-w`/`-r` (the run directory is one of the hidden stores) and `-v`. */
+  workspace: string;
+  runDir: string;
+  verbose?: boolean;
 }
 
 function sourceState(report: EnvSourceReport): string {
@@ -127,7 +141,14 @@ export async function runDoctor(flags: DoctorFlags): Promise<void> {
 
   out();
   const hidden = hiddenSavedCredential(report, env, readEnvFileValues(userEnvPath(env)), userEnvPath(env));
-  const warnings = [...chainWarnings(report), ...(hidden ? [hidden] : [])];
+  const sandbox = sandboxSection({
+    env,
+    workspace: flags.workspace,
+    runDir: flags.runDir,
+    availability: sandboxAvailability(env),
+    verbose: flags.verbose ?? false,
+  });
+  const warnings = [...chainWarnings(report), ...(hidden ? [hidden] : []), ...sandbox.warnings];
   out(pc.bold(`Warnings: ${warnings.length === 0 ? 'none' : warnings.length}`));
   const mask = chainMask(report, env);
   for (const warning of warnings) out(pc.yellow(`  ! ${oneLine(mask(warning))}`));
@@ -145,6 +166,7 @@ export async function runDoctor(flags: DoctorFlags): Promise<void> {
   // The flag wins over FLOWER_STORE_URL (cli/interaction/task-store.ts): say which was checked.
   const given = flags.store === undefined ? '' : `--store ${maskStoreUrl(flags.store)}: `;
   out(`${pc.bold('Store:')} ${given}${store.ok ? store.line : pc.red(store.line)}`);
+  for (const line of sandbox.lines) out(line);
 
   const credential = activeCredentialKey(env);
   const missing = checkCredentials(env, processChainContext(), report);

@@ -6,6 +6,8 @@
  * Invariants:
  * - Nothing costs money before the request is known and the flow is built: credentials, the wake
  *   check (read-only), the request prompt, `--isolate`'s git check all come first.
+ * - The sandbox gate comes before everything that writes (the lock included): a sandbox that
+ *   cannot run, off a terminal and without `--no-sandbox`, ends the command with nothing created.
  * - One writer per task: the task's lock is taken before anything in it is read or changed, and
  *   held until the process ends (task-lock.ts). With a store URL it is PostgreSQL's, and the run
  *   directory is pulled up to date before the wake state is read (cli/interaction/task-store.ts).
@@ -27,10 +29,12 @@ import type { Runtime } from '../../runtime/runtime.js';
 import { starterFlow, type WakeState, WORK_STEP, wakeState } from '../../workflow/starter.js';
 import type { Workflow } from '../../workflow/workflow.js';
 import type { GlobalOptions } from '../command-line/global-options.js';
+import { resolveSandboxPolicy, type SandboxFlags } from '../command-line/sandbox-flags.js';
 import { ensureCredentials } from '../interaction/credentials-gate.js';
 import { drive } from '../interaction/drive.js';
 import { questionWait } from '../interaction/question-wait.js';
 import { CONTINUING_NOTICE, readRequest, START_OVER_COMMAND } from '../interaction/request-prompt.js';
+import { ensureSandbox, sandboxLine } from '../interaction/sandbox-gate.js';
 import {
   ACHIEVED_PROMPT,
   addedToBriefLine,
@@ -45,7 +49,7 @@ import { formatTokens } from '../terminal/format.js';
 import { settingsLines } from '../terminal/settings-lines.js';
 import { Terminal } from '../terminal/terminal.js';
 
-export interface GoFlags {
+export interface GoFlags extends SandboxFlags {
   asks: number;
   rounds: number;
   goal: boolean;
@@ -88,6 +92,12 @@ export async function runGo(request: string, flags: GoFlags, global: GlobalOptio
   const paint = colorsFor();
   loadEnvironment();
   if (global.verbose) for (const line of settingsLines()) process.stderr.write(`${line}\n`);
+  // Before the lock or anything else is created: a refusal leaves the workspace untouched.
+  const sandbox = await ensureSandbox(resolveSandboxPolicy(flags, process.env), {
+    interactive: Boolean(process.stdin.isTTY && process.stdout.isTTY),
+    say: (line) => process.stdout.write(`${paint.yellow(line)}\n`),
+  });
+  if (global.verbose) process.stderr.write(`${sandboxLine(sandbox)}\n`);
   // Before the wake state is read or anything is archived; held until this process ends.
   const shared = await holdTask(global);
   try {
@@ -170,6 +180,7 @@ export async function runGo(request: string, flags: GoFlags, global: GlobalOptio
       global,
       terminal,
       trim: flags.trim,
+      sandbox,
       handoff: flags.handoff ? (flags.window ? { window: flags.window } : true) : false,
       interactive: true,
       color,

@@ -9,6 +9,7 @@
 import type { Command } from 'commander';
 import { parseInteger, parseSeconds, wholeNumberAtLeast } from '../command-line/flag-values.js';
 import { globalOptions } from '../command-line/global-options.js';
+import { NETWORK_HELP, NO_SANDBOX_HELP, parseNetworkFlag } from '../command-line/sandbox-flags.js';
 import { BUDGET_HELP, parseBudgetUsd, parseStallRounds, STALL_HELP } from '../command-line/task-limits.js';
 import type { GoFlags } from './go-action.js';
 
@@ -56,6 +57,8 @@ export function registerGo(program: Command): void {
     .option('--budget <usd>', BUDGET_HELP, parseBudgetUsd)
     .option('--stall <n>', STALL_HELP, parseStallRounds, 2)
     .option('--no-bequest', 'do not leave a handoff for the next tool in CLAUDE.md and AGENTS.md at the end')
+    .option('--network <policy>', NETWORK_HELP, parseNetworkFlag)
+    .option('--no-sandbox', NO_SANDBOX_HELP)
     .addHelpText(
       'after',
       '\nGlobal flags (-w -r -v -W -T, see `flower --help`) may come before or after the request.\n' +
@@ -63,6 +66,7 @@ export function registerGo(program: Command): void {
         '  flower "write a CLI that counts words"\n' +
         '  flower -w ~/proj --rounds 5 "get the build green"\n' +
         '  flower --timeout 0 "port utils.py to TypeScript"   # nobody will answer questions\n' +
+        '  flower --network registries,github.com "vendor the deps"   # workers may also reach github.com\n' +
         '  flower go run                                     # the word "run" as the request',
     )
     .action(async (words: string[], flags: GoFlags, command: Command) => {

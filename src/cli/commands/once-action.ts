@@ -11,7 +11,8 @@
  *   bad arguments (commander's usage errors, and a `-t` name that is no tool, checked first).
  * - `once` keeps no lineage: continuing is explicit (`--resume <session id>`).
  * - It holds the task's lock from before it creates anything in the run directory until it exits:
- *   a second flower on the same task stops with one line naming the first.
+ *   a second flower on the same task stops with one line naming the first. The sandbox gate comes
+ *   before the lock: a sandbox that cannot run, unattended and without `--no-sandbox`, creates nothing.
  */
 import { join } from 'node:path';
 import type { PermissionMode } from '@anthropic-ai/claude-agent-sdk';
@@ -26,6 +27,8 @@ import type { AgentSpec } from '../../runtime/agent-spec.js';
 import { mergeHooks } from '../../runtime/agent-spec.js';
 import { Runtime } from '../../runtime/runtime.js';
 import type { GlobalOptions } from '../command-line/global-options.js';
+import { resolveSandboxPolicy, type SandboxFlags } from '../command-line/sandbox-flags.js';
+import { ensureSandbox, sandboxLine } from '../interaction/sandbox-gate.js';
 import { holdTask } from '../interaction/task-store.js';
 import { pc, stdoutColor } from '../terminal/colors.js';
 import { formatElapsed, formatTurns } from '../terminal/format.js';
@@ -39,7 +42,7 @@ import { requireKnownTools } from './tool-list.js';
 /** The manifest step name of every `once` run. */
 export const ONCE_STEP = 'ad-hoc';
 
-export interface OnceFlags {
+export interface OnceFlags extends SandboxFlags {
   instructions: string;
   tools: string[];
   permissionMode: PermissionMode;
@@ -82,6 +85,11 @@ export async function runOnce(prompt: string, flags: OnceFlags, global: GlobalOp
   if (missing !== undefined) throw new Error(missing);
   if (prompt.trim() === '')
     throw new Error("give the agent something to do, e.g. flower once 'list the TODOs in src/'");
+  const sandbox = await ensureSandbox(resolveSandboxPolicy(flags, process.env), {
+    interactive: Boolean(process.stdin.isTTY && process.stdout.isTTY),
+    say: (line) => err(pc.yellow(line)),
+  });
+  if (global.verbose) process.stderr.write(`${sandboxLine(sandbox)}\n`);
   // One writer per task, held until this process ends (task-lock.ts).
   const shared = await holdTask(global);
   try {
@@ -98,6 +106,7 @@ export async function runOnce(prompt: string, flags: OnceFlags, global: GlobalOp
       workspace: global.workspace,
       runDir: global.runDir,
       store: { trim: { enabled: global.trim } },
+      sandbox,
       ...(shared ? { shared } : {}),
       ...(workbench ? { notesDir: workbench.notes } : {}),
       onWarning: (line) => note(pc.yellow(`! ${shownMessage(line, mask)}`)),

@@ -8,6 +8,7 @@
 import type { PermissionMode } from '@anthropic-ai/claude-agent-sdk';
 import { type Command, InvalidArgumentError, Option } from 'commander';
 import { globalOptions } from '../command-line/global-options.js';
+import { NETWORK_HELP, NO_SANDBOX_HELP, parseNetworkFlag } from '../command-line/sandbox-flags.js';
 import type { OnceFlags } from './once-action.js';
 
 /** Read-only by default: looking costs nothing, changing things should be asked for. */
@@ -49,6 +50,8 @@ export function registerOnce(program: Command): void {
     .option('-b, --budget <usd>', 'hard dollar cap for the run', parseBudget)
     .option('--resume <session-id>', 'continue that session')
     .option('--fork', 'with --resume: continue in a fork of the session')
+    .option('--network <policy>', NETWORK_HELP, parseNetworkFlag)
+    .option('--no-sandbox', NO_SANDBOX_HELP)
     .action(async (prompt: string, flags: OnceFlags, command: Command) => {
       const { runOnce } = await import('./once-action.js');
       await runOnce(prompt, flags, globalOptions(command));

@@ -6,7 +6,8 @@
  * Invariants:
  * - The target's shape is checked first; credentials before the user's module is imported (importing may build roles,
  *   channels and workbenches; none of that should happen for a run that cannot start).
- * - The task's lock is taken before the workflow is imported, and held until the process ends.
+ * - The task's lock is taken before the workflow is imported, and held until the process ends; the
+ *   sandbox gate comes before the lock (a refusal creates nothing).
  * - Every malformed target exits 2 with one line saying what to type instead; a target whose code
  *   fails to load or to build its workflow exits 1 (workflow-target.ts).
  * - A factory export is called with the resolved `{ workspace, runDir }`, so `-w` and `-r` decide
@@ -17,24 +18,37 @@
  */
 import { loadEnvironment } from '../../config/env-chain.js';
 import type { GlobalOptions } from '../command-line/global-options.js';
+import { resolveSandboxPolicy, type SandboxFlags } from '../command-line/sandbox-flags.js';
 import { ensureCredentials } from '../interaction/credentials-gate.js';
 import { drive } from '../interaction/drive.js';
+import { ensureSandbox, sandboxLine } from '../interaction/sandbox-gate.js';
 import { holdTask } from '../interaction/task-store.js';
 import { stdoutColor } from '../terminal/colors.js';
 import { settingsLines } from '../terminal/settings-lines.js';
 import { Terminal } from '../terminal/terminal.js';
 import { loadWorkflow, parseTarget } from './workflow-target.js';
 
-export async function runWorkflow(target: string, global: GlobalOptions, budget?: number): Promise<void> {
+export async function runWorkflow(
+  target: string,
+  global: GlobalOptions,
+  budget?: number,
+  sandboxFlags: SandboxFlags = {},
+): Promise<void> {
   // A target that cannot be right is reported before anything else is looked at.
   parseTarget(target);
   loadEnvironment();
   if (global.verbose) for (const line of settingsLines()) process.stderr.write(`${line}\n`);
+  const interactive = Boolean(process.stdin.isTTY && process.stdout.isTTY);
+  const sandbox = await ensureSandbox(resolveSandboxPolicy(sandboxFlags, process.env), {
+    interactive,
+    say: (line) => process.stdout.write(`${line}\n`),
+  });
+  if (global.verbose) process.stderr.write(`${sandboxLine(sandbox)}\n`);
   // One writer per task (task-lock.ts), held until this process ends.
   const shared = await holdTask(global);
   try {
     await ensureCredentials({
-      interactive: Boolean(process.stdin.isTTY && process.stdout.isTTY),
+      interactive,
       say: (line) => process.stdout.write(`${line}\n`),
     });
     const workflow = await loadWorkflow(target, { workspace: global.workspace, runDir: global.runDir });
@@ -43,6 +57,7 @@ export async function runWorkflow(target: string, global: GlobalOptions, budget?
       global,
       terminal: new Terminal({ input: process.stdin, output: process.stdout }),
       trim: global.trim,
+      sandbox,
       handoff: true,
       interactive: true,
       color: stdoutColor(),

@@ -5,6 +5,12 @@
  */
 import type { Command } from 'commander';
 import { globalOptions } from '../command-line/global-options.js';
+import {
+  NETWORK_HELP,
+  NO_SANDBOX_HELP,
+  parseNetworkFlag,
+  type SandboxFlags,
+} from '../command-line/sandbox-flags.js';
 import { BUDGET_HELP, parseBudgetUsd } from '../command-line/task-limits.js';
 
 export function registerRun(program: Command): void {
@@ -18,12 +24,14 @@ export function registerRun(program: Command): void {
     )
     .argument('<target>', 'for example ./examples/my-flow.ts:main or my-package/flows:main')
     .option('--budget <usd>', BUDGET_HELP, parseBudgetUsd)
+    .option('--network <policy>', NETWORK_HELP, parseNetworkFlag)
+    .option('--no-sandbox', NO_SANDBOX_HELP)
     .addHelpText(
       'after',
       '\nExample:\n  flower run ./examples/my-flow.ts:main\n  flower -w /tmp/proj -T run ./flows.js:nightly',
     )
-    .action(async (target: string, flags: { budget?: number }, command: Command) => {
+    .action(async (target: string, flags: { budget?: number } & SandboxFlags, command: Command) => {
       const { runWorkflow } = await import('./run-action.js');
-      await runWorkflow(target, globalOptions(command), flags.budget);
+      await runWorkflow(target, globalOptions(command), flags.budget, flags);
     });
 }

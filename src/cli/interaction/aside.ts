@@ -17,6 +17,7 @@ import type { Workbench } from '../../agents/workbench.js';
 import type { EnvMap } from '../../config/paths.js';
 import type { EventSink } from '../../runtime/events.js';
 import { Runtime } from '../../runtime/runtime.js';
+import type { SandboxPolicy } from '../../runtime/sandbox/policy.js';
 import { ASIDE_RUN_DIR } from '../../runtime/task-spend.js';
 import { budgetedRunner, type TaskBudget } from '../../workflow/budget.js';
 import { oneLine, sanitize, wrap } from '../terminal/terminal-text.js';
@@ -32,6 +33,8 @@ export interface AsideOptions {
   /** The main run directory; the oracle's own lives in its `aside/` subdirectory. */
   readonly runDir: string;
   readonly workbench: Workbench | undefined;
+  /** The main run's sandbox policy (its `--no-sandbox` holds for the oracle too); default sandboxed. */
+  readonly sandbox?: SandboxPolicy;
   readonly env?: EnvMap;
   /** The recent-events window at the moment of asking, oldest first. */
   readonly recent: () => string[];
@@ -77,6 +80,7 @@ export async function answerAside(question: string, options: AsideOptions): Prom
       runDir: join(options.runDir, ASIDE_RUN_DIR),
       endpointHistoryDir: options.runDir,
       resilience: false,
+      ...(options.sandbox ? { sandbox: options.sandbox } : {}),
       ...(options.env ? { env: options.env } : {}),
       ...(options.workbench?.external ? { addDirs: [options.workbench.root] } : {}),
     });

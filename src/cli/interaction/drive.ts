@@ -17,6 +17,8 @@
  * - A deliberate stop (a spent budget, the no-progress brake, no rounds left, nobody to decide)
  *   ends with exactly its own line, which names what continues the task.
  * - `budget` caps every step of the run at what is left of the task's budget (`workflow/budget.ts`).
+ * - The one sandbox policy (after the gate, sandbox-gate.ts) reaches every Runtime the run builds:
+ *   the workflow's and each aside's.
  */
 import { join } from 'node:path';
 import { createColors } from 'picocolors';
@@ -30,6 +32,7 @@ import type { AgentSpec } from '../../runtime/agent-spec.js';
 import { mergeHooks } from '../../runtime/agent-spec.js';
 import type { EventSink, FlowerEvent } from '../../runtime/events.js';
 import { Runtime } from '../../runtime/runtime.js';
+import type { SandboxPolicy } from '../../runtime/sandbox/policy.js';
 import type { RuntimeSharing } from '../../runtime/shared/sharing.js';
 import { budgetedRunner, isBudgetStop, TaskBudget } from '../../workflow/budget.js';
 import type { WorkflowContext } from '../../workflow/context.js';
@@ -58,6 +61,8 @@ export interface DriveOptions {
   readonly terminal: Terminal;
   /** Rewrite old big tool results on resume. */
   readonly trim: boolean;
+  /** What the agents' commands may touch, as the sandbox gate let it through. */
+  readonly sandbox: SandboxPolicy;
   /** Handoff settings (`false`: let the harness compact instead). */
   readonly handoff: boolean | HandoffPolicyOptions;
   /** Environment for the agents (the demo points them at its mock model); default process.env. */
@@ -151,6 +156,7 @@ export async function drive(options: DriveOptions): Promise<DriveOutcome> {
       runDir: global.runDir,
       ...(options.env ? { env: options.env } : {}),
       ...(options.shared ? { shared: options.shared } : {}),
+      sandbox: options.sandbox,
       handoff: options.handoff,
       store: { trim: { enabled: options.trim } },
       ...(workbench ? { notesDir: workbench.notes } : {}),
@@ -198,6 +204,7 @@ export async function drive(options: DriveOptions): Promise<DriveOutcome> {
             workspace: global.workspace,
             runDir: global.runDir,
             workbench,
+            sandbox: options.sandbox,
             ...(options.env ? { env: options.env } : {}),
             recent: () => recent.lines(),
             ...(budget ? { budget } : {}),

@@ -26,7 +26,7 @@ import { CompactPolicy } from '../config/policies.js';
 import { packageRoot } from '../version.js';
 import { spawnAgentProcess } from './agent-process.js';
 import { type AgentSpec, type HookTable, mergeHooks, type SessionSandbox } from './agent-spec.js';
-import { sdkSandbox } from './sandbox/sdk-settings.js';
+import { fileToolDenials, sdkSandbox } from './sandbox/sdk-settings.js';
 
 /** Where the domain skills shipped with the package live (`plugin/` at the package root). */
 export const pluginDirectory: string = join(packageRoot, 'plugin');
@@ -117,8 +117,11 @@ export function buildOptions(spec: AgentSpec, setup: SessionSetup): Options {
   if (spec.agents && Object.keys(spec.agents).length > 0) options.agents = spec.agents;
   if (spec.mcpServers && Object.keys(spec.mcpServers).length > 0) options.mcpServers = spec.mcpServers;
   const sandbox = setup.sandbox?.policy.enabled ? setup.sandbox : undefined;
-  if (sandbox)
+  if (sandbox) {
     options.sandbox = sdkSandbox(spec.sandboxRole ?? 'worker', sandbox.policy, sandbox.places, sandbox.env);
+    // The sandbox covers Bash; these rules keep the file tools out of the same stores.
+    options.settings = { permissions: { deny: fileToolDenials(sandbox.places) } };
+  }
   const hooks = mergeHooks(setup.hooks ?? spec.hooks, spec.sandboxHooks?.(sandbox));
   if (Object.keys(hooks).length > 0) options.hooks = hooks;
   if (setup.resume) {

@@ -88,6 +88,13 @@ describe('the walls hold by construction (real binary, sandbox on)', () => {
       agents: {
         coder: [
           { toolUses: Object.entries(attempts).map(([id, command]) => bash(`toolu_${id}`, command)) },
+          {
+            toolUses: [
+              { name: 'Read', id: 'toolu_read', input: { file_path: join(home, '.config', 'flower', '.env') } },
+              { name: 'Read', id: 'toolu_read_store', input: { file_path: join(workspace, 'runs', 'sessions.db') } },
+              { name: 'Read', id: 'toolu_read_ok', input: { file_path: join(workspace, 'README.md') } },
+            ],
+          },
           { text: 'Conclusion: tried.' },
         ],
       },
@@ -108,5 +115,11 @@ describe('the walls hold by construction (real binary, sandbox on)', () => {
       expect(result(id), id).toMatch(/No such file or directory|Permission denied/);
     expect(result('environment')).toContain('printenv said 1');
     expect(result('environment')).not.toContain('test-key');
+    // Its file tools too: the stores are denied by rule, the project is not.
+    for (const id of ['read', 'read_store']) {
+      expect(result(id), id).not.toContain(PLANTED_KEY);
+      expect(result(id), id).toMatch(/denied|not allowed|permission/i);
+    }
+    expect(result('read_ok')).toContain('# a project');
   });
 });

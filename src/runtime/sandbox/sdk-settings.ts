@@ -16,6 +16,9 @@
  * - Credential stores are denied for reading, and every secret variable of the session's
  *   environment is unset for its commands (`credentials.envVars` deny).
  * - The network is `strictAllowlist`: a host not on the list is refused at once, never prompted.
+ * - The sandbox covers Bash only; the file tools (Read, Grep, Glob, Edit, Write) are kept out of
+ *   the credential stores by permission deny rules of the same list (`fileToolDenials`), which the
+ *   binary applies to every thread of the session, the workers' included.
  */
 import type { SandboxSettings } from '@anthropic-ai/claude-agent-sdk';
 import type { EnvMap } from '../../config/paths.js';
@@ -53,4 +56,14 @@ function networkSettings(reach: NetworkReach): NonNullable<SandboxSettings['netw
   if (reach.kind === 'none') return { allowedDomains: [], strictAllowlist: true };
   if (reach.kind === 'any') return { allowedDomains: ['*'], strictAllowlist: true };
   return { allowedDomains: [...reach.domains], strictAllowlist: true };
+}
+
+/**
+ * Permission rules that keep every file tool out of the credential stores. Claude Code reads an
+ * absolute path in a rule as `//path`; a rule names a directory's contents with `/**`.
+ */
+export function fileToolDenials(places: SandboxPlaces): string[] {
+  return places.hidden.flatMap((path) =>
+    ['Read', 'Edit'].flatMap((tool) => [`${tool}(/${path})`, `${tool}(/${path}/**)`]),
+  );
 }

@@ -7,6 +7,7 @@ import {
   childEnvironment,
   pluginDirectory,
 } from '../../../src/runtime/options.js';
+import { defaultSandboxPolicy } from '../../../src/runtime/sandbox/policy.js';
 
 const backgroundWait = { CLAUDE_CODE_PRINT_BG_WAIT_CEILING_MS: String(BACKGROUND_TASK_WAIT_MS) };
 
@@ -161,5 +162,51 @@ describe('childEnvironment', () => {
       HOME: '/h',
       DISABLE_AUTO_COMPACT: '1',
     });
+  });
+});
+
+describe('the session sandbox in the options', () => {
+  const places = { reachable: ['/ws'], caches: [], hidden: ['/home/u/.ssh'] };
+  const made: unknown[] = [];
+  const walled: AgentSpec = {
+    ...spec,
+    sandboxRole: 'read-only',
+    sandboxHooks: (sandbox) => {
+      made.push(sandbox);
+      return { PreToolUse: [{ matcher: 'Bash', hooks: [] }] };
+    },
+  };
+
+  it("an enabled policy gives the role's sandbox, file-tool rules for the same stores, and the sandbox to the role's hooks", () => {
+    made.length = 0;
+    const sandbox = { policy: defaultSandboxPolicy, places, env: { PATH: '/bin' } };
+    const options = buildOptions(walled, { cwd: '/ws', usePlugin: false, sandbox });
+    expect(options.sandbox?.filesystem?.denyWrite).toEqual(['/ws']);
+    expect(options.settings).toEqual({
+      permissions: {
+        deny: [
+          'Read(//home/u/.ssh)',
+          'Read(//home/u/.ssh/**)',
+          'Edit(//home/u/.ssh)',
+          'Edit(//home/u/.ssh/**)',
+        ],
+      },
+    });
+    expect(made).toEqual([sandbox]);
+    expect(options.hooks?.PreToolUse?.map((matcher) => matcher.matcher)).toContain('Bash');
+  });
+
+  it('without one (or with --no-sandbox) nothing is sandboxed, and the role still gets its hooks, made without', () => {
+    for (const sandbox of [
+      undefined,
+      { policy: { ...defaultSandboxPolicy, enabled: false }, places, env: {} },
+    ]) {
+      made.length = 0;
+      const options = buildOptions(walled, { cwd: '/ws', usePlugin: false, ...(sandbox ? { sandbox } : {}) });
+      expect(options.sandbox).toBeUndefined();
+      expect(options.settings).toBeUndefined();
+      expect(made).toEqual([undefined]);
+      expect(options.hooks?.PreToolUse?.map((matcher) => matcher.matcher)).toContain('Bash');
+    }
   });
 });

@@ -4,7 +4,8 @@
  *  1. per Bash call of an agent: one query of the real binary against the scripted model, whose
  *     worker runs N trivial Bash calls (`true`), with Claude Code's sandbox (the worker policy
  *     flower gives) and without. Each query runs in a fresh process, as a step does; CPU is that
- *     process's and its children's (the binary, bubblewrap, socat), read from /proc after they exit.
+ *     process's and its children's (the binary, bubblewrap, socat), read from /proc after they exit,
+ *     plus what each sandboxed shell reports of itself (`times`: /proc cannot see into the sandbox).
  *     The per-call cost is the difference of the medians divided by N.
  *  2. per check: a check flower runs (`bash -c CMD`) inside flower's bubblewrap wall with the worker
  *     policy, against the same spawn without it; for `true` (the fixed cost) and for a check that
@@ -48,7 +49,9 @@ async function trial(mode) {
   const workspace = mkdtempSync(join(tmpdir(), 'bench-sandbox-ws-'));
   const configDir = mkdtempSync(join(tmpdir(), 'bench-sandbox-cfg-'));
   const calls = Array.from({ length: CALLS }, (_, index) => ({
-    toolUses: [{ name: 'Bash', id: `toolu_${index}`, input: { command: 'true', description: 'noop' } }],
+    toolUses: [
+      { name: 'Bash', id: `toolu_${index}`, input: { command: 'true; times', description: 'noop' } },
+    ],
   }));
   const server = await startMockModel({ main: [...calls, { text: 'done' }] });
   const env = mockModelEnv(server, { configDir });
@@ -68,11 +71,28 @@ async function trial(mode) {
     if (message.type === 'result') subtype = message.subtype;
   const wallMs = performance.now() - t0;
   await new Promise((resolve) => setTimeout(resolve, 200)); // The binary is reaped.
-  const cpuMs = cpuWithChildren() - cpu0;
+  // A sandboxed command runs in bubblewrap's PID namespace, which /proc's children times do not
+  // reach (see `timed` below): its shell's own `times` report, in the tool results, is added.
+  const inner =
+    mode === 'on'
+      ? [...toolResults(server.messageRequests().at(-1))].reduce((sum, text) => sum + innerCpuMs(text), 0)
+      : 0;
+  const cpuMs = cpuWithChildren() - cpu0 + inner;
   await server.close();
   rmSync(workspace, { recursive: true, force: true });
   rmSync(configDir, { recursive: true, force: true });
   process.stdout.write(`${JSON.stringify({ mode, wallMs, cpuMs, subtype })}\n`);
+}
+
+/** The text of every tool result a recorded request carries. */
+function* toolResults(request) {
+  for (const message of request?.body?.messages ?? [])
+    if (Array.isArray(message.content))
+      for (const block of message.content)
+        if (block.type === 'tool_result')
+          yield typeof block.content === 'string'
+            ? block.content
+            : (block.content ?? []).map((part) => part.text ?? '').join('');
 }
 
 function runTrial(mode) {

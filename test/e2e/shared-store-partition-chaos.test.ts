@@ -1,7 +1,4 @@
 /**
- * Run with `npm run test:chaos` (vitest.chaos.config.ts); not yet in `npm test`: it moves into
- * test/e2e/ once it has passed repeatedly in CI-like runs.
- *
  * Issue 18, the partition chaos test: two machines (test/support/machines.ts: one workspace path,
  * two disks, two host names, two config dirs, each its own temp directory) contend for one task
  * in PostgreSQL for ten minutes of scripted work, each through a proxy of its own
@@ -20,8 +17,9 @@
  * - at no moment do the two machines make model requests at once (no request of one overlaps a
  *   request of the other), and no request comes from a machine while none of its flowers runs;
  * - every entry of every agent transcript (the JSONL under each machine's CLAUDE_CONFIG_DIR, and
- *   the resume copies the SDK left in its temp directory) is in PostgreSQL: merged, or kept aside
- *   as a fenced-out owner's work; and no outbox is left on either machine;
+ *   the resume copies the SDK left in its temp directory, read after every run's exit, before the
+ *   next start there removes a killed run's copy) is in PostgreSQL at the end: merged, or kept
+ *   aside as a fenced-out owner's work; and no outbox is left on either machine;
  * - the lineage names, for its step, the session holding the step's newest work;
  * - the books (manifest rows, applied and kept aside, merged as the pull and the report merge
  *   them) equal what the mocks served, short by at most one reply per kill, and never more; and
@@ -55,8 +53,8 @@ import {
 } from '../../src/testing/index.js';
 import { Brief } from '../../src/workflow/brief.js';
 import { CLARIFY_RESUME } from '../../src/workflow/clarify-step.js';
-import { flowerBin, mockedEnv, runFlower, tempDir } from '../e2e/cli-harness.js';
-import { HELLO_BRIEF, mainRouter, roleOf, toolResultCount } from '../e2e/scenario-harness.js';
+import { flowerBin, mockedEnv, runFlower, tempDir } from './cli-harness.js';
+import { HELLO_BRIEF, mainRouter, roleOf, toolResultCount } from './scenario-harness.js';
 import {
   agentTranscriptEntries,
   dropSchemas,
@@ -65,7 +63,7 @@ import {
   sharedSchema,
   until,
   viaPort,
-} from '../e2e/shared-store-harness.js';
+} from './shared-store-harness.js';
 import { canMakeMachines, type Machine, makeMachines } from '../support/machines.js';
 import { processGone } from '../support/processes.js';
 import { cleanUp, startMock } from '../support/scratch.js';

@@ -8,10 +8,12 @@
  * is scripted to leave a trace (a key in its output, a file on disk, a connection on the listener)
  * if the wall did not hold.
  */
+import { execFileSync } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { coordinator, worker } from '../../src/agents/roles.js';
+import { Workbench } from '../../src/agents/workbench.js';
 import { PLANTED_KEY, type SecretMachine, secretMachine } from '../support/sandbox-fixtures.js';
 import { cleanUp, dispatch, resultFor, runSpec, startMock } from './agents-harness.js';
 
@@ -90,8 +92,16 @@ describe('the walls hold by construction (real binary, sandbox on)', () => {
           { toolUses: Object.entries(attempts).map(([id, command]) => bash(`toolu_${id}`, command)) },
           {
             toolUses: [
-              { name: 'Read', id: 'toolu_read', input: { file_path: join(home, '.config', 'flower', '.env') } },
-              { name: 'Read', id: 'toolu_read_store', input: { file_path: join(workspace, 'runs', 'sessions.db') } },
+              {
+                name: 'Read',
+                id: 'toolu_read',
+                input: { file_path: join(home, '.config', 'flower', '.env') },
+              },
+              {
+                name: 'Read',
+                id: 'toolu_read_store',
+                input: { file_path: join(workspace, 'runs', 'sessions.db') },
+              },
               { name: 'Read', id: 'toolu_read_ok', input: { file_path: join(workspace, 'README.md') } },
             ],
           },
@@ -121,5 +131,53 @@ describe('the walls hold by construction (real binary, sandbox on)', () => {
       expect(result(id), id).toMatch(/denied|not allowed|permission/i);
     }
     expect(result('read_ok')).toContain('# a project');
+  });
+
+  it('an isolated worker writes in its worktree and in the workbench outside the repository, nowhere else', async () => {
+    const secrets = await secretMachine();
+    machine = secrets;
+    const { home, workspace, outside } = secrets;
+    execFileSync('git', ['init', '-q', workspace]);
+    execFileSync(
+      'git',
+      ['-c', 'user.email=t@example.com', '-c', 'user.name=t', 'commit', '-q', '--allow-empty', '-m', 'first'],
+      {
+        cwd: workspace,
+      },
+    );
+    const workbench = Workbench.isolated(workspace);
+    const artifact = join(workbench.artifacts, 'note.txt');
+    const attempts: Record<string, string> = {
+      worktree: 'echo built > built.txt && git rev-parse --show-toplevel',
+      workbench: `echo noted > ${artifact} && echo wrote-artifact`,
+      elsewhere: `echo x > ${outside}/x.txt`,
+    };
+    const server = await startMock({
+      main: [dispatch('builder', 'Build it.', 'toolu_dispatch'), { text: 'Done.' }],
+      agents: {
+        builder: [
+          { toolUses: Object.entries(attempts).map(([id, command]) => bash(`toolu_${id}`, command)) },
+          { text: 'Conclusion: built.' },
+        ],
+      },
+    });
+    const spec = coordinator({
+      workers: { builder: worker({ description: 'builds', prompt: 'Build.', isolate: true }) },
+      workbench,
+    });
+    const outcome = await runSpec(server, spec, workspace, 'Build.', {
+      extraEnv: { HOME: home },
+      sandbox: (env) => secrets.sandbox(env, { extraDirs: spec.addDirs ?? [] }),
+    });
+    expect(outcome.thrown).toBeUndefined();
+    const result = (id: string) => resultFor(server, `toolu_${id}`) ?? '(no result)';
+    const worktree = result('worktree').trim().split('\n').at(-1) ?? '';
+    expect(worktree.startsWith(workspace) && worktree !== workspace, result('worktree')).toBe(true);
+    expect(readFileSync(join(worktree, 'built.txt'), 'utf8')).toBe('built\n');
+    expect(existsSync(join(workspace, 'built.txt'))).toBe(false);
+    expect(result('workbench')).toContain('wrote-artifact');
+    expect(readFileSync(artifact, 'utf8')).toBe('noted\n');
+    expect(result('elsewhere')).toContain('Read-only file system');
+    expect(existsSync(join(outside, 'x.txt'))).toBe(false);
   });
 });

@@ -26,7 +26,10 @@ export interface SecretMachine {
   connections: () => number;
   close: () => Promise<void>;
   /** The session sandbox for this machine, from the environment the session gets. */
-  sandbox: (env: Record<string, string>, policy?: SandboxPolicy) => SessionSandbox;
+  sandbox: (
+    env: Record<string, string>,
+    options?: { policy?: SandboxPolicy; extraDirs?: string[] },
+  ) => SessionSandbox;
 }
 
 export async function secretMachine(): Promise<SecretMachine> {
@@ -63,10 +66,10 @@ export async function secretMachine(): Promise<SecretMachine> {
     port,
     connections: () => accepted,
     close: () => new Promise((resolve) => server.close(() => resolve())),
-    sandbox: (env, policy = defaultSandboxPolicy) => ({
+    sandbox: (env, { policy = defaultSandboxPolicy, extraDirs = [] } = {}) => ({
       policy,
       env,
-      places: sandboxPlaces({ env, workspace, runDir }),
+      places: sandboxPlaces({ env, workspace, runDir, extraDirs }),
     }),
   };
 }

@@ -12,7 +12,8 @@
  * - Read-only roles: every directory the session may reach (its working directory and the extra
  *   ones) is denied for writing; the binary's own scratch directory stays writable, because Claude
  *   Code writes its working-directory tracking file there after each command (denying it made every
- *   command end "exit 1", measured). Workers: the caches are added to the writable places.
+ *   command end "exit 1", measured). Workers: every directory the session may reach (an outside
+ *   workbench among them) and the caches are writable, nothing else.
  * - Credential stores are denied for reading, and every secret variable of the session's
  *   environment is unset for its commands (`credentials.envVars` deny).
  * - The network is `strictAllowlist`: a host not on the list is refused at once, never prompted.
@@ -35,7 +36,7 @@ export function sdkSandbox(
   const filesystem =
     role === 'read-only'
       ? { denyRead: [...places.hidden], denyWrite: [...places.reachable] }
-      : { denyRead: [...places.hidden], allowWrite: [...places.caches] };
+      : { denyRead: [...places.hidden], allowWrite: [...places.reachable, ...places.caches] };
   return {
     enabled: true,
     failIfUnavailable: true,

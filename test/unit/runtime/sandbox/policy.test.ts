@@ -115,7 +115,7 @@ describe("the SDK's sandbox for a session", () => {
 
   it('a worker also writes the caches, and reaches what its policy allows', () => {
     const worker = sdkSandbox('worker', defaultSandboxPolicy, places, env);
-    expect(worker.filesystem?.allowWrite).toEqual(['/home/u/.npm']);
+    expect(worker.filesystem?.allowWrite).toEqual(['/ws', '/extra', '/home/u/.npm']);
     expect(worker.filesystem?.denyWrite).toBeUndefined();
     expect(worker.network?.allowedDomains).toEqual([...REGISTRY_DOMAINS]);
     const anyHost = sdkSandbox('worker', { enabled: true, workerNetwork: { kind: 'any' } }, places, env);

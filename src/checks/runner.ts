@@ -1,26 +1,57 @@
 /**
- * Runs the checks of a goal on the host: flower itself, not a model, executes each command in the
- * workspace and reads its exit code.
+ * Runs the checks of a goal: flower itself, not a model, executes each command in the workspace and
+ * reads its exit code — inside its own bubblewrap wall with the worker's policy, unless the user
+ * said `--no-sandbox` (then on the host, as the user).
+ *
+ * Why walled: a check is the user's command, but it runs code a worker just wrote (a test that
+ * reads `~/.config/flower/.env` and prints it, issue 19 observation 5). Inside the wall it has the
+ * worker's reach and no more.
  *
  * Invariants:
+ * - Walled (`wall` given and enabled): the command runs under `wallPlan('worker', …)`: it writes
+ *   the workspace (and the extra directories), the package caches and a scratch directory of its
+ *   own, and nothing else; every credential store (the run directory `runs/` among them) is
+ *   unreadable; the network is the host's only for a worker reach of `any` (bubblewrap cannot filter
+ *   by domain). The scratch directory is private (0700), made per check, is the check's TMPDIR (the
+ *   wall keeps /tmp read-only) and is removed when the check ends.
  * - Each command runs in a process group of its own (`detached`), so the whole group can be ended:
  *   at its time limit (SIGTERM, then SIGKILL after a grace period), when the command's shell exits
  *   (a server a check started in the background must not outlive the check and hold its port in the
- *   next round), and when flower itself exits or is told to stop.
+ *   next round), and when flower itself exits or is told to stop. Walled, the group is bubblewrap's:
+ *   bubblewrap ends at the first signal and its PID namespace goes with it (the kernel kills every
+ *   process in it, `setsid` or not), so a walled check ends at once at its limit, with no grace for
+ *   the command; `--die-with-parent` ends it too when flower dies without running its handlers.
  * - Output is one pipe for stdout and stderr (the shell joins them before it runs the command, so
  *   they keep the order they came in) that streams into the check's log (capped-log.ts): private
  *   (0600 in a 0700 round directory) and capped while the check runs, its head and tail kept and the
  *   cut said in the middle. A check that prints 100 MB costs a 128 KiB log and never 100 MB of
- *   memory; only the log's tail (`tailBytes`, whole lines) is read back for the judge.
- * - The environment is `checkEnvironment`: no credentials, no endpoint, no flower settings.
- * - Nothing a check does is an exception here: a command that cannot be read, cannot start, has a
- *   syntax error, fails or hangs is a failing `CheckRun` with the reason in `problem` or the output.
+ *   memory; only the log's tail (`tailBytes`, whole lines) is read back for the judge. Walled, the
+ *   second pipe carries only bubblewrap's own words (the command's stderr is joined before it runs).
+ * - The environment is `checkEnvironment`: no credentials, no endpoint, no flower settings; walled,
+ *   also no variable whose name says it holds a secret (as the workers' commands), and TMPDIR set.
+ * - Nothing a check does is an exception here: a command that cannot be read, cannot start (a wall
+ *   that cannot be built: bubblewrap missing or refused its namespaces), has a syntax error, fails or
+ *   hangs is a failing `CheckRun` with the reason in `problem` or the output.
  * - Checks run one after another, in checklist order: they may share ports, files and builds.
  */
 import { spawn } from 'node:child_process';
-import { accessSync, closeSync, constants, existsSync, openSync, readSync, statSync } from 'node:fs';
+import {
+  accessSync,
+  closeSync,
+  constants,
+  existsSync,
+  mkdtempSync,
+  openSync,
+  readSync,
+  rmSync,
+  statSync,
+} from 'node:fs';
+import { tmpdir } from 'node:os';
 import { delimiter, join } from 'node:path';
 import type { EnvMap } from '../config/paths.js';
+import { walledCommand, wallPlan } from '../runtime/sandbox/bubblewrap.js';
+import { isSecretVariable, type SandboxPlaces } from '../runtime/sandbox/places.js';
+import type { SandboxPolicy } from '../runtime/sandbox/policy.js';
 import { onTerminationSignal } from '../runtime/signals.js';
 import {
   CappedLog,
@@ -96,6 +127,12 @@ export interface CheckRun {
   readonly problem?: string;
 }
 
+/** The wall checks run in: the task's sandbox policy and the places it is drawn around. */
+export interface CheckWall {
+  readonly policy: SandboxPolicy;
+  readonly places: SandboxPlaces;
+}
+
 export interface RunCheckOptions {
   /** Where the command runs (the workspace). */
   readonly cwd: string;
@@ -104,6 +141,11 @@ export interface RunCheckOptions {
   /** The environment to start from; the credentials are removed from it. Default: this process's. */
   readonly env?: EnvMap;
   readonly policy?: CheckPolicyOverrides;
+  /**
+   * The wall to run in (the worker's policy). Undefined, or a policy that is not enabled, runs the
+   * command on the host: only the user's `--no-sandbox` gives that.
+   */
+  readonly wall?: CheckWall;
 }
 
 /** `bash` where there is one (what people write checks for), else the POSIX shell. */
@@ -126,6 +168,27 @@ interface Exit {
   signal: NodeJS.Signals | null;
   timedOut: boolean;
   startError?: string;
+  /** bubblewrap's own complaint when it could not build the wall (the command never ran). */
+  wallError?: string;
+}
+
+/** What to start: the shell itself, or bubblewrap with the shell inside. */
+interface Launch {
+  readonly file: string;
+  readonly args: readonly string[];
+  /** Started through bubblewrap: its stderr is read for its own complaints. */
+  readonly walled: boolean;
+}
+
+/** How much of bubblewrap's stderr is kept: its complaint is one line. */
+const WALL_STDERR_BYTES = 4096;
+
+/** bubblewrap's complaint in what it printed, when it printed one ("bwrap: Creating new namespace failed: …"). */
+function wallComplaint(stderr: string): string | undefined {
+  return stderr
+    .split('\n')
+    .map((line) => line.trim())
+    .find((line) => line.startsWith('bwrap:'));
 }
 
 /**
@@ -137,9 +200,9 @@ function shellArguments(shell: string, command: string): string[] {
   return ['-c', 'exec 2>&1; exec "$0" -c "$1"', shell, command];
 }
 
-/** Runs `command` in its own process group with both output streams going into `log`. */
+/** Runs `launch` in its own process group with both of the command's output streams going into `log`. */
 function runInGroup(
-  command: string,
+  launch: Launch,
   cwd: string,
   env: Record<string, string>,
   log: CappedLog,
@@ -151,12 +214,11 @@ function runInGroup(
     let settled = false;
     let child: ReturnType<typeof spawn>;
     try {
-      const shell = shellPath(env);
-      child = spawn(shell, shellArguments(shell, command), {
+      child = spawn(launch.file, launch.args, {
         cwd,
         env,
         detached: true,
-        stdio: ['ignore', 'pipe', 'ignore'],
+        stdio: ['ignore', 'pipe', launch.walled ? 'pipe' : 'ignore'],
       });
     } catch (error) {
       resolve({ code: null, signal: null, timedOut, startError: (error as Error).message });
@@ -183,6 +245,11 @@ function runInGroup(
     // Read as it comes, never paused: the log holds at most its tail, and a check never blocks on a full pipe.
     const output = child.stdout;
     output?.on('data', (chunk: Buffer) => log.write(chunk));
+    // Only bubblewrap writes here (the shell joined the command's stderr to its stdout).
+    let wallStderr = '';
+    child.stderr?.on('data', (chunk: Buffer) => {
+      if (wallStderr.length < WALL_STDERR_BYTES) wallStderr += chunk.toString('utf8');
+    });
     const drained = new Promise<void>((done) => {
       if (!output) return done();
       output.once('end', done);
@@ -205,7 +272,11 @@ function runInGroup(
       void Promise.race([drained, late]).then(() => {
         clearTimeout(drainTimer);
         output?.destroy();
-        resolve({ ...exit, timedOut });
+        child.stderr?.destroy();
+        // bubblewrap exits 1 with its complaint when it cannot build the wall; a command's own
+        // failure never reaches this pipe, so a complaint here means the command did not run.
+        const complaint = exit.code !== 0 && !timedOut ? wallComplaint(wallStderr) : undefined;
+        resolve({ ...exit, timedOut, ...(complaint === undefined ? {} : { wallError: complaint }) });
       });
     };
     child.on('error', (error) => finish({ code: null, signal: null, startError: error.message }));
@@ -259,22 +330,35 @@ export async function runCheck(item: string, check: CheckSpec, options: RunCheck
   } catch (error) {
     return failedToStart(base, `its log could not be created: ${(error as Error).message}`);
   }
+  const walled = options.wall?.policy.enabled === true;
+  const env = checkEnvironment(options.env ?? process.env);
+  const shell = shellPath(env);
+  const command = [shell, ...shellArguments(shell, check.command)];
+  let scratch: string | undefined;
   const started = performance.now();
   let exit: Exit;
   let printed: CappedLogSummary;
   try {
-    exit = await runInGroup(
-      check.command,
-      options.cwd,
-      checkEnvironment(options.env ?? process.env),
-      log,
-      timeoutMs,
-      policy.killGraceMs,
-    );
+    let launch: Launch = { file: shell, args: command.slice(1), walled: false };
+    let launchEnv = env;
+    if (walled && options.wall) {
+      // Per check, so nothing one check leaves in its temporary files is there for the next.
+      scratch = mkdtempSync(join(tmpdir(), 'flower-check-'));
+      const plan = wallPlan('worker', options.wall.policy, options.wall.places, options.cwd, scratch);
+      launch = { ...walledCommand(plan, command), walled: true };
+      launchEnv = { ...walledEnvironment(env), TMPDIR: scratch };
+    }
+    exit = await runInGroup(launch, options.cwd, launchEnv, log, timeoutMs, policy.killGraceMs);
+  } catch (error) {
+    // Only the wall's own preparation throws (a scratch directory that cannot be made).
+    exit = { code: null, signal: null, timedOut: false, wallError: (error as Error).message };
   } finally {
     printed = log.close();
+    if (scratch !== undefined) rmSync(scratch, { recursive: true, force: true });
   }
   const durationS = Math.round((performance.now() - started) / 10) / 100;
+  if (walled && (exit.wallError !== undefined || exit.startError !== undefined))
+    return failedToStart(base, wallProblem(exit));
   if (exit.startError !== undefined) return failedToStart(base, `it could not start: ${exit.startError}`);
   const { tail } = readTail(options.outputPath, policy.tailBytes, policy.tailLines);
   return {
@@ -288,6 +372,21 @@ export async function runCheck(item: string, check: CheckSpec, options: RunCheck
     cutBytes: printed.cutBytes,
     tail,
   };
+}
+
+/** The environment a walled check gets: the check's, without any variable that says it is a secret. */
+function walledEnvironment(env: Record<string, string>): Record<string, string> {
+  return Object.fromEntries(Object.entries(env).filter(([name]) => !isSecretVariable(name)));
+}
+
+/** Why a walled check did not run, with what fixes it. */
+function wallProblem(exit: Exit): string {
+  const missing = exit.startError !== undefined && /ENOENT/.test(exit.startError);
+  const said = missing ? 'bubblewrap (bwrap) is not on PATH' : (exit.wallError ?? exit.startError ?? '');
+  return (
+    `the sandbox could not start it (${said}), so it did not run. ` +
+    '`flower doctor` says what the sandbox needs here; --no-sandbox runs checks on the host'
+  );
 }
 
 /** A check that never ran: the reason is its output, so the output path always leads somewhere. */
@@ -320,6 +419,8 @@ export interface RunChecksOptions {
   readonly dir: string;
   readonly env?: EnvMap;
   readonly policy?: CheckPolicyOverrides;
+  /** The wall every check runs in (see `RunCheckOptions.wall`); undefined only for `--no-sandbox`. */
+  readonly wall?: CheckWall;
   /** Told each result as soon as it is known (the terminal shows one line per check). */
   readonly onResult?: (run: CheckRun) => void;
 }

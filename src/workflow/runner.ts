@@ -8,6 +8,8 @@
  */
 import type { AgentSpec } from '../runtime/agent-spec.js';
 import type { EventSink } from '../runtime/events.js';
+import type { SandboxPlaces } from '../runtime/sandbox/places.js';
+import type { SandboxPolicy } from '../runtime/sandbox/policy.js';
 import type { RowAnnotations, StepResult } from '../runtime/step-result.js';
 
 export interface StepRunOptions {
@@ -41,6 +43,13 @@ export interface StepRunner {
    * lineage to rebuild), done before the workflow looks its sessions up. Never rejects.
    */
   prepare?(): Promise<void>;
+  /**
+   * The task's sandbox policy: the goal's checks run inside the worker's wall unless it is not
+   * `enabled` (`--no-sandbox`). A runner without one gets the default policy, never none.
+   */
+  readonly sandbox?: SandboxPolicy;
+  /** The places the task's walls are drawn around (its workspace, caches, credential stores). */
+  sandboxPlaces?(extraDirs?: readonly string[]): SandboxPlaces;
 }
 
 /** Adds `fields` to `result`'s row through the runner when it keeps books, else in memory. */
@@ -51,8 +60,8 @@ export function annotateResult(runner: StepRunner, result: StepResult, fields: R
 
 /**
  * A runner that runs steps its own way (`run`) and is `inner` in everything else: workspace, run
- * directory, session lookup and the books. Wrappers (guards, a budget, a speaker label) stack this
- * way without one of them silently dropping a capability of the runner below it.
+ * directory, session lookup, the books and the sandbox. Wrappers (guards, a budget, a speaker
+ * label) stack this way without one of them silently dropping a capability of the runner below it.
  */
 export function wrapRunner(inner: StepRunner, run: StepRunner['run']): StepRunner {
   return {
@@ -63,5 +72,9 @@ export function wrapRunner(inner: StepRunner, run: StepRunner['run']): StepRunne
     ...(inner.hasSession ? { hasSession: inner.hasSession.bind(inner) } : {}),
     ...(inner.annotate ? { annotate: inner.annotate.bind(inner) } : {}),
     ...(inner.prepare ? { prepare: inner.prepare.bind(inner) } : {}),
+    // Dropping these would not unwall the checks (a runner without them gets the default wall),
+    // but it would lose the user's network setting and extra directories.
+    ...(inner.sandbox === undefined ? {} : { sandbox: inner.sandbox }),
+    ...(inner.sandboxPlaces ? { sandboxPlaces: inner.sandboxPlaces.bind(inner) } : {}),
   };
 }

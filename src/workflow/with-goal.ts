@@ -1,12 +1,14 @@
 /**
  * `withGoal`: puts a step under the goal guard. After every round of work flower runs the goal's
- * checks on the host, then a judge — a different role, in a fresh session — rules achieved / not
+ * checks itself (inside the worker's wall, checks/runner.ts), then a judge — a different role, in a fresh session — rules achieved / not
  * yet / cannot verify here, with the check results as evidence.
  *
  * Invariants:
  * - The judge runs directly on the runner, never as a step: a new session every round (no resume),
  *   labelled `<step>:verdict#<round>`, so it never enters lineage and never judges with the
  *   memory of its earlier rulings (otherwise the guard degrades into self-audit).
+ * - The checks run inside the sandbox the runner reports (`sandbox`, `sandboxPlaces`); a runner that
+ *   reports none gets the default wall. Only the user's `--no-sandbox` runs them on the host.
  * - Only "achieved" passes, and a failing host check overrides it (`evidence.ts`): a vague ruling
  *   counts as not yet, with a reason saying so.
  * - "not yet" sends the judge's gaps and the failing checks' tails back into the same work session
@@ -27,10 +29,12 @@
 import { join } from 'node:path';
 import type { HumanChannel } from '../agents/human/channel.js';
 import { type JudgeOptions, judge } from '../agents/roles.js';
-import { type CheckPolicyOverrides, type CheckRun, runChecks } from '../checks/runner.js';
+import { type CheckPolicyOverrides, type CheckRun, type CheckWall, runChecks } from '../checks/runner.js';
 import { workspaceState } from '../checks/workspace-state.js';
 import type { EnvMap } from '../config/paths.js';
 import type { AgentSpec } from '../runtime/agent-spec.js';
+import { sandboxPlaces } from '../runtime/sandbox/places.js';
+import { defaultSandboxPolicy } from '../runtime/sandbox/policy.js';
 import type { StepResult } from '../runtime/step-result.js';
 import { isBudgetStop } from './budget.js';
 import { pickChoice } from './choices.js';
@@ -39,7 +43,7 @@ import { checkLine, checksEvidence, manifestChecks, rulingWithChecks, sendBackTe
 import { Goal } from './goal.js';
 import { type GoalHistory, goalHistory } from './goal-history.js';
 import { SET_GOAL_STEP } from './goal-step.js';
-import { annotateResult } from './runner.js';
+import { annotateResult, type StepRunner } from './runner.js';
 import { DEFAULT_STALL_ROUNDS, roundState, StallWatch } from './stall.js';
 import { renderPrompt, type Step, StepAbort } from './step.js';
 import { UNCLEAR_VERDICT_REASON, Verdict } from './verdict.js';
@@ -195,6 +199,7 @@ export function withGoal(step: Step, options: WithGoalOptions): Step {
       dir: join(options.checksDir ?? join(workspace, '.flower', 'artifacts', 'checks'), String(round)),
       ...(options.checkEnv ? { env: options.checkEnv } : {}),
       ...(options.checks ? { policy: options.checks } : {}),
+      ...checkWall(runner, workspace, options.checkEnv),
       onResult: (run) => say(checkLine(run), run.passed ? 'ok' : 'fail', { check: manifestChecks([run])[0] }),
     });
     ctx.checkRuns = runs;
@@ -263,6 +268,24 @@ export function withGoal(step: Step, options: WithGoalOptions): Step {
     gate,
     onReject: (_result, ctx) => (ctx.verdict ? sendBackText(ctx.verdict, ctx.checkRuns ?? []) : ''),
   };
+}
+
+/**
+ * The wall the checks run in: the runner's policy and places. A runner that says nothing about the
+ * sandbox (a library runner, a test double) gets the default policy: only an explicit
+ * `enabled: false` (`--no-sandbox`) runs checks on the host.
+ */
+function checkWall(runner: StepRunner, workspace: string, env: EnvMap | undefined): { wall?: CheckWall } {
+  const policy = runner.sandbox ?? defaultSandboxPolicy;
+  if (!policy.enabled) return {};
+  const places =
+    runner.sandboxPlaces?.() ??
+    sandboxPlaces({
+      env: env ?? process.env,
+      workspace,
+      ...(runner.runDir === undefined ? {} : { runDir: runner.runDir }),
+    });
+  return { wall: { policy, places } };
 }
 
 /** What the brake leaves out of the workspace's state. */

@@ -9,7 +9,7 @@ import { dirname, join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { lastUserText } from '../../src/testing/index.js';
 import { starterFlow } from '../../src/workflow/starter.js';
-import { processGone } from '../support/processes.js';
+import { namedProcessesGone } from '../support/named-processes.js';
 import { mockedEnv } from './cli-harness.js';
 import {
   ACHIEVED,
@@ -148,6 +148,8 @@ describe('host checks in the goal guard', () => {
 
   it('kills a hang with its group, caps 100 MB into a private log kept out of every prompt, fails a syntax error, and hides the key', async () => {
     const secret = 'sk-ant-scenario-secret-4711';
+    // Named, not numbered: the check runs in its own PID namespace, where `$!` means nothing here.
+    const hang = `flower-scenario-hang-${process.pid}-${Date.now()}`;
     scenario = await startFrozen(
       {
         main: mainRouter({
@@ -157,7 +159,7 @@ describe('host checks in the goal guard', () => {
         }),
       },
       goalWith(
-        'the server stays up — check (2s): `sleep 600 & echo $! > bg.pid; sleep 600`',
+        `the server stays up — check (2s): \`(exec -a ${hang} sleep 600) & touch bg.started; sleep 600\``,
         'it logs a lot — check: `yes "a line of log output" | head -c 104857600; echo; echo LAST-LINE`',
         'the script parses — check: `if then fi (((`',
         'no credentials leak — check: `env > env.txt; ! printenv ANTHROPIC_API_KEY`',
@@ -179,9 +181,9 @@ describe('host checks in the goal guard', () => {
       [true, 0, false],
     ]);
     expect(checks[0]!.duration_s).toBeLessThan(30);
-    // The hang's background child went with its group.
-    const child = Number(readFileSync(join(scenario.workspace, 'bg.pid'), 'utf8'));
-    expect(await processGone(child)).toBe(true);
+    // The hang's background child went with its wall.
+    expect(existsSync(join(scenario.workspace, 'bg.started'))).toBe(true);
+    expect(await namedProcessesGone(hang)).toBe(true);
     // The log keeps the start and the end, says what it cut, and is the user's alone; no request
     // the model received carried more than its tail.
     const log = readFileSync(checks[1]!.output_path, 'utf8');

@@ -191,6 +191,13 @@ export async function runDemo(
         'A scripted model on 127.0.0.1 plays every role; the real Claude Code binary runs the agents.',
       ),
       paint.dim('No credentials, no network.'),
+      ...(sandbox.enabled
+        ? [
+            paint.dim(
+              "The worker's commands run in the sandbox: no network, writes only here and in temporary files.",
+            ),
+          ]
+        : []),
       `workspace: ${workspace}`,
       ...(continuing
         ? [

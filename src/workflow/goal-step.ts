@@ -13,6 +13,10 @@
  * - The prompt asks for a check command wherever a command can prove an item: flower runs those
  *   itself, so they are the items nobody has to take on trust.
  * - No resume prompt: deriving the goal again needs the full brief, so it is always resent.
+ * - The checks of the goal it sets are frozen in the run directory (frozen-checks.ts), after triage,
+ *   so the human's answers are part of them; a goal found on disk adds to the frozen checks only
+ *   what the human's triage answers bring in (anything else in the file was written by somebody
+ *   flower cannot tell from an agent), and is frozen as it is only when it has no record at all.
  */
 import type { HumanChannel } from '../agents/human/channel.js';
 import { type JudgeOptions, judge } from '../agents/roles.js';
@@ -20,6 +24,7 @@ import { CHECK_SYNTAX } from '../checks/syntax.js';
 import type { AgentSpec } from '../runtime/agent-spec.js';
 import { CLARIFY_STEP } from './clarify-step.js';
 import type { WorkflowContext } from './context.js';
+import { addFrozenChecks, checksOf, compareChecks, freezeChecks, loadFrozenChecks } from './frozen-checks.js';
 import { Goal } from './goal.js';
 import type { OnFail, Step } from './step.js';
 import { triageGoal } from './triage.js';
@@ -77,10 +82,24 @@ export function goalStep(options: GoalStepOptions): Step {
       if (options.alwaysSet) return true;
       const onDisk = Goal.load(options.goalPath);
       if (!onDisk?.complete) return true;
+      const runDir = ctx.runtime?.runDir;
+      // A goal from before frozen checks existed, or written by hand before the first run.
+      if (runDir && loadFrozenChecks(runDir, options.goalPath) === undefined)
+        freezeChecks(runDir, options.goalPath, onDisk.checks);
       pourGoal(ctx, name, onDisk);
       ctx.assumptions = onDisk.assumptions;
-      if (onDisk.undecided.length > 0)
-        pourGoal(ctx, name, await triageGoal(ctx, onDisk, options.goalPath, options.channel));
+      if (onDisk.undecided.length > 0) {
+        const triaged = await triageGoal(ctx, onDisk, options.goalPath, options.channel);
+        // Only triage's own additions are the human's: they replaced items flower asked about.
+        const answered = compareChecks(triaged.checks, checksOf(onDisk.checks)).added;
+        if (runDir && answered.length > 0)
+          addFrozenChecks(
+            runDir,
+            options.goalPath,
+            answered.map((check) => check.item),
+          );
+        pourGoal(ctx, name, triaged);
+      }
       return false;
     },
     gate: async (result, ctx) => {
@@ -88,7 +107,10 @@ export function goalStep(options: GoalStepOptions): Step {
       if (!goal.complete) return false;
       const path = goal.write(options.goalPath);
       pourGoal(ctx, name, goal);
-      pourGoal(ctx, name, await triageGoal(ctx, goal, path, options.channel));
+      const triaged = await triageGoal(ctx, goal, path, options.channel);
+      const runDir = ctx.runtime?.runDir;
+      if (runDir) freezeChecks(runDir, path, triaged.checks);
+      pourGoal(ctx, name, triaged);
       return true;
     },
     reduce: (result, ctx) => ctx.goal?.promptBlock() ?? result.text,

@@ -7,6 +7,13 @@
  * - The judge runs directly on the runner, never as a step: a new session every round (no resume),
  *   labelled `<step>:verdict#<round>`, so it never enters lineage and never judges with the
  *   memory of its earlier rulings (otherwise the guard degrades into self-audit).
+ * - What runs is the goal's checks as frozen when the goal was set (frozen-checks.ts), not whatever
+ *   `goal.md` holds now: an agent may write that file. When they differ, the human is asked once per
+ *   process and change (`approveChecks`, by default a question on the channel, asked at the start of
+ *   the step, before any work): yes freezes the file's checks and runs them; no, or nobody answering
+ *   (unattended), runs the frozen ones — the added checks are not run, the removed ones still are —
+ *   says so in one line, and tells the judge which items' checks flower did not run. `goal.md` is
+ *   never rewritten for it.
  * - The checks run inside the sandbox the runner reports (`sandbox`, `sandboxPlaces`); a runner that
  *   reports none gets the default wall. Only the user's `--no-sandbox` runs them on the host.
  * - Only "achieved" passes, and a failing host check overrides it (`evidence.ts`): a vague ruling
@@ -29,7 +36,13 @@
 import { join } from 'node:path';
 import type { HumanChannel } from '../agents/human/channel.js';
 import { type JudgeOptions, judge } from '../agents/roles.js';
-import { type CheckPolicyOverrides, type CheckRun, type CheckWall, runChecks } from '../checks/runner.js';
+import {
+  type CheckPolicyOverrides,
+  type CheckRun,
+  type CheckWall,
+  checkedItems,
+  runChecks,
+} from '../checks/runner.js';
 import { workspaceState } from '../checks/workspace-state.js';
 import type { EnvMap } from '../config/paths.js';
 import type { AgentSpec } from '../runtime/agent-spec.js';
@@ -40,6 +53,16 @@ import { isBudgetStop } from './budget.js';
 import { pickChoice } from './choices.js';
 import type { WorkflowContext } from './context.js';
 import { checkLine, checksEvidence, manifestChecks, rulingWithChecks, sendBackText } from './evidence.js';
+import {
+  type ChecksChange,
+  changeSignature,
+  checksOf,
+  compareChecks,
+  type FrozenCheck,
+  freezeChecks,
+  hasChanged,
+  loadFrozenChecks,
+} from './frozen-checks.js';
 import { Goal } from './goal.js';
 import { type GoalHistory, goalHistory } from './goal-history.js';
 import { SET_GOAL_STEP } from './goal-step.js';
@@ -59,6 +82,15 @@ export const CANNOT_VERIFY_CHOICES = [
 export const STALL_CHOICES = [
   'Stop here (run flower again to continue later)',
   'Go on with another round',
+] as const;
+
+/**
+ * The choices offered when the goal file's checks are not the frozen ones: the safe one first, and
+ * first words that differ (an answer is matched by its first word).
+ */
+export const CHANGED_CHECKS_CHOICES = [
+  'Keep the checks as the goal was set (the changed ones do not run)',
+  "Run the checks as the goal file has them now (they become the goal's checks)",
 ] as const;
 
 /** Subtype of the `system` events the guard emits (check results, the round being judged). */
@@ -91,12 +123,20 @@ export interface WithGoalOptions {
   checkEnv?: EnvMap;
   /** The step that sets the goal: rounds count from its last pass. Default `set-goal`. */
   goalStep?: string;
+  /**
+   * Decides, once per process and change, whether the goal file's checks run although they are not
+   * the frozen ones: true freezes and runs them, false runs the frozen ones. Default: a question on
+   * `channel` (`changedChecksQuestion`); no answer (unattended) is false.
+   */
+  approveChecks?: (change: ChecksChange, goalPath: string) => Promise<boolean>;
 }
 
 export interface VerifyEvidence {
   checks?: readonly CheckRun[];
   /** Items a human accepted as unverifiable here. */
   assumptions?: readonly string[];
+  /** Items whose checks were added to the goal file after it was set, and that flower did not run. */
+  notRun?: readonly string[];
 }
 
 export function verifyPrompt(goal: string, report: string, evidence: VerifyEvidence = {}): string {
@@ -112,6 +152,16 @@ export function verifyPrompt(goal: string, report: string, evidence: VerifyEvide
   ];
   const checks = checksEvidence(evidence.checks ?? []);
   if (checks) parts.push('', checks);
+  if (evidence.notRun?.length) {
+    parts.push(
+      '',
+      '# Checks flower did not run',
+      'These items carry a check that was added to the goal file after the goal was set, and nobody approved',
+      'it, so flower did not run it: no result above is theirs, and a report that they pass is no evidence.',
+      'Judge them by looking, as items without a check:',
+      ...evidence.notRun.map((item) => `- ${item}`),
+    );
+  }
   if (evidence.assumptions?.length) {
     parts.push(
       '',
@@ -139,6 +189,99 @@ export function outOfRoundsLine(used: number, total: number, reason: string): st
 interface GuardState {
   stall: StallWatch;
   history: GoalHistory;
+  /** Decisions about changed checks, by change: asked once, not every round. */
+  checkDecisions: Map<string, boolean>;
+  /** The frozen checks when the runner has no run directory to keep them in. */
+  frozen?: FrozenCheck[];
+}
+
+/** The question asked when the goal file's checks are not the frozen ones. */
+export function changedChecksQuestion(change: ChecksChange, goalPath: string): string {
+  const list = (checks: readonly FrozenCheck[]) => checks.map((check) => `  - ${check.item}`);
+  return [
+    `The checks in ${goalPath} are not the ones frozen when the goal was set (the file was edited, maybe by an agent).`,
+    ...(change.added.length > 0 ? ['Added (flower would run these commands):', ...list(change.added)] : []),
+    ...(change.removed.length > 0 ? ['No longer in the file:', ...list(change.removed)] : []),
+    'Which checks should flower run?',
+  ].join('\n');
+}
+
+/** The one line said when the frozen checks run instead of the file's. */
+export function frozenChecksLine(change: ChecksChange, goalPath: string): string {
+  const items = (checks: readonly FrozenCheck[]) => checks.map((check) => `"${check.item}"`).join(', ');
+  const parts = [
+    `the checks in ${goalPath} changed since the goal was set; the checks as set run`,
+    ...(change.added.length > 0 ? [`not run: ${items(change.added)}`] : []),
+    ...(change.removed.length > 0 ? [`still run: ${items(change.removed)}`] : []),
+  ];
+  return `${parts.join('; ')} (approve the change by running flower on a terminal, or set the goal again)`;
+}
+
+/** The default `approveChecks`: one question on the channel; anything but the second choice is no. */
+function askOnChannel(channel: HumanChannel): NonNullable<WithGoalOptions['approveChecks']> {
+  return async (change, goalPath) => {
+    const question = await channel.ask(changedChecksQuestion(change, goalPath), [...CHANGED_CHECKS_CHOICES]);
+    const answer = question.state === 'answered' ? question.answer : '';
+    return pickChoice(answer, CHANGED_CHECKS_CHOICES) === CHANGED_CHECKS_CHOICES[1];
+  };
+}
+
+type Say = (text: string, notice: 'ok' | 'fail' | 'info' | 'warning', data?: Record<string, unknown>) => void;
+
+function sayer(ctx: WorkflowContext): Say {
+  return (text, notice, data = {}) =>
+    ctx.onEvent?.({
+      kind: 'system',
+      text,
+      payload: {
+        subtype: GOAL_GUARD_EVENT,
+        data,
+        ...(notice === 'warning' ? { warning: true } : { notice }),
+      },
+    });
+}
+
+/**
+ * The checklist items whose checks run for `goal`, and the added checks that do not: the frozen
+ * checks, unless a human approves the file's. A goal seen for the first time is frozen as it is.
+ */
+async function settleChecks(
+  ctx: WorkflowContext,
+  goal: Goal,
+  options: WithGoalOptions,
+  state: GuardState,
+): Promise<{ items: readonly string[]; notRun: readonly FrozenCheck[] }> {
+  const runDir = ctx.runtime?.runDir;
+  const freeze = (items: readonly string[]) => {
+    if (runDir) freezeChecks(runDir, options.goalPath, items);
+    else state.frozen = checksOf(items);
+  };
+  const frozen = runDir ? loadFrozenChecks(runDir, options.goalPath) : state.frozen;
+  if (frozen === undefined) {
+    freeze(goal.checks);
+    return { items: goal.checks, notRun: [] };
+  }
+  const change = compareChecks(goal.checks, frozen);
+  if (!hasChanged(change)) return { items: goal.checks, notRun: [] };
+  const signature = changeSignature(change);
+  let approved = state.checkDecisions.get(signature);
+  if (approved === undefined) {
+    approved = await (options.approveChecks ?? askOnChannel(options.channel))(change, options.goalPath);
+    state.checkDecisions.set(signature, approved);
+    const data = {
+      added: change.added.map((check) => check.item),
+      removed: change.removed.map((check) => check.item),
+      path: options.goalPath,
+      approved,
+    };
+    if (approved) {
+      freeze(goal.checks);
+      sayer(ctx)(`the checks in ${options.goalPath} as they are now are the goal's checks`, 'info', data);
+    } else {
+      sayer(ctx)(frozenChecksLine(change, options.goalPath), 'warning', data);
+    }
+  }
+  return approved ? { items: goal.checks, notRun: [] } : { items: change.frozenItems, notRun: change.added };
 }
 
 export function withGoal(step: Step, options: WithGoalOptions): Step {
@@ -157,7 +300,11 @@ export function withGoal(step: Step, options: WithGoalOptions): Step {
   const stateOf = (ctx: WorkflowContext): GuardState => {
     let state = states.get(ctx);
     if (state === undefined) {
-      state = { stall: new StallWatch(options.stall ?? DEFAULT_STALL_ROUNDS), history: { rounds: 0 } };
+      state = {
+        stall: new StallWatch(options.stall ?? DEFAULT_STALL_ROUNDS),
+        history: { rounds: 0 },
+        checkDecisions: new Map(),
+      };
       states.set(ctx, state);
     }
     return state;
@@ -169,7 +316,11 @@ export function withGoal(step: Step, options: WithGoalOptions): Step {
     const history = runDir ? goalHistory(runDir, label, options.goalStep ?? SET_GOAL_STEP) : { rounds: 0 };
     stateOf(ctx).history = history;
     ctx.goalRounds = history.rounds;
-    if (history.rounds < total) return true;
+    if (history.rounds < total) {
+      // Asked now, while whoever started flower is still there, not after a round of work.
+      await settleChecks(ctx, currentGoal(ctx, options.goalPath), options, stateOf(ctx));
+      return true;
+    }
     // No rounds left for this goal: say so, and spend nothing.
     const last = history.last;
     if (last) ctx.verdict = new Verdict({ state: last.verdict, reason: last.reason, failed: last.notPassed });
@@ -185,16 +336,16 @@ export function withGoal(step: Step, options: WithGoalOptions): Step {
     ctx.goalRounds = round;
     const goal = currentGoal(ctx, options.goalPath);
     const workspace = runner.workspace ?? process.cwd();
-    const say = (text: string, notice: 'ok' | 'fail' | 'info', data: Record<string, unknown> = {}) =>
-      ctx.onEvent?.({ kind: 'system', text, payload: { subtype: GOAL_GUARD_EVENT, data, notice } });
+    const say = sayer(ctx);
 
-    const checked = goal.items().filter((item) => item.kind === 'check').length;
+    const settled = await settleChecks(ctx, goal, options, stateOf(ctx));
+    const checked = checkedItems(settled.items).length;
     say(
       `judging round ${round}/${total}${checked > 0 ? `: ${checked} check${checked === 1 ? '' : 's'} on this machine, then the judge` : ''}`,
       'info',
       { round, rounds: total },
     );
-    const runs = await runChecks(goal.checks, {
+    const runs = await runChecks(settled.items, {
       cwd: workspace,
       dir: join(options.checksDir ?? join(workspace, '.flower', 'artifacts', 'checks'), String(round)),
       ...(options.checkEnv ? { env: options.checkEnv } : {}),
@@ -212,6 +363,7 @@ export function withGoal(step: Step, options: WithGoalOptions): Step {
         {
           checks: runs,
           assumptions: goal.assumptions,
+          notRun: settled.notRun.map((check) => check.item),
         },
       ),
       { stepName: `${label}#${round}`, ...(ctx.onEvent ? { onEvent: ctx.onEvent } : {}) },

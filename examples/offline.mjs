@@ -14,7 +14,7 @@ import { mkdirSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { contentText, mockModelEnv, startMockModel } from 'flower-agent/testing';
+import { contentText, conversationMessages, mockModelEnv, startMockModel } from 'flower-agent/testing';
 
 const workspace = process.argv[2] ? resolve(process.argv[2]) : mkdtempSync(join(tmpdir(), 'my-flow-'));
 mkdirSync(workspace, { recursive: true });
@@ -24,10 +24,10 @@ if (readdirSync(workspace).length > 0) {
 }
 const program = join(workspace, 'wordcount.py');
 
-const lastUser = (request) => contentText(request.body?.messages?.at(-1)?.content ?? '');
+const lastUser = (request) => contentText(conversationMessages(request.body).at(-1)?.content ?? '');
 /** Whether the coordinator's previous turn was a dispatch (its Agent call just returned). */
 const justDispatched = (request) => {
-  const previous = request.body?.messages?.at(-2);
+  const previous = conversationMessages(request.body).at(-2);
   return (
     previous?.role === 'assistant' &&
     Array.isArray(previous.content) &&

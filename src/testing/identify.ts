@@ -18,7 +18,7 @@
  * scripted (their `prompt` is the subagent's first user message, their `subagent_type` its name).
  * Pure: the server keeps the state (known ids, delegations) and passes it in.
  */
-import { contentText, type MessagesRequestBody, systemText } from './recording.js';
+import { contentText, lastMessage, type MessagesRequestBody, systemText } from './recording.js';
 import type { AgentIdentity } from './script.js';
 
 /** An Agent tool call the mock emitted: the subagent it starts and the task text it hands over. */
@@ -76,7 +76,7 @@ export function identifyAgent(input: IdentifyInput): AgentIdentity {
 }
 
 function isCompactionRequest(body: MessagesRequestBody | undefined): boolean {
-  const last = body?.messages?.at(-1);
+  const last = lastMessage(body);
   if (last?.role !== 'user') return false;
   const text = contentText(last.content);
   return COMPACTION_MARKERS.some((marker) => text.includes(marker));

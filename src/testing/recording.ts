@@ -72,6 +72,21 @@ export function messageText(message: RequestMessage | undefined): string {
   return message === undefined ? '' : contentText(message.content);
 }
 
+/**
+ * The last message of the conversation: the last one that is not a `system` message. Claude Code
+ * with its sandbox on appends a system-role message describing the sandbox after the conversation
+ * (measured: every request of a sandboxed session ends with one), so "the last message" of a request
+ * is seldom what a script means by it.
+ */
+export function lastMessage(body: MessagesRequestBody | undefined): RequestMessage | undefined {
+  return conversationMessages(body).at(-1);
+}
+
+/** The request's messages without the `system`-role ones Claude Code adds (see `lastMessage`). */
+export function conversationMessages(body: MessagesRequestBody | undefined): RequestMessage[] {
+  return (body?.messages ?? []).filter((message) => message.role !== 'system');
+}
+
 /** The last user message's text (including tool results' text), the usual thing to assert on. */
 export function lastUserText(request: RecordedRequest): string {
   const messages = request.body?.messages ?? [];
@@ -100,8 +115,7 @@ export function contentText(content: RequestMessage['content'] | unknown): strin
 export function toolResults(
   request: RecordedRequest,
 ): Array<{ toolUseId: string; text: string; isError: boolean }> {
-  const messages = request.body?.messages ?? [];
-  const last = messages[messages.length - 1];
+  const last = lastMessage(request.body);
   if (last?.role !== 'user' || typeof last.content === 'string') return [];
   return last.content
     .filter((block) => block.type === 'tool_result')

@@ -20,7 +20,12 @@ import { readManifest } from '../../src/runtime/manifest.js';
 import { sumTaskSpend } from '../../src/runtime/task-spend.js';
 import { projectKeyFor } from '../../src/store/session-key.js';
 import { resumeCopiesOf, sessionFiles } from '../../src/store/transcript-recovery.js';
-import type { MockModel, MockReply, RecordedRequest } from '../../src/testing/index.js';
+import {
+  lastMessage,
+  type MockModel,
+  type MockReply,
+  type RecordedRequest,
+} from '../../src/testing/index.js';
 import { mockedEnv, runFlower } from './cli-harness.js';
 import { ACHIEVED, BEQUEST_REPLY, mainRouter, notYet, roleOf } from './scenario-harness.js';
 import {
@@ -275,5 +280,5 @@ describe('spend under SIGKILL (real processes, binary and SDK against the script
 
 /** The last message of a request, as JSON (to tell a tool result or a task notification). */
 function last(request: RecordedRequest): string {
-  return JSON.stringify(request.body?.messages?.at(-1) ?? '');
+  return JSON.stringify(lastMessage(request.body) ?? '');
 }

@@ -8,7 +8,7 @@ import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { COORDINATOR_RULES } from '../../src/agents/rules.js';
-import { contentText, type RecordedRequest, systemText } from '../../src/testing/recording.js';
+import { contentText, lastMessage, type RecordedRequest, systemText } from '../../src/testing/recording.js';
 import type { MockReply } from '../../src/testing/script.js';
 import { type MockModel, startMockModel } from '../../src/testing/server.js';
 import { mockedEnv, repoRoot, runFlower, tempDir } from './cli-harness.js';
@@ -17,7 +17,7 @@ const GREETING = 'Hello from a TypeScript workflow.';
 const USAGE_NOTE = 'Run: python3 wordcount.py < file.txt; it prints the number of words.';
 
 function lastUser(request: RecordedRequest): string {
-  return contentText(request.body?.messages?.at(-1)?.content ?? '');
+  return contentText(lastMessage(request.body)?.content ?? '');
 }
 
 /**

@@ -13,7 +13,7 @@ import { mkdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:f
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { readManifest } from '../../src/runtime/manifest.js';
-import { lastUserText, type RecordedRequest } from '../../src/testing/index.js';
+import { lastMessage, lastUserText, type RecordedRequest } from '../../src/testing/index.js';
 import { ACHIEVED, BEQUEST_REPLY, mainRouter, roleOf } from './scenario-harness.js';
 import { type StarterHarness, startStarterHarness, storedText } from './starter-process-harness.js';
 
@@ -41,7 +41,7 @@ function script() {
   return {
     main: mainRouter({
       coordinator: (request: RecordedRequest) => {
-        const last = JSON.stringify(request.body?.messages?.at(-1) ?? '');
+        const last = JSON.stringify(lastMessage(request.body) ?? '');
         if (last.includes('task-notification')) return { text: 'hello.py is written.' };
         if (last.includes('tool_result')) return { text: 'Dispatched the coder.' };
         return {

@@ -7,7 +7,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { type AgentDefinition, query, type SDKMessage } from '@anthropic-ai/claude-agent-sdk';
 import { afterEach, describe, expect, it } from 'vitest';
-import { type MockModel, mock, mockModelEnv } from '../../src/testing/index.js';
+import { lastMessage, type MockModel, mock, mockModelEnv } from '../../src/testing/index.js';
 import { cleanUp, startMock, tempDir } from '../support/scratch.js';
 
 afterEach(cleanUp);
@@ -254,7 +254,7 @@ describe('subagents against the mock model', () => {
       'Main thread: saw the scribe finish.',
     ]);
     const notified = server.mainRequests()[2];
-    expect(JSON.stringify(notified?.body?.messages?.at(-1))).toContain('task-notification');
+    expect(JSON.stringify(lastMessage(notified?.body))).toContain('task-notification');
     expect(server.unmatched).toEqual([]);
   });
 

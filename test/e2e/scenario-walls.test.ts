@@ -72,7 +72,7 @@ describe('scenario 8: clarifier and judge walls', () => {
     expect(existsSync(join(workspace, 'ran.txt'))).toBe(false);
   });
 
-  it('denies a judge without canRun both tools, and a judge with canRun only Write', async () => {
+  it('denies a judge without canRun both tools; a judge with canRun runs its command, in a read-only sandbox, and no Write', async () => {
     scenario = await startScenario((workspace) => ({
       main: mainRouter({ 'set-goal': tryHandsOn(workspace, HELLO_GOAL) }),
     }));
@@ -104,7 +104,9 @@ describe('scenario 8: clarifier and judge walls', () => {
     const canRun = toolResultTexts(second);
     expect(canRun).toContain('set-goal has no Write tool. This is intentional');
     expect(canRun).not.toContain('no Bash tool');
-    expect(existsSync(join(workspace, 'ran.txt'))).toBe(true);
+    // The command ran, and the sandbox of a read-only role refused its write (issue 19).
+    expect(canRun).toContain('Read-only file system');
+    expect(existsSync(join(workspace, 'ran.txt'))).toBe(false);
     expect(existsSync(join(workspace, 'written.txt'))).toBe(false);
   });
 

@@ -53,6 +53,10 @@ import {
 } from '../../src/testing/index.js';
 import { Brief } from '../../src/workflow/brief.js';
 import { CLARIFY_RESUME } from '../../src/workflow/clarify-step.js';
+import { canMakeMachines, type Machine, makeMachines } from '../support/machines.js';
+import { processGone } from '../support/processes.js';
+import { cleanUp, startMock } from '../support/scratch.js';
+import { replyCost, servedCost, servedReplies } from '../support/served-spend.js';
 import { flowerBin, mockedEnv, runFlower, tempDir } from './cli-harness.js';
 import { HELLO_BRIEF, mainRouter, roleOf, toolResultCount } from './scenario-harness.js';
 import {
@@ -64,10 +68,6 @@ import {
   until,
   viaPort,
 } from './shared-store-harness.js';
-import { canMakeMachines, type Machine, makeMachines } from '../support/machines.js';
-import { processGone } from '../support/processes.js';
-import { cleanUp, startMock } from '../support/scratch.js';
-import { replyCost, servedCost, servedReplies } from '../support/served-spend.js';
 
 const WORK_MS = Number(process.env.FLOWER_CHAOS_MINUTES ?? 10) * 60_000;
 /** How late each reply is: a turn of the work. */

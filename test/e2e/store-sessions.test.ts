@@ -26,7 +26,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { RewritingSessionStore, type RewritingSessionStoreOptions } from '../../src/store/rewriting-store.js';
 import { projectKeyFor } from '../../src/store/session-key.js';
 import { SqliteSessionStore } from '../../src/store/sqlite-session-store.js';
-import { type MockModel, mock, mockModelEnv } from '../../src/testing/index.js';
+import { conversationMessages, type MockModel, mock, mockModelEnv } from '../../src/testing/index.js';
 import { cleanUp, onCleanUp, startMock, tempDir } from '../support/scratch.js';
 
 afterEach(cleanUp);
@@ -325,7 +325,7 @@ describe('session store with the real SDK and binary', () => {
     expect(second.thrown).toBeUndefined();
     expect(model.unmatched).toEqual([]);
     expect(store.lastLoadReport(key)).toMatchObject({ orphansHealed: 1 });
-    const messages = model.mainRequests().at(-1)?.body?.messages ?? [];
+    const messages = conversationMessages(model.mainRequests().at(-1)?.body);
     const useAt = messages.findIndex((entry) =>
       JSON.stringify(entry.content).includes('"id":"toolu_cut_off"'),
     );

@@ -11,7 +11,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CLARIFIER_RULES, COORDINATOR_RULES, ORACLE_RULES } from '../../src/agents/rules.js';
 import { ASK_TOOL, INBOX_TOOL } from '../../src/agents/tools.js';
-import { contentText, type RecordedRequest, systemText } from '../../src/testing/recording.js';
+import { contentText, lastMessage, type RecordedRequest, systemText } from '../../src/testing/recording.js';
 import type { MockReply } from '../../src/testing/script.js';
 import { type MockModel, startMockModel } from '../../src/testing/server.js';
 import { mockedEnv, PtySession, tempDir } from './cli-harness.js';
@@ -107,7 +107,7 @@ describe('the interactive terminal', () => {
     while (
       !model
         .mainRequests()
-        .some((request) => contentText(request.body?.messages?.at(-1)?.content).includes(INTERRUPT_WORDS))
+        .some((request) => contentText(lastMessage(request.body)?.content).includes(INTERRUPT_WORDS))
     ) {
       if (Date.now() > deadline)
         throw new Error(`the interrupt never reached the model; screen:\n${pty.screen}`);

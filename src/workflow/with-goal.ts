@@ -11,8 +11,8 @@
  *   `goal.md` holds now: an agent may write that file. When they differ, the human is asked once per
  *   process and change (`approveChecks`, by default a question on the channel, asked at the start of
  *   the step, before any work): yes freezes the file's checks and runs them; no, or nobody answering
- *   (unattended), runs the frozen ones — the added checks are not run, the removed ones still are —
- *   says so in one line, and tells the judge which items' checks flower did not run. `goal.md` is
+ *   (unattended: the channel does not wait, so nothing is asked), runs the frozen ones — the added
+ *   checks are not run, the removed ones still are — says so (a line each), and tells the judge which items' checks flower did not run. `goal.md` is
  *   never rewritten for it.
  * - The checks run inside the sandbox the runner reports (`sandbox`, `sandboxPlaces`); a runner that
  *   reports none gets the default wall. Only the user's `--no-sandbox` runs them on the host.
@@ -33,7 +33,7 @@
  * - The wrapped step is copied with its other fields intact (a field-by-field rebuild once lost the
  *   resume prompt); its own gate and onReject are replaced, its `when` and resume prompt wrapped.
  */
-import { join } from 'node:path';
+import { basename, join } from 'node:path';
 import type { HumanChannel } from '../agents/human/channel.js';
 import { type JudgeOptions, judge } from '../agents/roles.js';
 import {
@@ -206,20 +206,31 @@ export function changedChecksQuestion(change: ChecksChange, goalPath: string): s
   ].join('\n');
 }
 
-/** The one line said when the frozen checks run instead of the file's. */
-export function frozenChecksLine(change: ChecksChange, goalPath: string): string {
+/**
+ * What is said when the frozen checks run instead of the file's: a line for the added checks and
+ * one for the removed ones, each starting with what happened to them, so that a line cut at the
+ * terminal's width still says it. The full text is in the event.
+ */
+export function frozenChecksLines(change: ChecksChange, goalPath: string): string[] {
+  const file = basename(goalPath);
   const items = (checks: readonly FrozenCheck[]) => checks.map((check) => `"${check.item}"`).join(', ');
-  const parts = [
-    `the checks in ${goalPath} changed since the goal was set; the checks as set run`,
-    ...(change.added.length > 0 ? [`not run: ${items(change.added)}`] : []),
-    ...(change.removed.length > 0 ? [`still run: ${items(change.removed)}`] : []),
+  return [
+    ...(change.added.length > 0
+      ? [
+          `not run, added to ${file} after the goal was set: ${items(change.added)} (approve on a terminal, or set the goal again)`,
+        ]
+      : []),
+    ...(change.removed.length > 0
+      ? [`still run, as the goal was set, though no longer in ${file}: ${items(change.removed)}`]
+      : []),
   ];
-  return `${parts.join('; ')} (approve the change by running flower on a terminal, or set the goal again)`;
 }
 
 /** The default `approveChecks`: one question on the channel; anything but the second choice is no. */
 function askOnChannel(channel: HumanChannel): NonNullable<WithGoalOptions['approveChecks']> {
   return async (change, goalPath) => {
+    // Unattended (the CLI's choice when nobody is at a terminal): nobody can say yes, so no question.
+    if (channel.timeoutSeconds !== null && channel.timeoutSeconds <= 0) return false;
     const question = await channel.ask(changedChecksQuestion(change, goalPath), [...CHANGED_CHECKS_CHOICES]);
     const answer = question.state === 'answered' ? question.answer : '';
     return pickChoice(answer, CHANGED_CHECKS_CHOICES) === CHANGED_CHECKS_CHOICES[1];
@@ -276,9 +287,13 @@ async function settleChecks(
     };
     if (approved) {
       freeze(goal.checks);
-      sayer(ctx)(`the checks in ${options.goalPath} as they are now are the goal's checks`, 'info', data);
+      sayer(ctx)(
+        `the checks in ${basename(options.goalPath)} as they are now are the goal's checks`,
+        'info',
+        data,
+      );
     } else {
-      sayer(ctx)(frozenChecksLine(change, options.goalPath), 'warning', data);
+      for (const line of frozenChecksLines(change, options.goalPath)) sayer(ctx)(line, 'warning', data);
     }
   }
   return approved ? { items: goal.checks, notRun: [] } : { items: change.frozenItems, notRun: change.added };

@@ -162,10 +162,12 @@ describe('the guard runs the goal as frozen', () => {
     expect(existsSync(kept)).toBe(true);
     expect(ctx.checkRuns?.map((run) => run.command)).toEqual([`touch ${kept}`]);
     const lines = events.filter(
-      (event) => event.kind === 'system' && /changed since the goal was set/.test(event.text),
+      (event) => event.kind === 'system' && /after the goal was set/.test(event.text),
     );
     expect(lines).toHaveLength(1);
-    expect(lines[0]?.text).toContain(`not run: "extra — check: \`touch ${marker}\`"`);
+    expect(lines[0]?.text).toMatch(
+      /^not run, added to goal.md after the goal was set: "extra — check: `touch .*PWNED`"/,
+    );
     const judge = runner.calls.find((call) => call.options.stepName === 'work:verdict#1')!;
     expect(judge.prompt).toContain('# Checks flower did not run');
     expect(judge.prompt).toContain(`- extra — check: \`touch ${marker}\``);

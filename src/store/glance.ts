@@ -16,7 +16,13 @@
  *   redirections) and refuses everything outside the small subset a glance needs;
  * - `tools.ts` is the allow list: each tool with the options and operands known to be safe,
  *   with `git.ts`, `find.ts`, `processes.ts` and `programs.ts` (sed, awk, jq) for the larger ones;
- * - `paths.ts` keeps credential files and process environments out of any file operand.
+ * - `paths.ts` keeps credential files, process environments, secrets mounts, flower's run
+ *   directory and gawk's network files out of any file operand.
+ *
+ * Since issue 19 the coordinator's glances also run in flower's read-only bubblewrap (no writes,
+ * no network, the credential stores hidden): that wall holds whatever this predicate gets wrong.
+ * The predicate still refuses on its own everything that wall exists for, and it stays the context
+ * rule (what expires on resume).
  *
  * Invariants (security first, because the guard trusts this answer):
  * - Anything not understood is not a glance: every expansion other than plain words (brace,
@@ -29,7 +35,13 @@
  * - Redirections are judged on the parsed target: output to `/dev/null`, or `>&1`/`>&2`. Nothing
  *   else, and no input redirection (a file read that way would escape the credential rules).
  * - Printing secrets is not a glance: the environment (`env`, `printenv`, `set`, ps's `e`, awk's
- *   `ENVIRON`, jq's `env`, `/proc/*\/environ`), and flower's and Claude Code's credential files.
+ *   `ENVIRON`, jq's `env`, `/proc/*\/environ`), flower's and Claude Code's credential files and the
+ *   other usual stores (dotenv files under every name, private keys, secrets mounts, the user-level
+ *   stores of `config/credential-stores.ts`), the run directory's transcripts (`runs/`), and git's
+ *   configuration and remote URLs (`git config`, `git remote -v`: tokens live there).
+ * - Nothing that connects elsewhere (gawk's `/inet/…` files, docker's and kubectl's remote
+ *   options, `git remote show`) and nothing that never ends (`docker stats` without
+ *   `--no-stream`, `tail -f`, `top`, `watch`, `… logs -f`).
  * - Tools and options are looked up by exact name (`/bin/ls`, `LS`, `--out` for `--output` are
  *   unknown). The user's own shell setup (aliases, functions, PATH, git and tool configuration)
  *   is trusted; the predicate judges the command, not the machine.

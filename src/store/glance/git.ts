@@ -8,9 +8,17 @@
  *   file), `--ext-diff`/`--textconv`/`--filters` (run configured programs), `--show-signature` and
  *   `%G` format placeholders (run gpg), `describe --dirty`/`--broken` (refresh the index), and
  *   every option that creates, moves or deletes (`branch -d`, `stash drop`, `config --add`…).
- * - `git remote show` needs `-n`: without it git contacts the remote (ssh or a credential helper).
+ * - No configuration is printed: `git config` in every form, `git var -l` (which lists it all) and
+ *   every `git remote` form but the bare one (names only) are refused. Tokens live in remote URLs
+ *   (`git remote -v`, `get-url`, `show -n` print them) and in `http.extraheader`; the files
+ *   themselves (`.git/config`, `.gitconfig`) are credential files to `paths.ts`.
  * - Operands are revisions and paths; a path that is read (after `--`, or `REV:path`) must pass the
- *   same credential-file rules as any other file operand.
+ *   same credential-file rules as any other file operand (`git show HEAD:prod.env` is `cat prod.env`).
+ * - `git diff` operands stay inside the repository: an absolute path or one with a `..` component
+ *   is refused, because a path outside the working tree turns `git diff A B` into `--no-index`, a
+ *   diff of any two directories (`git diff ~/.config /tmp/empty` printed flower's key). Run outside
+ *   any repository, `git diff A B` is such a diff too; the coordinator's workspace is a checkout, and
+ *   the read-only sandbox its glances run in hides the credential stores.
  * - The repository's own configuration (hooks, `core.fsmonitor`, diff drivers, a pager) is the
  *   user's, and trusted like their shell: the predicate judges the command, not the repository.
  */
@@ -39,6 +47,12 @@ const REVISION_OR_PATH: ValueRule = {
     const path = colon < 0 ? word.text : word.text.slice(colon + 1);
     return readablePath({ text: path === '' ? '.' : path, globAt: [], quoted: false });
   },
+};
+
+/** A `git diff` operand: as `REVISION_OR_PATH`, and never a path outside the working tree. */
+const IN_REPOSITORY: ValueRule = {
+  accepts: (word) =>
+    REVISION_OR_PATH.accepts(word) && !word.text.startsWith('/') && !word.text.split('/').includes('..'),
 };
 
 /** `-L start,end:file` or `-L :funcname:file`: the file after the last colon is read. */
@@ -248,59 +262,8 @@ const branchLists: ArgumentCheck = (args) => {
   );
 };
 
-/** `git remote`, `-v`, `get-url NAME`, `show -n NAME`. */
-const remoteReads: ArgumentCheck = (args) => {
-  const [first, ...rest] = args.map((word) => word.text);
-  if (args.some((word) => word.globAt.length > 0)) return false;
-  if (first === undefined) return true;
-  if (first === '-v' || first === '--verbose') return rest.length === 0;
-  if (first === 'get-url') return rest.filter((text) => !['--push', '--all'].includes(text)).length === 1;
-  if (first === 'show') return rest.includes('-n') && rest.filter((text) => text !== '-n').length >= 1;
-  return false;
-};
-
-/** `git config` getting or listing (old `--get` style or the newer `get`/`list` subcommands). */
-const CONFIG_MODES = ['--get', '--get-all', '--get-regexp', '--list', '-l'];
-const configReads: ArgumentCheck = (args) => {
-  const [first, ...rest] = args;
-  const subcommand = first?.text === 'get' || first?.text === 'list' ? first.text : undefined;
-  const parsed = parseArguments(subcommand ? rest : args, {
-    flags: 'lz',
-    long: [
-      'get',
-      'get-all',
-      'get-regexp',
-      'list',
-      'all',
-      'global',
-      'system',
-      'local',
-      'worktree',
-      'show-origin',
-      'show-scope',
-      'null',
-      'name-only',
-      'includes',
-      'no-includes',
-      'bool',
-      'int',
-      'bool-or-int',
-      'path',
-      'expiry-date',
-      'fixed-value',
-    ],
-    values: { f: CONTENT },
-    longValues: { file: CONTENT, type: TEXT, default: TEXT, regexp: TEXT, value: TEXT },
-  });
-  if (!parsed) return false;
-  const modes = parsed.options.filter((option) => CONFIG_MODES.includes(option.name));
-  if (subcommand === 'list' || modes.some((mode) => mode.name === '--list' || mode.name === '-l'))
-    return (
-      parsed.operands.length === 0 && (subcommand !== undefined ? modes.length === 0 : modes.length === 1)
-    );
-  if (subcommand === 'get') return modes.length === 0 && parsed.operands.length === 1;
-  return modes.length === 1 && parsed.operands.length >= 1 && parsed.operands.length <= 2;
-};
+/** `git remote` alone lists the remotes' names; every other form prints URLs (tokens) or acts. */
+const remoteReads: ArgumentCheck = (args) => args.length === 0;
 
 const GIT_VARS = new Set([
   'GIT_AUTHOR_IDENT',
@@ -366,7 +329,7 @@ const SUBCOMMANDS: Record<string, ArgumentCheck> = {
     ...DIFF_TABLE,
     // Not `--no-index`: given two directories it compares every file in them, `.env` files included.
     long: [...DIFF_LONG, 'cached', 'staged', 'merge-base', 'ita-invisible-in-index'],
-    operands: REVISIONS_AND_PATHS,
+    operands: { rest: IN_REPOSITORY },
   }),
   log: logReads,
   show: sub({ ...LOG_TABLE, operands: REVISIONS_AND_PATHS }),
@@ -511,7 +474,6 @@ const SUBCOMMANDS: Record<string, ArgumentCheck> = {
     operands: { rest: NAME },
   }),
   var: sub({
-    flags: 'l',
     operands: { fixed: [textWhere((text) => GIT_VARS.has(text))], max: 1 },
   }),
   branch: branchLists,
@@ -527,7 +489,6 @@ const SUBCOMMANDS: Record<string, ArgumentCheck> = {
     longValues: { path: TEXT },
     operands: { rest: NAME },
   }),
-  config: configReads,
 };
 
 /** Global options before the subcommand. */

@@ -7,13 +7,17 @@
  *   key outside an allow list; pgrep's `--env` (which would let a look probe environments value by
  *   value) is not listed.
  * - Nothing that acts: ss `-K` (kill sockets), `-D FILE` (dump to a file) and `-N` (enter a network
- *   namespace); lsof `-D` (write the device cache), `+m` and repeat modes; systemctl only `status`; docker only `ps`, `images`, `stats`; kubectl only `get`, never
- *   of secrets, and only with `-o wide`/`-o name` (full manifests carry environment values).
+ *   namespace); lsof `-D` (write the device cache), `+m` and repeat modes; systemctl only `status`;
+ *   docker only `ps`, `images`, `stats --no-stream`; kubectl only `get`, never of secrets, and only
+ *   with `-o wide`/`-o name` (full manifests carry environment values).
+ * - Nothing that never ends: `docker stats` needs `--no-stream`; lsof's repeat modes, ss `-E`
+ *   (events), netstat `-c` (continuous), `kubectl get -w`, `docker logs -f`, `kubectl logs -f`,
+ *   `journalctl -f`, `top` and `watch` are not listed.
  * - No form contacts another machine: systemctl `-H`, kubectl `--server`/`--kubeconfig` and docker's
  *   global options are not listed.
  */
 import type { Word } from './command-line.js';
-import { type ArgumentCheck, oneOf, TEXT, textWhere, tool } from './options.js';
+import { type ArgumentCheck, has, oneOf, TEXT, textWhere, tool } from './options.js';
 
 /** ps format keys that show nothing beyond the process table (no environment). */
 const PS_KEYS = new Set(
@@ -233,11 +237,13 @@ const DOCKER: Record<string, ArgumentCheck> = {
     longValues: { filter: TEXT, format: TEXT },
     operands: { fixed: [TEXT], max: 1 },
   }),
+  // Without `--no-stream` it redraws until killed.
   stats: tool({
     flags: 'a',
     long: ['all', 'no-stream', 'no-trunc'],
     longValues: { format: TEXT },
     operands: { rest: TEXT },
+    also: (parsed) => has(parsed, '--no-stream'),
   }),
 };
 

@@ -13,6 +13,10 @@
  *   gawk's `@` directives and indirect calls, a `|` that is not `||` (pipes to and from commands),
  *   or any `>` after a `print`/`printf` (output redirection; a comparison before the first print
  *   is fine). Strings are not exempt: `print ">"` is refused too, which only errs towards "no".
+ *   A string naming one of gawk's network files (`"/inet/tcp/0/HOST/PORT"`, `/inet4/`, `/inet6/`) is
+ *   refused as well, though only a redirection or `getline` (both refused) could open it; as a file
+ *   operand such a path is refused by `paths.ts`. A regex such as `/inet/` (`ip addr | awk '/inet/'`)
+ *   stays.
  * - jq: refused when the filter names `env`/`$ENV` (the environment) or loads modules
  *   (`import`, `include`, `modulemeta`); `--rawfile`/`--slurpfile` files are read like operands.
  */
@@ -124,9 +128,12 @@ export const sedReadsOnly: ArgumentCheck = (args) => {
 /** Words in an awk program that run commands, read other files or the environment (see header). */
 const AWK_FORBIDDEN = /\b(?:system|getline|ENVIRON|ARGV|ARGC|SYMTAB|FUNCTAB|PROCINFO|extension)\b|@/;
 
+/** A string that starts with one of gawk's special network file names. */
+const AWK_NETWORK_FILE = /"\/inet[46]?\//;
+
 /** True when an awk program only reads its input and prints to standard output. */
 export function awkProgramIsReadOnly(program: string): boolean {
-  if (AWK_FORBIDDEN.test(program)) return false;
+  if (AWK_FORBIDDEN.test(program) || AWK_NETWORK_FILE.test(program)) return false;
   if (program.replace(/\|\|/g, '').includes('|')) return false;
   const firstPrint = program.search(/\bprintf?\b/);
   return firstPrint < 0 || !program.slice(firstPrint).includes('>');

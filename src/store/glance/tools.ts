@@ -4,7 +4,8 @@
  * Invariants:
  * - A tool is named by its bare name only (`/bin/ls`, `LS`, `ll` are unknown), matched exactly.
  * - Each entry is an allow list of options (see `options.ts`); options that write files, run
- *   programs, read credential files or never end (`tail -f`, `free -s`) are left out. Operands that
+ *   programs, read credential files or never end (`tail -f`, `free -s`, `docker stats` without
+ *   `--no-stream`) are left out; so are endless tools (`watch`, `journalctl -f`). Operands that
  *   are files read go through the credential-file rules; an operand in an output position makes the
  *   command not a glance (`uniq IN OUT`, so `uniq - FILE` too: `-` is an input).
  * - Recursive reads of contents are not glances: `grep -r`, `diff -r` print whatever `.env` lies
@@ -179,15 +180,20 @@ const grep = patternThenFiles({
 });
 
 /**
- * ripgrep skips hidden files (every `.env`, `.claude/`, `.config/`) unless told otherwise, and the
- * options that would tell it (`--hidden`, `-u`, `--no-ignore*`, `-L`) are not listed; nor are
- * `--pre` and `-z` (run programs on each file). Its `-g` globs can re-include files, so a glob
- * that could match a credential file's name is refused (`!` exclusions always pass).
+ * ripgrep skips hidden files (every `.env`, `.claude/`, `.config/`) and what `.gitignore` ignores
+ * (the run directory ignores itself) unless told otherwise, and the options that would tell it
+ * (`--hidden`, `-u`, `--no-ignore*`, `-L`) are not listed; nor are `--pre` and `-z` (run programs
+ * on each file), nor `-a`/`--text`: without it rg stops reading a file at its first NUL byte, so
+ * a SQLite store (`runs/sessions.db`) found by a recursive search prints nothing. Its `-g` globs
+ * can re-include files, so a glob that could match a credential file's name is refused (`!`
+ * exclusions always pass). What a recursive search still reaches: credential files that are
+ * neither hidden nor ignored (`prod.env`, `server.key` committed or lying in the tree), which
+ * `rg KEY` prints like any file; naming one (`rg KEY prod.env`) is refused.
  */
 const RG_GLOB = textWhere((glob) => glob.startsWith('!') || !globMayMatchSecret(glob));
 
 const rg = patternThenFiles({
-  flags: 'iSsvwxcFPUlnNHoqMa0jp',
+  flags: 'iSsvwxcFPUlnNHoqM0jp',
   values: {
     e: TEXT,
     f: CONTENT,
@@ -226,7 +232,6 @@ const rg = patternThenFiles({
     'only-matching',
     'quiet',
     'no-messages',
-    'text',
     'null',
     'json',
     'vimgrep',

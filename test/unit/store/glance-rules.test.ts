@@ -21,8 +21,7 @@ const allowed = [
   'git log --oneline --graph --all -20',
   'git status --porcelain=v1',
   "git branch --list 'feat/*'",
-  'git remote show -n origin',
-  'git config get user.name',
+  'git remote',
   'git -P log -1',
   'git log -L 1,5:src/a.ts',
   'git reflog show main',
@@ -90,6 +89,9 @@ const refused: Record<string, string[]> = {
     'git remote show origin',
     'git branch --contains HEAD',
     'git config --get-regexp x --add y',
+    // Configuration and remote URLs carry tokens (issue 19, observation 2).
+    'git remote show -n origin',
+    'git config get user.name',
     'git cat-file -p -t HEAD',
   ],
   'credential files, however spelled': [

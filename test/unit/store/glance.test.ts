@@ -29,7 +29,7 @@ const allowed = [
   'git show HEAD~1 --stat',
   'git stash list',
   'git worktree list',
-  'git remote -v',
+  'git remote',
   'git rev-parse --abbrev-ref HEAD',
   'git describe --tags',
   'git blame src/a.ts',
@@ -37,7 +37,6 @@ const allowed = [
   'git reflog',
   'git for-each-ref refs/heads',
   'git cat-file -p HEAD',
-  'git config --get user.name',
   'git branch --list "feat*"',
   'git branch --show-current',
   'git --no-pager log -3',
@@ -204,13 +203,16 @@ const denied = [
  */
 const noLongerAllowed: Record<string, string> = {
   'git remote show origin':
-    'contacts the remote: runs ssh or a credential helper (`git remote show -n` stays)',
+    'contacts the remote: runs ssh or a credential helper (and `show -n` prints the URLs)',
   env: 'prints the environment, credentials included',
   'env | grep PATH': 'prints the environment',
   'printenv HOME': 'printenv prints any variable, credentials included',
   "grep -rn 'a|b' src":
     'a recursive read prints any `.env` in the tree (rg, which skips hidden files, stays)',
   'top -b -n 1 | head': 'top creates ~/.config/procps even in batch mode (seen under strace); ps stays',
+  'git remote -v': 'prints the remote URLs, where tokens live (issue 19); a bare `git remote` stays',
+  'git config --get user.name':
+    'any configuration read is refused: the same command reads `http.extraheader` (issue 19)',
 };
 
 describe('isEphemeral: glance whitelist', () => {

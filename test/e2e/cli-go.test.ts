@@ -7,29 +7,14 @@
 import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { CLARIFIER_RULES } from '../../src/agents/rules.js';
 import { ASK_TOOL } from '../../src/agents/tools.js';
-import { contentText, type RecordedRequest, systemText } from '../../src/testing/recording.js';
-import type { MockReply } from '../../src/testing/script.js';
 import { type MockModel, startMockModel } from '../../src/testing/server.js';
 import { mockedEnv, runFlower, tempDir } from './cli-harness.js';
-
-const CLARIFIER = CLARIFIER_RULES.split('\n')[0]!;
-
-/** A brief that echoes the request, so a test can tell which request reached the clarifier. */
-function briefFor(request: RecordedRequest): MockReply {
-  if (!systemText(request.body).includes(CLARIFIER)) return { text: 'not scripted' };
-  // The request is the last line of the first user message (the binary puts reminders before it).
-  const firstUser = contentText(request.body?.messages?.[0]?.content ?? '').trim();
-  const asked = firstUser.split('\n').at(-1)?.slice(0, 80) ?? '';
-  return {
-    text: `## Goal\nDo this: ${asked}\n\n## Acceptance\n- it is done\n\n## Boundaries\n- nothing else\n\n## Unknowns & assumptions\n- none`,
-  };
-}
+import { echoBrief } from './scenario-harness.js';
 
 let model: MockModel;
 beforeAll(async () => {
-  model = await startMockModel({ main: Array.from({ length: 20 }, () => briefFor) });
+  model = await startMockModel({ main: Array.from({ length: 20 }, () => echoBrief) });
 });
 afterAll(async () => {
   await model.close();
@@ -94,7 +79,7 @@ describe('flower [go] from the command line', () => {
     const asking = await startMockModel({
       main: [
         { toolUses: [{ name: ASK_TOOL, input: { question: 'Which language?', options: ['Python', 'Go'] } }] },
-        (request) => briefFor(request),
+        (request) => echoBrief(request),
       ],
     });
     try {

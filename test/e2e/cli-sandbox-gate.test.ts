@@ -8,22 +8,9 @@
 import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, symlinkSync } from 'node:fs';
 import { delimiter, dirname, join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { CLARIFIER_RULES } from '../../src/agents/rules.js';
-import { contentText, type RecordedRequest, systemText } from '../../src/testing/recording.js';
-import type { MockReply } from '../../src/testing/script.js';
 import { type MockModel, startMockModel } from '../../src/testing/server.js';
 import { isolatedEnv, mockedEnv, PtySession, runFlower, tempDir } from './cli-harness.js';
-
-const CLARIFIER = CLARIFIER_RULES.split('\n')[0]!;
-
-function briefFor(request: RecordedRequest): MockReply {
-  if (!systemText(request.body).includes(CLARIFIER)) return { text: 'not scripted' };
-  const firstUser = contentText(request.body?.messages?.[0]?.content ?? '').trim();
-  const asked = firstUser.split('\n').at(-1)?.slice(0, 80) ?? '';
-  return {
-    text: `## Goal\nDo this: ${asked}\n\n## Acceptance\n- it is done\n\n## Boundaries\n- nothing else\n\n## Unknowns & assumptions\n- none`,
-  };
-}
+import { echoBrief } from './scenario-harness.js';
 
 /**
  * One directory of symlinks to every program on this process's PATH (and node's own directory)
@@ -49,7 +36,7 @@ let model: MockModel;
 let noBwrap: string;
 let cleanup: string[] = [];
 beforeAll(async () => {
-  model = await startMockModel({ main: Array.from({ length: 20 }, () => briefFor) });
+  model = await startMockModel({ main: Array.from({ length: 20 }, () => echoBrief) });
   noBwrap = pathWithoutBubblewrap();
   cleanup.push(noBwrap);
 });

@@ -19,6 +19,7 @@ import type { FlowerEvent } from '../../src/runtime/events.js';
 import { Runtime } from '../../src/runtime/runtime.js';
 import type { ManifestRow } from '../../src/runtime/step-result.js';
 import {
+  contentText,
   lastUserText,
   type MockModel,
   type MockResponse,
@@ -52,6 +53,20 @@ export function roleOf(request: RecordedRequest): Role {
     return task.includes('Set the goal for the requirement') ? 'set-goal' : 'verdict';
   }
   return 'other';
+}
+
+/**
+ * A clarifier's brief that echoes the request, so a test can tell which request reached the
+ * clarifier; any other role's request is 'not scripted'. The request is the last line of the first
+ * user message (the binary puts reminders before it).
+ */
+export function echoBrief(request: RecordedRequest): MockResponse {
+  if (roleOf(request) !== 'clarifier') return { text: 'not scripted' };
+  const firstUser = contentText(request.body?.messages?.[0]?.content ?? '').trim();
+  const asked = firstUser.split('\n').at(-1)?.slice(0, 80) ?? '';
+  return {
+    text: `## Goal\nDo this: ${asked}\n\n## Acceptance\n- it is done\n\n## Boundaries\n- nothing else\n\n## Unknowns & assumptions\n- none`,
+  };
 }
 
 /** How many tool results the session has received so far (its progress through a script). */

@@ -3,8 +3,8 @@
 // (issue 19); issue 22 widens the list to every module that carries a red line. Run a narrower set
 // with `npm run mutate -- --mutate src/runtime/sandbox/policy.ts`.
 //
-// Tests: vitest.mutate.config.ts, the unit tests plus the end-to-end tests of the walls (real
-// binary and bubblewrap), with per-test coverage so a mutant runs only the tests that reach it.
+// Tests: vitest.mutate.config.ts, the walls' unit tests and their end-to-end tests (real binary
+// and bubblewrap), with per-test coverage so a mutant runs only the tests that reach it.
 /** @type {import('@stryker-mutator/api/core').PartialStrykerOptions} */
 export default {
   testRunner: 'vitest',
@@ -13,8 +13,10 @@ export default {
   mutate: [
     'src/runtime/sandbox/*.ts',
     'src/config/credential-stores.ts',
-    'src/agents/guards/delegate.ts',
-    'src/runtime/options.ts',
+    // The delegate guard's glance wall (the rest of the guard predates StrykerJS: issue 22).
+    'src/agents/guards/delegate.ts:60-153',
+    // The session options' sandbox lines (the rest of the module predates StrykerJS: issue 22).
+    'src/runtime/options.ts:119-126',
   ],
   concurrency: 2,
   timeoutMS: 60_000,

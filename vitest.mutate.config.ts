@@ -1,14 +1,23 @@
 import { defineConfig } from 'vitest/config';
 import base from './vitest.config.js';
 
-// The tests StrykerJS runs against each mutant (stryker.config.mjs): every unit test, and the
-// end-to-end tests of the walls the mutated modules build. (Not mergeConfig: it would append to the
+// The tests StrykerJS runs against each mutant (stryker.config.mjs): the unit tests of the walls'
+// modules and of their users (the guards, the roles, the session options, the checks), and the
+// end-to-end tests of the walls (real binary and bubblewrap). Every unit test would only make each
+// mutant slower: the others never reach these modules' promises. Widen it with the list. (Not mergeConfig: it would append to the
 // base's include list instead of replacing it.)
 export default defineConfig({
   ...base,
   test: {
     ...base.test,
-    include: ['test/unit/**/*.test.ts', 'test/e2e/sandbox-walls.test.ts'],
+    include: [
+      'test/unit/runtime/sandbox/*.test.ts',
+      'test/unit/config/credential-stores.test.ts',
+      'test/unit/runtime/options.test.ts',
+      'test/unit/agents/*.test.ts',
+      'test/unit/checks/runner-walled.test.ts',
+      'test/e2e/sandbox-walls.test.ts',
+    ],
     retry: 0,
   },
 });

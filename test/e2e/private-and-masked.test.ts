@@ -59,11 +59,15 @@ describe('runs/ is private', () => {
 describe('credential values are masked wherever flower prints them', () => {
   it('a key a worker printed: masked under -v, on screen and in the manifest; the stored transcript keeps it', async () => {
     const KEY = 'sk-ant-api03-Zq8vX2mN4pL7rT1wY6uE9oI3aS5dF0gH';
+    // The sandbox keeps the variable itself from the worker's shell (printenv prints nothing, see
+    // sandbox-walls), so the value reaches the output the other way a project leaks one: a file
+    // in the workspace that holds it. It is still the value of a credential variable.
     const model = await startMock([
-      mock.toolUse('Bash', { command: 'printenv ANTHROPIC_API_KEY', description: 'show the key' }),
+      mock.toolUse('Bash', { command: 'cat deploy-notes.txt', description: 'show the notes' }),
       mock.text(`Your key is ${KEY}.`),
     ]);
     const workspace = tempDir('flower-masked-');
+    writeFileSync(join(workspace, 'deploy-notes.txt'), `${KEY}\n`);
     const run = await runFlower(['-v', 'once', '-w', workspace, '-t', 'Bash', 'Show me the key.'], {
       env: mockedEnv(model, { ANTHROPIC_API_KEY: KEY }),
     });

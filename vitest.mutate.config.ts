@@ -4,8 +4,8 @@ import base from './vitest.config.js';
 // The tests StrykerJS runs against each mutant (stryker.config.mjs): the unit tests of the walls'
 // modules and of their users (the guards, the roles, the session options, the checks), and the
 // end-to-end tests of the walls (real binary and bubblewrap). Every unit test would only make each
-// mutant slower: the others never reach these modules' promises. Widen it with the list. (Not mergeConfig: it would append to the
-// base's include list instead of replacing it.)
+// mutant slower: the others never reach these modules' promises. Widen this list with the mutate
+// list. (Not mergeConfig: it would append to the base's include list instead of replacing it.)
 export default defineConfig({
   ...base,
   test: {

@@ -16,6 +16,7 @@
  * - Building is pure: `collectReport` reads once through `RunData`, `buildReport` computes.
  */
 
+import { shown } from '../output/sink.js';
 import type { SessionTranscripts } from '../runtime/ledger.js';
 import {
   ledgerCost,
@@ -34,7 +35,6 @@ import { sumTaskSpend } from '../runtime/task-spend.js';
 import { Brief } from '../workflow/brief.js';
 import { Goal } from '../workflow/goal.js';
 import type { RunData, StoredSession, WorkbenchData } from './run-data.js';
-import { shown } from './shown-text.js';
 import { type CheckRecord, type Outcome, type StepRecord, stepRecords, verdictLine } from './steps.js';
 import {
   addSides,

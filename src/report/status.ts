@@ -10,12 +10,13 @@
  * - It always ends with what to type next.
  * - Pure over `RunData`; every string from the run passes through `shown`.
  */
+
+import { shown } from '../output/sink.js';
 import { sumTaskSpend } from '../runtime/task-spend.js';
 import { Brief } from '../workflow/brief.js';
 import { Goal } from '../workflow/goal.js';
 import { inferRunning, requestOf } from './report.js';
 import type { RunData } from './run-data.js';
-import { shown } from './shown-text.js';
 import { type StepRecord, stepRecords, verdictLine } from './steps.js';
 
 export interface TaskStatus {

@@ -10,10 +10,12 @@
  *   flower keeps from the model on resume.
  * - Code fences are always longer than any backtick run inside them, so a transcript cannot break
  *   out of its block.
- * - Every transcript string goes through `shown` (Markdown) or `maskSecrets` (JSON lines, whose
- *   encoding already escapes control characters).
+ * - Every transcript string goes through the output sink: `shown` (Markdown) or `shownJsonLine`
+ *   (JSON lines); only the JSON lines' explicit raw mode prints what is stored.
  * - Pure.
  */
+
+import { shown, shownJsonLine } from '../output/sink.js';
 import { inWindow, type SessionTranscripts, type TimeWindow } from '../runtime/ledger.js';
 import {
   blocksOf,
@@ -24,7 +26,6 @@ import {
   toolResultText,
 } from '../store/transcript.js';
 import { textsOf, turnsIn } from './conversation.js';
-import { maskSecrets, shown } from './shown-text.js';
 
 export interface LogPolicy {
   /** Characters of a tool result shown before it is cut. */
@@ -146,15 +147,22 @@ export function stepMarkdown(
   return `${out.join('\n\n')}\n`;
 }
 
-/** The step's entries as stored, one JSON document per line: main thread first, then each worker. */
-export function stepJsonLines(sessions: readonly SessionTranscripts[], window: TimeWindow): string {
+/**
+ * The step's entries, one JSON document per line: main thread first, then each worker. Through the
+ * sink (secrets masked, every control escaped) unless `raw`: then exactly as stored, which is what
+ * the model saw, secrets and escape sequences included.
+ */
+export function stepJsonLines(
+  sessions: readonly SessionTranscripts[],
+  window: TimeWindow,
+  { raw = false }: { raw?: boolean } = {},
+): string {
+  const line = raw ? (entry: Entry) => JSON.stringify(entry) : shownJsonLine;
   const lines: string[] = [];
   for (const session of sessions) {
-    for (const entry of session.main)
-      if (inWindow(entry, window)) lines.push(maskSecrets(JSON.stringify(entry)));
+    for (const entry of session.main) if (inWindow(entry, window)) lines.push(line(entry));
     for (const subagent of session.subagents)
-      for (const entry of subagent.entries)
-        if (inWindow(entry, window)) lines.push(maskSecrets(JSON.stringify(entry)));
+      for (const entry of subagent.entries) if (inWindow(entry, window)) lines.push(line(entry));
   }
   return lines.length === 0 ? '' : `${lines.join('\n')}\n`;
 }

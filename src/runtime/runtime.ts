@@ -34,8 +34,8 @@ import { checkCredentials } from '../config/credentials.js';
 import { environmentSizeMessage } from '../config/environment-size.js';
 import { type EnvMap, isSourceCheckout } from '../config/paths.js';
 import { HandoffPolicy, type HandoffPolicyOptions } from '../config/policies.js';
-import { type SecretMask, secretMask } from '../config/secret-mask.js';
 import { defaultWindow, rememberOverflow } from '../config/window.js';
+import { maskSecrets, rememberSecrets } from '../output/secrets.js';
 import type { SessionBackend } from '../store/backend.js';
 import { totalCostOf } from '../store/cost-state.js';
 import type { RewriteOptions } from '../store/rewrite.js';
@@ -216,8 +216,6 @@ export class Runtime {
   readonly results: StepResult[] = [];
 
   private readonly options: RuntimeOptions;
-  /** Masks credential values of `env` in what the manifest shows (see `config/secret-mask.ts`). */
-  private readonly mask: SecretMask;
   private pendingInterrupt: string | null = null;
   private current: StepResult | null = null;
   /** Handoffs in a row that had to be assembled mechanically (across steps: the cause is the setup). */
@@ -241,7 +239,8 @@ export class Runtime {
   constructor(options: RuntimeOptions) {
     this.options = options;
     this.env = options.env ?? process.env;
-    this.mask = secretMask(this.env);
+    // What this run's env holds (a FLOWER_ENV file's key included) is masked wherever it is shown.
+    rememberSecrets(this.env);
     const missing = checkCredentials(this.env);
     if (missing !== undefined) throw new Error(missing);
     const tooLarge = environmentSizeMessage(this.env);
@@ -888,9 +887,9 @@ export class Runtime {
   }
 
   private persist(): boolean {
-    // The manifest is read and shared by people: credential values in step texts are masked there
-    // (only there: the results in memory are what the next step is told).
-    const mask = this.mask;
+    // The manifest is read and shared by people: secrets in step texts are masked there (only
+    // there: the results in memory are what the next step is told).
+    const mask = maskSecrets;
     const shown = this.results.map((result) => ({
       ...result,
       text: mask(result.text),

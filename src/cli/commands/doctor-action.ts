@@ -33,14 +33,14 @@ import {
 import { type EnvMap, userEnvPath } from '../../config/paths.js';
 import { type ProbeVerdict, probeCredentials, probeDisabled } from '../../config/probe.js';
 import { checkReachable } from '../../config/reachability.js';
-import { type SecretMask, secretMask } from '../../config/secret-mask.js';
 import { maskStoreUrl } from '../../config/store-url.js';
 import { readEnvFileValues } from '../../config/user-env-file.js';
 import { resolveWindow, type WindowSource } from '../../config/window.js';
+import { maskSecrets, rememberSecrets } from '../../output/secrets.js';
 import { sandboxAvailability } from '../../runtime/sandbox/availability.js';
 import { pc } from '../terminal/colors.js';
 import { shownSetting } from '../terminal/shown-text.js';
-import { oneLine, sanitize } from '../terminal/terminal-text.js';
+import { neutralise, oneLine } from '../terminal/terminal-text.js';
 import { sandboxSection } from './doctor-sandbox.js';
 import { checkStoreSetting } from './doctor-store.js';
 
@@ -98,14 +98,15 @@ function settingLine(key: string, setting: EnvSetting | undefined): string {
  * Masks every credential value the chain knows of, shadowed ones included: a pitfall warning can
  * quote a line whose value lost to another source.
  */
-function chainMask(report: EnvChainReport, env: EnvMap): SecretMask {
+function chainMask(report: EnvChainReport, env: EnvMap): (text: string) => string {
   const values: Record<string, string | undefined> = { ...env };
   for (const [key, setting] of report.winners) values[`${key}#winner`] = setting.value;
   for (const shadow of report.shadowWarnings)
     shadow.hidden.forEach((setting, index) => {
       values[`${shadow.key}#hidden${index}`] = setting.value;
     });
-  return secretMask(values);
+  rememberSecrets(values);
+  return maskSecrets;
 }
 
 const WINDOW_SOURCE_TEXT: Record<WindowSource, string> = {
@@ -177,7 +178,7 @@ export async function runDoctor(flags: DoctorFlags): Promise<void> {
     );
   } else {
     out(`${pc.bold('Credentials:')} ${pc.red('missing')}`);
-    for (const line of sanitize(missing ?? '').split('\n')) out(`  ${line}`);
+    for (const line of neutralise(missing ?? '').split('\n')) out(`  ${line}`);
   }
   if (!flags.probe)
     out(`${pc.bold('Probe:')} ${pc.dim('not run (add --probe to send one small real request)')}`);

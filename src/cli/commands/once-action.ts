@@ -22,7 +22,7 @@ import { workbenchHooks } from '../../agents/guards/workbench-hooks.js';
 import { Workbench } from '../../agents/workbench.js';
 import { checkCredentials } from '../../config/credentials.js';
 import { loadEnvironment } from '../../config/env-chain.js';
-import { secretMask } from '../../config/secret-mask.js';
+import { maskSecrets } from '../../output/secrets.js';
 import type { AgentSpec } from '../../runtime/agent-spec.js';
 import { mergeHooks } from '../../runtime/agent-spec.js';
 import { Runtime } from '../../runtime/runtime.js';
@@ -101,7 +101,7 @@ export async function runOnce(prompt: string, flags: OnceFlags, global: GlobalOp
     const terminal = new Terminal({ input: process.stdin, output: process.stdout });
     // Warnings go to stderr, except on a screen with a status row, where they must pass above it.
     const note = (line: string) => (terminal.drawsFooter ? terminal.print([line]) : err(line));
-    const mask = secretMask(process.env);
+    const mask = maskSecrets;
     const runtime = new Runtime({
       workspace: global.workspace,
       runDir: global.runDir,
@@ -109,8 +109,8 @@ export async function runOnce(prompt: string, flags: OnceFlags, global: GlobalOp
       sandbox,
       ...(shared ? { shared } : {}),
       ...(workbench ? { notesDir: workbench.notes } : {}),
-      onWarning: (line) => note(pc.yellow(`! ${shownMessage(line, mask)}`)),
-      ...(global.verbose ? { onVerbose: (line: string) => note(pc.dim(shownMessage(line, mask))) } : {}),
+      onWarning: (line) => note(pc.yellow(`! ${shownMessage(line)}`)),
+      ...(global.verbose ? { onVerbose: (line: string) => note(pc.dim(shownMessage(line))) } : {}),
     });
     const renderer = new TerminalRenderer({
       verbose: global.verbose,

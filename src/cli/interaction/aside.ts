@@ -20,7 +20,7 @@ import { Runtime } from '../../runtime/runtime.js';
 import type { SandboxPolicy } from '../../runtime/sandbox/policy.js';
 import { ASIDE_RUN_DIR } from '../../runtime/task-spend.js';
 import { budgetedRunner, type TaskBudget } from '../../workflow/budget.js';
-import { oneLine, sanitize, wrap } from '../terminal/terminal-text.js';
+import { neutralise, oneLine, wrap } from '../terminal/terminal-text.js';
 
 export interface AsidePaint {
   magenta(text: string): string;
@@ -91,7 +91,7 @@ export async function answerAside(question: string, options: AsideOptions): Prom
       { stepName: ASIDE_STEP, ...(options.onEvent ? { onEvent: options.onEvent } : {}) },
     );
     if (!result.ok) throw new Error(result.error ?? 'the oracle did not finish');
-    const answer = sanitize(result.text).trim();
+    const answer = neutralise(result.text).trim();
     print([
       '',
       paint.magenta(`# aside: ${oneLine(question)}`),

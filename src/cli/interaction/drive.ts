@@ -26,7 +26,7 @@ import { workbenchHooks } from '../../agents/guards/workbench-hooks.js';
 import { Workbench } from '../../agents/workbench.js';
 import type { EnvMap } from '../../config/paths.js';
 import type { HandoffPolicyOptions } from '../../config/policies.js';
-import { secretMask } from '../../config/secret-mask.js';
+import { maskSecrets, rememberSecrets } from '../../output/secrets.js';
 import { totalLine } from '../../report/total-line.js';
 import type { AgentSpec } from '../../runtime/agent-spec.js';
 import { mergeHooks } from '../../runtime/agent-spec.js';
@@ -148,7 +148,7 @@ export async function drive(options: DriveOptions): Promise<DriveOutcome> {
     (global.workbench
       ? new Workbench(global.workspace, { home: join(global.runDir, 'workbench') }).ensure()
       : undefined);
-  const mask = secretMask(options.env ?? process.env);
+  rememberSecrets(options.env ?? process.env);
   let runtime: Runtime;
   try {
     runtime = new Runtime({
@@ -161,10 +161,8 @@ export async function drive(options: DriveOptions): Promise<DriveOutcome> {
       store: { trim: { enabled: options.trim } },
       ...(workbench ? { notesDir: workbench.notes } : {}),
       ...(workbench?.external ? { addDirs: [workbench.root] } : {}),
-      onWarning: (line) => print([paint.yellow(`! ${shownMessage(line, mask)}`)]),
-      ...(global.verbose
-        ? { onVerbose: (line: string) => print([paint.dim(shownMessage(line, mask))]) }
-        : {}),
+      onWarning: (line) => print([paint.yellow(`! ${shownMessage(line)}`)]),
+      ...(global.verbose ? { onVerbose: (line: string) => print([paint.dim(shownMessage(line))]) } : {}),
     });
   } catch (error) {
     // The request prompt may have left the terminal raw; give it back before the message.
@@ -178,7 +176,7 @@ export async function drive(options: DriveOptions): Promise<DriveOutcome> {
     width: () => terminal.width(),
     labelSpeakers: true,
     simulatedCost: options.simulatedCost ?? false,
-    mask,
+    mask: maskSecrets,
   });
   const live = new LiveStatus();
   // With -v the oracle's own events are shown too, through a renderer of their own so that the
@@ -187,7 +185,7 @@ export async function drive(options: DriveOptions): Promise<DriveOutcome> {
     verbose: true,
     color: options.color,
     width: () => terminal.width(),
-    mask,
+    mask: maskSecrets,
   });
   const recent = new RecentEvents();
 

@@ -2,8 +2,9 @@
  * An event with every credential value in its text and payload masked (see `config/secret-mask.ts`),
  * for the renderer: whatever branch shows whichever field, no secret reaches the screen.
  *
- * The SDK message the event came from (`raw`) is left out of the copy: nothing on screen reads it,
- * and masking it would cost a walk over the whole message for nothing.
+ * The SDK message the event came from (`raw`) is passed on unmasked: the renderer reads only its
+ * usage numbers (a worker's tokens and dollars), never its text, and masking it would cost a walk
+ * over the whole message for nothing.
  */
 import type { SecretMask } from '../../config/secret-mask.js';
 import type { FlowerEvent } from '../../runtime/events.js';
@@ -18,6 +19,5 @@ function maskValue(value: unknown, mask: SecretMask): unknown {
 }
 
 export function maskEvent(event: FlowerEvent, mask: SecretMask): FlowerEvent {
-  const { raw: _raw, ...rest } = event;
-  return { ...rest, text: mask(event.text), payload: maskValue(event.payload, mask) } as FlowerEvent;
+  return { ...event, text: mask(event.text), payload: maskValue(event.payload, mask) } as FlowerEvent;
 }

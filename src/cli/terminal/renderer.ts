@@ -23,10 +23,11 @@
 import { createColors } from 'picocolors';
 import { ASK_TOOL } from '../../agents/tools.js';
 import type { SecretMask } from '../../config/secret-mask.js';
+import { maskSecrets } from '../../output/secrets.js';
 import type { FlowerEvent, HandoffPayload, MessageMeta } from '../../runtime/events.js';
 import { formatElapsed, formatTokens, formatTurns } from './format.js';
 import { maskEvent } from './masked-event.js';
-import { displayWidth, oneLine, sanitize, truncate, wrap } from './terminal-text.js';
+import { displayWidth, neutralise, oneLine, truncate, wrap } from './terminal-text.js';
 import { WorkerTally } from './worker-tally.js';
 
 export interface RendererOptions {
@@ -42,7 +43,7 @@ export interface RendererOptions {
   readonly labelSpeakers?: boolean;
   /** The money is not real (a scripted model): mark every dollar figure as simulated. */
   readonly simulatedCost?: boolean;
-  /** Masks credential values in everything shown (`secretMask(env)`); default: nothing masked. */
+  /** Masks secrets in everything shown; default: the output sink's mask (output/secrets.ts). */
   readonly mask?: SecretMask;
 }
 
@@ -97,7 +98,7 @@ export class TerminalRenderer {
   private readonly colors: Colors;
   private readonly width: () => number;
   private readonly now: () => number;
-  private readonly mask: SecretMask | undefined;
+  private readonly mask: SecretMask;
   private readonly startedAt: number;
   private readonly labelSpeakers: boolean;
   private readonly costNote: string;
@@ -115,7 +116,7 @@ export class TerminalRenderer {
     this.colors = createColors(options.color ?? true);
     this.width = options.width ?? (() => 80);
     this.now = options.now ?? Date.now;
-    this.mask = options.mask;
+    this.mask = options.mask ?? maskSecrets;
     this.startedAt = this.now();
     this.labelSpeakers = options.labelSpeakers ?? false;
     this.costNote = options.simulatedCost ? ' (simulated)' : '';
@@ -137,7 +138,7 @@ export class TerminalRenderer {
 
   /** The screen lines for one event (possibly none). */
   render(original: FlowerEvent): string[] {
-    const event = this.mask ? maskEvent(original, this.mask) : original;
+    const event = maskEvent(original, this.mask);
     const c = this.colors;
     this.tally.observe(event);
     switch (event.kind) {
@@ -160,7 +161,7 @@ export class TerminalRenderer {
           return this.block(event.text, this.gutter(event.payload, ': '), c.dim, SUBAGENT_GUTTER);
         }
         if (event.payload.context) this.context = event.payload.context;
-        if (sanitize(event.text).trim() === '') return [];
+        if (neutralise(event.text).trim() === '') return [];
         return [...this.block(event.text, this.prosePrefix(), (line) => line), this.status()];
       case 'prompt':
         return this.verbose ? this.line(`  ${event.payload.subagent ? '| ' : ''}> `, event.text, c.dim) : [];
@@ -350,7 +351,7 @@ export class TerminalRenderer {
     paint: (line: string) => string,
     restPrefix: string = ' '.repeat(displayWidth(prefix)),
   ): string[] {
-    const body = sanitize(text)
+    const body = neutralise(text)
       .replace(/^\s*\n|\n\s*$/g, '')
       .trimEnd();
     if (body.trim() === '') return [];

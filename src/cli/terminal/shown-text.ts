@@ -4,12 +4,12 @@
  *
  * `.env` contents reached the terminal raw in `doctor` and `-v` (observed: 3 KB of random bytes,
  * and a model name carrying OSC/CSI sequences that set the window title, cleared the screen and
- * planted a hidden link). A file is as untrusted as model text, so it gets the same `sanitize`.
+ * planted a hidden link). A file is as untrusted as model text, so it gets the same `neutralise`.
  * Messages (warnings, `-v` notes, the final error line) can quote such values and file names too.
  */
 import { displayValue } from '../../config/credentials.js';
-import { type SecretMask, secretMask } from '../../config/secret-mask.js';
-import { oneLine, sanitize } from './terminal-text.js';
+import { shown } from '../../output/sink.js';
+import { oneLine } from './terminal-text.js';
 
 /** Values longer than this are cut for display (the full value is in the file). */
 export const SHOWN_VALUE_CHARS = 120;
@@ -21,12 +21,12 @@ export function shownSetting(key: string, value: string): string {
   return `${clean.slice(0, SHOWN_VALUE_CHARS)}... (${value.length} characters in all)`;
 }
 
-/** A message of flower's own for the terminal: secrets masked, escape sequences and controls removed. */
-export function shownMessage(text: string, mask?: SecretMask): string {
-  return sanitize(mask ? mask(text) : text);
+/** A message of flower's own for the terminal, through the output sink (it may quote anything). */
+export function shownMessage(text: string): string {
+  return shown(text);
 }
 
 /** The one line a failed command ends with: `flower: <message>`, secrets masked, sanitised. */
 export function errorLine(error: unknown): string {
-  return `flower: ${shownMessage(error instanceof Error ? error.message : String(error), secretMask())}`;
+  return `flower: ${shownMessage(error instanceof Error ? error.message : String(error))}`;
 }

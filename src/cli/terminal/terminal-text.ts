@@ -2,7 +2,7 @@
  * Text that is about to reach the user's terminal: sanitising, display width, wrapping, truncation.
  *
  * Invariants ("red lines"):
- * - Model output never drives the terminal: everything is `sanitize`d (config/safe-text.ts) first.
+ * - Model output never drives the terminal: everything is `neutralise`d (output/neutralise.ts) first.
  *   flower adds its own colours only AFTER sanitising and wrapping, so nothing here has to tell
  *   "our" escapes from "theirs".
  * - Widths are display columns, not string length: East Asian Wide, Fullwidth and Ambiguous
@@ -36,7 +36,7 @@ export function terminalWidth(
 
 // The sanitiser lives below every layer that prints (the report's views use it too); the terminal's
 // text functions build on it, and its callers keep importing it from here.
-export { oneLine, sanitize } from '../../config/safe-text.js';
+export { neutralise, oneLine } from '../../output/neutralise.js';
 
 const widthOptions = { ambiguousIsNarrow: false } as const;
 

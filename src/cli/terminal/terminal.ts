@@ -23,6 +23,7 @@
  *   columns so that it never wraps, and erasing it moves the cursor up over exactly the rows drawn.
  */
 import { StringDecoder } from 'node:string_decoder';
+import { guarded } from '../../output/sink.js';
 import { onTerminationSignal } from '../../runtime/signals.js';
 import { cursorControlAllowed } from './colors.js';
 import { type EditorEvent, LineEditor, type LineEditorPolicy } from './line-editor.js';
@@ -78,7 +79,9 @@ export class Terminal {
 
   constructor(options: TerminalOptions) {
     this.input = options.input;
-    this.output = options.output;
+    // Every byte goes through the sink's last pass (output/sink.ts): the footer's own controls pass,
+    // anything else a caller forgot to neutralise is made inert and masked.
+    this.output = guarded(options.output);
     this.drawsFooter =
       Boolean(options.output.isTTY) && (options.cursorControl ?? cursorControlAllowed(process.env));
     this.interactive = Boolean(this.drawsFooter && options.input.isTTY && options.input.setRawMode);

@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { TerminalRenderer } from '../../../../src/cli/terminal/renderer.js';
 import { maskSecret } from '../../../../src/config/credentials.js';
 import { secretMask } from '../../../../src/config/secret-mask.js';
+import { rememberSecrets } from '../../../../src/output/secrets.js';
 import type { FlowerEvent } from '../../../../src/runtime/events.js';
 
 const KEY = 'sk-ant-api03-0123456789abcdef';
@@ -56,8 +57,11 @@ describe('TerminalRenderer with a mask', () => {
     );
   });
 
-  it('shows them without one (the library default stays as it was)', () => {
+  it('masks them without one too: the default is the output sink mask', () => {
+    rememberSecrets({ ANTHROPIC_API_KEY: KEY });
     const renderer = new TerminalRenderer({ verbose: true, color: false, width: () => 200 });
-    expect(renderer.render(events[0]!).join('\n')).toContain(KEY);
+    const shown = renderer.render(events[0]!).join('\n');
+    expect(shown).not.toContain(KEY);
+    expect(shown).toContain(maskSecret(KEY));
   });
 });

@@ -6,11 +6,13 @@ import {
   shownSetting,
 } from '../../../../src/cli/terminal/shown-text.js';
 import { maskSecret } from '../../../../src/config/credentials.js';
-import { secretMask } from '../../../../src/config/secret-mask.js';
+import { rememberSecrets } from '../../../../src/output/secrets.js';
 
 describe('shownSetting', () => {
-  it('removes escape sequences and controls from a value', () => {
-    expect(shownSetting('ANTHROPIC_MODEL', 'claude\x1b]0;title\x07\x1b[2Jx\ty')).toBe('claudex y');
+  it('shows escape sequences and controls of a value inert', () => {
+    expect(shownSetting('ANTHROPIC_MODEL', 'claude\x1b]0;title\x07\x1b[2Jx\ty')).toBe(
+      'claude␛]0;title␇␛[2Jx y',
+    );
   });
 
   it('masks a secret and cuts a long value, saying how long it was', () => {
@@ -21,11 +23,11 @@ describe('shownSetting', () => {
 });
 
 describe('shownMessage and errorLine', () => {
-  it('mask and sanitise, keeping line breaks', () => {
-    const mask = secretMask({ ANTHROPIC_API_KEY: 'sk-0123456789' });
-    expect(shownMessage('bad key sk-0123456789\x1b[31m\nnext', mask)).toBe(
-      `bad key ${maskSecret('sk-0123456789')}\nnext`,
+  it('mask and neutralise, keeping line breaks', () => {
+    rememberSecrets({ ANTHROPIC_API_KEY: 'sk-0123456789' });
+    expect(shownMessage('bad key sk-0123456789\x1b[31m\nnext')).toBe(
+      `bad key ${maskSecret('sk-0123456789')}␛[31m\nnext`,
     );
-    expect(errorLine(new Error('a\x07b'))).toBe('flower: ab');
+    expect(errorLine(new Error('a\x07b'))).toBe('flower: a␇b');
   });
 });

@@ -3,7 +3,6 @@ import { describe, expect, it } from 'vitest';
 import {
   displayWidth,
   oneLine,
-  sanitize,
   terminalWidth,
   truncate,
   wrap,
@@ -19,46 +18,6 @@ describe('terminalWidth', () => {
   it('falls back to 80 columns when the output is not a terminal', () => {
     expect(terminalWidth(undefined)).toBe(80);
     expect(terminalWidth(0)).toBe(80);
-  });
-});
-
-describe('sanitize', () => {
-  it('removes colour and cursor sequences a model might emit', () => {
-    expect(sanitize('\x1b[31mred\x1b[0m and \x1b[2J\x1b[Hcleared')).toBe('red and cleared');
-  });
-
-  it('removes OSC sequences whole, with either terminator, including hyperlinks and title changes', () => {
-    expect(sanitize('a\x1b]0;evil title\x07b')).toBe('ab');
-    expect(sanitize('a\x1b]8;;https://x.test\x1b\\link\x1b]8;;\x1b\\b')).toBe('alinkb');
-  });
-
-  it('removes an unterminated OSC to the end instead of letting it swallow later output', () => {
-    expect(sanitize('safe\x1b]52;c;aGVsbG8=')).toBe('safe');
-  });
-
-  it('removes DCS/APC strings, two-character escapes, a lone ESC and 8-bit CSI', () => {
-    expect(sanitize('x\x1bPq#0;2;0;0;0\x1b\\y')).toBe('xy');
-    expect(sanitize('x\x1b_payload\x1b\\y')).toBe('xy');
-    expect(sanitize('x\x1bcy\x1b(Bz')).toBe('xyz');
-    expect(sanitize('end\x1b')).toBe('end');
-    expect(sanitize('a\x9b31mb')).toBe('ab');
-  });
-
-  it('turns tabs into spaces, keeps newlines, drops carriage returns and other controls', () => {
-    expect(sanitize('a\tb\r\nc\rd\x07e\x00f\x7fg\x85h')).toBe('a b\ncdefgh');
-  });
-
-  it('keeps CJK and emoji untouched', () => {
-    expect(sanitize('你好，世界 🌸')).toBe('你好，世界 🌸');
-  });
-
-  it('never lets an ESC or control character through, whatever the input', () => {
-    fc.assert(
-      fc.property(fc.string({ unit: 'binary' }), (input) => {
-        const output = sanitize(input);
-        expect(output).not.toMatch(/[\x00-\x09\x0b-\x1f\x7f-\x9f]/);
-      }),
-    );
   });
 });
 

@@ -1,0 +1,91 @@
+/**
+ * Secrets recognised by their shape, whatever environment flower runs in: a project's database
+ * password or a GitHub token a worker read from a file was never in flower's environment, so the
+ * credential-value mask (config/secret-mask.ts) cannot know it, and `flower log` run from another
+ * shell does not know the run's key either (both observed printing in clear).
+ *
+ * Why hand-written: the shapes follow gitleaks' rule set (the de-facto maintained catalogue; the
+ * rule ids are named below), but gitleaks is a Go program whose TOML rules use RE2 syntax and
+ * keyword prefilters, and the maintained npm option, secretlint's recommended preset, runs its rules
+ * through an asynchronous lint engine over whole files with some thirty dependencies. flower masks
+ * every line it prints, synchronously, so it needs plain regular expressions; these are few, and
+ * each has a test with a real-looking token.
+ *
+ * Invariants:
+ * - Each shape is anchored on a vendor prefix or an explicit assignment, never on "long random
+ *   text" alone: masking a commit hash or a uuid would make logs useless.
+ * - A masked form never matches any shape again, so masking is idempotent.
+ * - Only the secret part is masked: a URL keeps its scheme, user and host, an assignment its name.
+ */
+import { maskSecret } from '../config/credentials.js';
+
+export interface TokenShape {
+  /** What the token is, for tests and for a reader of this list. */
+  readonly name: string;
+  readonly pattern: RegExp;
+  /** The replacement of one match; default: the whole match through `maskSecret`. */
+  readonly mask?: (match: string, ...groups: string[]) => string;
+}
+
+const keepName = (_match: string, name: string, secret: string) => `${name}${maskSecret(secret)}`;
+
+export const TOKEN_SHAPES: readonly TokenShape[] = [
+  // gitleaks private-key: the whole PEM block, or from its header to the end when output was cut.
+  {
+    name: 'PEM private key',
+    pattern:
+      /-----BEGIN[ A-Z0-9]{0,40}PRIVATE KEY(?: BLOCK)?-----[\s\S]*?(?:-----END[ A-Z0-9]{0,40}PRIVATE KEY(?: BLOCK)?-----|$)/g,
+    mask: (match) => `[private key block: ${match.length} chars masked]`,
+  },
+  // gitleaks anthropic-api-key / anthropic-admin-api-key (sk-ant-api03-…, sk-ant-admin01-…).
+  { name: 'Anthropic key', pattern: /\bsk-ant-[A-Za-z0-9_-]{20,}/g },
+  // gitleaks openai-api-key, with the newer project and service-account forms.
+  { name: 'OpenAI key', pattern: /\bsk-(?:proj-|svcacct-|admin-)?[A-Za-z0-9_-]{20,}/g },
+  // gitleaks github-pat, github-oauth, github-app-token, github-refresh-token, github-fine-grained-pat.
+  { name: 'GitHub token', pattern: /\b(?:gh[pousr]_[A-Za-z0-9]{36,255}|github_pat_[A-Za-z0-9_]{22,255})\b/g },
+  // gitleaks gitlab-pat and its kin (deploy, runner, pipeline-trigger, feed, CI-build tokens …).
+  { name: 'GitLab token', pattern: /\bgl(?:pat|dt|rt|ptt|ft|cbt|imt|oas|soat)-[A-Za-z0-9_-]{20,}/g },
+  // gitleaks aws-access-token: the key id of a pair.
+  { name: 'AWS access key id', pattern: /\b(?:A3T[A-Z0-9]|AKIA|ASIA|ABIA|ACCA)[A-Z2-7]{16}\b/g },
+  // The pair's secret has no prefix: recognised by the name it is given (env, config, CLI output).
+  {
+    name: 'AWS secret access key',
+    pattern: /(\baws_?secret_?(?:access_?)?key["']?\s*[:=]\s*["']?)([A-Za-z0-9/+=]{40})(?![A-Za-z0-9/+=])/gi,
+    mask: keepName,
+  },
+  // gitleaks gcp-api-key.
+  { name: 'Google API key', pattern: /\bAIza[0-9A-Za-z_-]{35}\b/g },
+  // gitleaks slack-bot-token, slack-user-token, slack-app-token, slack-webhook-url.
+  { name: 'Slack token', pattern: /\bxox[abeoprs]-[A-Za-z0-9-]{10,}|\bxapp-\d-[A-Za-z0-9-]{10,}/g },
+  {
+    name: 'Slack webhook',
+    pattern: /https:\/\/hooks\.slack\.com\/(?:services|workflows)\/[A-Za-z0-9/_-]{20,}/g,
+  },
+  // gitleaks stripe-access-token (secret, restricted and publishable; live and test).
+  { name: 'Stripe key', pattern: /\b(?:sk|rk|pk)_(?:live|test)_[A-Za-z0-9]{16,}/g },
+  // gitleaks jwt: three base64url parts, the first two JSON objects ("eyJ" is `{"`).
+  { name: 'JWT', pattern: /\beyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}/g },
+  // A password inside a connection URL (postgres://user:password@host, https://user:token@host).
+  {
+    name: 'URL password',
+    pattern: /(\b[a-z][a-z0-9+.-]{1,20}:\/\/[^\s:/@'"`]*:)([^\s@/'"`]{3,})(?=@)/gi,
+    mask: (_match, before) => `${before}***`,
+  },
+  // An assignment whose name says it holds a secret (DB_PASSWORD=…, "api_key": "…", token: …).
+  {
+    name: 'secret assignment',
+    pattern:
+      /(\b[A-Za-z0-9_.-]*(?:passw(?:or)?d|secret|token|api[_-]?key|access[_-]?key|private[_-]?key)["']?\s*[:=]\s*["']?)([^\s"'`,;*]{8,})/gi,
+    mask: keepName,
+  },
+];
+
+/** `text` with every token of a known shape masked. */
+export function maskTokenShapes(text: string): string {
+  let masked = text;
+  for (const shape of TOKEN_SHAPES) {
+    const mask = shape.mask;
+    masked = masked.replace(shape.pattern, mask ? (match, ...rest) => mask(match, ...rest) : maskSecret);
+  }
+  return masked;
+}

@@ -1,0 +1,49 @@
+import { describe, expect, it } from 'vitest';
+import { maskTokenShapes, TOKEN_SHAPES } from '../../../src/output/token-shapes.js';
+import { HOSTILE_SECRETS, secretCore } from '../../support/hostile-payloads.js';
+
+describe('maskTokenShapes', () => {
+  it.each(Object.entries(HOSTILE_SECRETS))('masks a %s wherever it sits in a line', (_name, secret) => {
+    for (const text of [secret, `before ${secret} after`, `"${secret}"`, `x=${secret};`]) {
+      const masked = maskTokenShapes(text);
+      expect(masked).not.toContain(secretCore(secret));
+      // Only a masked form's first characters show: the rest of the secret never survives.
+      expect(masked).not.toContain(secretCore(secret).slice(4));
+    }
+  });
+
+  it('keeps what is not secret: a URL keeps its user and host, an assignment its name', () => {
+    expect(maskTokenShapes('postgres://app:hunter2pass@db.internal:5432/prod')).toBe(
+      'postgres://app:***@db.internal:5432/prod',
+    );
+    expect(maskTokenShapes('DB_PASSWORD=S3cretPa55word!')).toBe('DB_PASSWORD=S3cr***(15 chars)');
+    expect(maskTokenShapes('aws_secret_access_key = wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY')).toBe(
+      'aws_secret_access_key = wJal***(40 chars)',
+    );
+  });
+
+  it('is idempotent: a masked form matches no shape again', () => {
+    for (const secret of Object.values(HOSTILE_SECRETS)) {
+      const once = maskTokenShapes(`value ${secret} end`);
+      expect(maskTokenShapes(once)).toBe(once);
+    }
+  });
+
+  it('leaves ordinary text alone: hashes, uuids, prose about tokens, short assignments', () => {
+    const ordinary = [
+      'commit 3f9c2a1b7d4e5f60718293a4b5c6d7e8f9012345',
+      'session 0b8e4a52-1c3d-4e5f-9a6b-7c8d9e0f1a2b',
+      'the token: see README',
+      'password=short',
+      'const token = await getToken();',
+      'sk-learn is a library; skip-ant-tests',
+      'https://example.com/path?q=1',
+      'user@example.com',
+    ];
+    for (const text of ordinary) expect(maskTokenShapes(text)).toBe(text);
+  });
+
+  it('names every shape', () => {
+    expect(new Set(TOKEN_SHAPES.map((shape) => shape.name)).size).toBe(TOKEN_SHAPES.length);
+  });
+});

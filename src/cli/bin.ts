@@ -1,5 +1,6 @@
 #!/usr/bin/env node
 // The executable behind `flower`: kept separate from main.ts so importing the CLI in tests never runs it.
+import { writeErr } from '../output/sink.js';
 import { main } from './main.js';
 import { endQuietlyWhenOutputCloses } from './terminal/closed-output.js';
 
@@ -10,7 +11,7 @@ main(process.argv.slice(2)).then(
     process.exitCode = code;
   },
   (error: unknown) => {
-    process.stderr.write(`flower: ${error instanceof Error ? error.message : String(error)}\n`);
+    writeErr(`flower: ${error instanceof Error ? error.message : String(error)}\n`);
     process.exitCode = 1;
   },
 );

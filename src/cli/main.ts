@@ -14,7 +14,9 @@
  * Exit codes: 0 success, 1 a failure with a one-line reason (never a stack trace),
  * 2 bad usage, 130 interrupted.
  */
+
 import { Command, CommanderError } from 'commander';
+import { writeErr } from '../output/sink.js';
 import { packageVersion } from '../version.js';
 import { shapeOf, withDefaultCommand } from './command-line/default-command.js';
 import { EXIT, InterruptedError, UsageError } from './command-line/exit-errors.js';
@@ -91,7 +93,7 @@ export async function main(argv: string[]): Promise<number> {
     }
     // Loaded only now: a failing command may quote a value (masked, sanitised) in its one line.
     const { errorLine } = await import('./terminal/shown-text.js');
-    process.stderr.write(`${errorLine(error)}\n`);
+    writeErr(`${errorLine(error)}\n`);
     if (error instanceof UsageError) return EXIT.usage;
     if (error instanceof InterruptedError) return EXIT.interrupted;
     return EXIT.failed;

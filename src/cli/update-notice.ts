@@ -10,12 +10,14 @@
  * - The registry is npm's, or the one the user configured for npm (`npm_config_registry`).
  * State lives in `${XDG_CONFIG_HOME:-~/.config}/flower/.update`.
  */
+
 import { readFileSync } from 'node:fs';
 import { get as httpGet } from 'node:http';
 import { get as httpsGet } from 'node:https';
 import { join } from 'node:path';
 import { writeFileAtomic } from '../config/atomic-file.js';
 import { type EnvMap, isSourceCheckout, userConfigDir } from '../config/paths.js';
+import { writeErr } from '../output/sink.js';
 import { packageRoot, packageVersion } from '../version.js';
 import { colorsFor } from './terminal/colors.js';
 
@@ -158,7 +160,7 @@ export async function startUpdateNotice(options: UpdateNoticeOptions = {}): Prom
       isNewerVersion(state.latest, current) &&
       now - (state.notifiedAt ?? 0) >= UPDATE_INTERVAL_MS
     ) {
-      const write = options.write ?? ((line: string) => process.stderr.write(`${line}\n`));
+      const write = options.write ?? ((line: string) => writeErr(`${line}\n`));
       write(colorsFor(process.stderr, env).yellow(updateNotice(state.latest)));
       saveState(statePath, { ...state, notifiedAt: now });
     }

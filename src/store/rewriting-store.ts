@@ -25,12 +25,14 @@
  * - Each transcript's spill record (spill-record.ts) is kept with its spill files, so a resume
  *   finds the files of its results without hashing them again.
  */
+
 import type {
   SessionKey,
   SessionStore,
   SessionStoreEntry,
   SessionSummaryEntry,
 } from '@anthropic-ai/claude-agent-sdk';
+import { writeErr } from '../output/sink.js';
 import type { SessionBackend, StoredTranscript } from './backend.js';
 import { lastCostStateIn } from './cost-state.js';
 import type { LoadReport } from './load-report.js';
@@ -52,7 +54,7 @@ export interface RewritingSessionStoreOptions extends RewriteOptions {
 const RECORD_DELAY_MS = 50;
 
 const warnOnStderr = (line: string): void => {
-  process.stderr.write(`flower: ${line}\n`);
+  writeErr(`flower: ${line}\n`);
 };
 
 /** Reason for a failed write, short enough for one line (`EACCES`, `ENOSPC`, …). */

@@ -22,10 +22,12 @@
  *   closed (`cleanUpDemo`), and a demo that did not finish says where its partial workspace is.
  * - Imported only when the command runs: it pulls in the mock model, the SDK and the workflow layer.
  */
+
 import { existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { ensurePrivateDirectory } from '../../config/private-files.js';
+import { writeErr, writeOut } from '../../output/sink.js';
 import { peekManifest } from '../../runtime/manifest.js';
 import type { SandboxPolicy } from '../../runtime/sandbox/policy.js';
 import { mockModelEnv } from '../../testing/env.js';
@@ -165,7 +167,7 @@ export async function runDemo(
   const wanted: SandboxPolicy = { enabled: sandboxed, workerNetwork: { kind: 'none' } };
   const sandbox = await ensureSandbox(wanted, {
     interactive: Boolean(process.stdin.isTTY && process.stdout.isTTY),
-    say: (line) => process.stdout.write(`${paint.yellow(line)}\n`),
+    say: (line) => writeOut(`${paint.yellow(line)}\n`),
   });
   const { workspace, continuing } = demoWorkspace(dir);
   const global = { ...globalFlags, workspace, runDir: join(workspace, 'runs') };
@@ -179,7 +181,7 @@ export async function runDemo(
     // The agent binary writes into the configuration while it shuts down: end it before removing that.
     await endChildren();
     await cleanUpDemo(resources);
-    process.stderr.write(`${partialWorkspaceNote(workspace, why)}\n`);
+    writeErr(`${partialWorkspaceNote(workspace, why)}\n`);
   });
   try {
     const model = await startMockModel(demoScript(workspace));
@@ -260,6 +262,6 @@ export async function runDemo(
     stopGuard();
     terminal.close();
     await cleanUpDemo(resources);
-    if (!finished) process.stderr.write(`${partialWorkspaceNote(workspace, 'did not finish')}\n`);
+    if (!finished) writeErr(`${partialWorkspaceNote(workspace, 'did not finish')}\n`);
   }
 }

@@ -37,6 +37,7 @@ import { maskStoreUrl } from '../../config/store-url.js';
 import { readEnvFileValues } from '../../config/user-env-file.js';
 import { resolveWindow, type WindowSource } from '../../config/window.js';
 import { maskSecrets, rememberSecrets } from '../../output/secrets.js';
+import { writeOut } from '../../output/sink.js';
 import { sandboxAvailability } from '../../runtime/sandbox/availability.js';
 import { pc } from '../terminal/colors.js';
 import { shownSetting } from '../terminal/shown-text.js';
@@ -116,7 +117,7 @@ const WINDOW_SOURCE_TEXT: Record<WindowSource, string> = {
 };
 
 export async function runDoctor(flags: DoctorFlags): Promise<void> {
-  const out = (line = '') => process.stdout.write(`${line}\n`);
+  const out = (line = '') => writeOut(`${line}\n`);
   const report = loadEnvironment();
   const env: EnvMap = process.env;
 

@@ -21,11 +21,13 @@
  * prunes on its own schedule (its `cleanupPeriodDays` setting). Deleting there would also reach
  * only this machine's copies; the tombstones reach every machine's. The summary says where they are.
  */
+
 import { existsSync } from 'node:fs';
 import { hostname } from 'node:os';
 import { join } from 'node:path';
 import { loadEnvironment } from '../../config/env-chain.js';
 import { parseStoreTarget } from '../../config/store-url.js';
+import { writeOut } from '../../output/sink.js';
 import { leaseOptionsFor } from '../../runtime/ownership/run-instance.js';
 import {
   type CollectableStore,
@@ -223,7 +225,7 @@ export async function runGc(flags: GcFlags, global: GlobalOptions): Promise<void
       lines.push(
         `  recorded in ${tombstonesPath(global.runDir)}${shared ? ' and the database' : ''}, so nothing copies them back; the agent's own copies in ${agentProjectsRoot(process.env)} are left alone (Claude Code's files)`,
       );
-    process.stdout.write(`${lines.join('\n')}\n`);
+    writeOut(`${lines.join('\n')}\n`);
   } finally {
     for (const { close } of opened) await close();
     for (const lock of locks.reverse()) await lock.release();

@@ -23,8 +23,10 @@
  *   on", also said in one line, so cron, nohup and systemd continue a task after a crash.
  * - Imported only when the command runs: it pulls in the SDK, the workflow layer and the roles.
  */
+
 import { homedir } from 'node:os';
 import { loadEnvironment } from '../../config/env-chain.js';
+import { writeErr, writeOut } from '../../output/sink.js';
 import type { Runtime } from '../../runtime/runtime.js';
 import { starterFlow, type WakeState, WORK_STEP, wakeState } from '../../workflow/starter.js';
 import type { Workflow } from '../../workflow/workflow.js';
@@ -91,19 +93,19 @@ export async function runGo(request: string, flags: GoFlags, global: GlobalOptio
   const color = stdoutColor();
   const paint = colorsFor();
   loadEnvironment();
-  if (global.verbose) for (const line of settingsLines()) process.stderr.write(`${line}\n`);
+  if (global.verbose) for (const line of settingsLines()) writeErr(`${line}\n`);
   // Before the lock or anything else is created: a refusal leaves the workspace untouched.
   const sandbox = await ensureSandbox(resolveSandboxPolicy(flags, process.env), {
     interactive: Boolean(process.stdin.isTTY && process.stdout.isTTY),
-    say: (line) => process.stdout.write(`${paint.yellow(line)}\n`),
+    say: (line) => writeOut(`${paint.yellow(line)}\n`),
   });
-  if (global.verbose) process.stderr.write(`${sandboxLine(sandbox)}\n`);
+  if (global.verbose) writeErr(`${sandboxLine(sandbox)}\n`);
   // Before the wake state is read or anything is archived; held until this process ends.
   const shared = await holdTask(global);
   try {
     await ensureCredentials({
       interactive: Boolean(process.stdin.isTTY && process.stdout.isTTY),
-      say: (line) => process.stdout.write(`${paint.yellow(line)}\n`),
+      say: (line) => writeOut(`${paint.yellow(line)}\n`),
     });
 
     const location = { workspace: global.workspace, runDir: global.runDir, isolate: flags.isolate };
@@ -134,7 +136,7 @@ export async function runGo(request: string, flags: GoFlags, global: GlobalOptio
           : await readRequest(terminal, waking, paint.cyan);
         if (achieved && request === '') {
           terminal.close();
-          process.stdout.write(`${NOTHING_TO_DO}\n`);
+          writeOut(`${NOTHING_TO_DO}\n`);
           return;
         }
         if (waking && request === '' && !terminal.inputIsTerminal)

@@ -4,6 +4,7 @@
  * Read-only (with a store URL, the transcripts come from PostgreSQL too: task-view.ts); exit 1 with
  * one line when the step or its transcripts cannot be found.
  */
+import { writeErr, writeOut, writeOutRaw } from '../../output/sink.js';
 import { inferRunning } from '../../report/report.js';
 import { pickStep, stepRecords } from '../../report/steps.js';
 import { stepJsonLines, stepMarkdown } from '../../report/transcript-markdown.js';
@@ -13,12 +14,20 @@ import { openTaskView } from './task-view.js';
 export interface LogFlags {
   format: 'markdown' | 'jsonl';
   run?: string;
+  /** Print the stored JSON lines unmasked (only with the jsonl format). */
+  raw?: boolean;
 }
+
+/** What `--raw` prints on stderr before the entries, so nobody takes them for the masked form. */
+export const RAW_NOTICE =
+  'flower: --raw prints the transcript exactly as stored: secrets and escape sequences are NOT masked. Pipe it to a file or a tool, not to a terminal or a chat.';
 
 /** Clock slack between flower's step stamps and the binary's entry stamps, seconds. */
 const SLACK_S = 1;
 
 export async function runLog(step: string, flags: LogFlags, global: GlobalOptions): Promise<void> {
+  if (flags.raw && flags.format !== 'jsonl')
+    throw new Error('--raw applies to the stored JSON lines only: add --format jsonl, or drop --raw.');
   const view = await openTaskView(global);
   const { data } = view;
   try {
@@ -53,12 +62,15 @@ export async function runLog(step: string, flags: LogFlags, global: GlobalOption
       to: record.endedAt > 0 ? record.endedAt + SLACK_S : Number.POSITIVE_INFINITY,
     };
     if (flags.format === 'jsonl') {
-      process.stdout.write(stepJsonLines(sessions, window));
+      if (flags.raw) {
+        writeErr(`${RAW_NOTICE}\n`);
+        writeOutRaw(stepJsonLines(sessions, window, { raw: true }));
+      } else writeOut(stepJsonLines(sessions, window));
       return;
     }
     const outcome =
       record.outcome === 'ok' ? 'ok' : `${record.outcome}${record.detail ? `: ${record.detail}` : ''}`;
-    process.stdout.write(
+    writeOut(
       stepMarkdown(
         { step: record.step, run: record.run, outcome, costUsd: record.costUsd },
         sessions,

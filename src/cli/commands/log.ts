@@ -1,5 +1,7 @@
 /**
- * `flower log <step>`: the command's flags and help. The implementation (`log-action.ts`) opens the
+ * `flower log <step>`: the command's flags and help. `--raw` is the one place flower prints stored
+ * transcripts unmasked (they hold what the model saw, keys and escape sequences included), so it is
+ * a flag of its own, valid only with `--format jsonl`, and the command says so on stderr. The implementation (`log-action.ts`) opens the
  * session store, so it is imported only when the command runs.
  */
 import { type Command, InvalidArgumentError, Option } from 'commander';
@@ -22,6 +24,10 @@ export function registerLog(program: Command): void {
       new Option('--format <format>', 'markdown or jsonl').default('markdown').argParser(parseFormat),
     )
     .option('--run <id>', 'the run the step belongs to (default: its latest run)')
+    .option(
+      '--raw',
+      'with --format jsonl: the entries exactly as stored, secrets and escape sequences unmasked (for tools, not terminals)',
+    )
     .action(async (step: string, flags: LogFlags, command: Command) => {
       const { runLog } = await import('./log-action.js');
       await runLog(step, flags, globalOptions(command));

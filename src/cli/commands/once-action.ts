@@ -14,6 +14,7 @@
  *   a second flower on the same task stops with one line naming the first. The sandbox gate comes
  *   before the lock: a sandbox that cannot run, unattended and without `--no-sandbox`, creates nothing.
  */
+
 import { join } from 'node:path';
 import type { PermissionMode } from '@anthropic-ai/claude-agent-sdk';
 import { laterTurnGuard } from '../../agents/guards/later-turns.js';
@@ -23,6 +24,7 @@ import { Workbench } from '../../agents/workbench.js';
 import { checkCredentials } from '../../config/credentials.js';
 import { loadEnvironment } from '../../config/env-chain.js';
 import { maskSecrets } from '../../output/secrets.js';
+import { writeErr, writeOut } from '../../output/sink.js';
 import type { AgentSpec } from '../../runtime/agent-spec.js';
 import { mergeHooks } from '../../runtime/agent-spec.js';
 import { Runtime } from '../../runtime/runtime.js';
@@ -77,7 +79,7 @@ export function adHocSpec(flags: OnceFlags, workbench?: Workbench): AgentSpec {
 }
 
 export async function runOnce(prompt: string, flags: OnceFlags, global: GlobalOptions): Promise<void> {
-  const err = (line: string) => process.stderr.write(`${line}\n`);
+  const err = (line: string) => writeErr(`${line}\n`);
   requireKnownTools(flags.tools);
   loadEnvironment();
   if (global.verbose) for (const line of settingsLines()) err(line);
@@ -89,7 +91,7 @@ export async function runOnce(prompt: string, flags: OnceFlags, global: GlobalOp
     interactive: Boolean(process.stdin.isTTY && process.stdout.isTTY),
     say: (line) => err(pc.yellow(line)),
   });
-  if (global.verbose) process.stderr.write(`${sandboxLine(sandbox)}\n`);
+  if (global.verbose) writeErr(`${sandboxLine(sandbox)}\n`);
   // One writer per task, held until this process ends (task-lock.ts).
   const shared = await holdTask(global);
   try {
@@ -132,10 +134,10 @@ export async function runOnce(prompt: string, flags: OnceFlags, global: GlobalOp
       stopLive();
       const summary = `${formatTurns(result.numTurns)} · $${result.costUsd.toFixed(4)} · ${formatElapsed(result.durationS * 1000)}`;
       if (!result.ok) {
-        process.stdout.write(`${pc.red(`  x failed · ${summary}`)}\n`);
+        writeOut(`${pc.red(`  x failed · ${summary}`)}\n`);
         throw new Error(`step "${ONCE_STEP}" failed: ${result.error ?? 'unknown reason'}`);
       }
-      process.stdout.write(`${pc.green(`  + finished · ${summary}`)}\n`);
+      writeOut(`${pc.green(`  + finished · ${summary}`)}\n`);
       if (global.verbose) err(pc.dim(`session ${result.sessionId} · ${runtime.manifestPath}`));
       const unsaved = runtime.transcriptProblem();
       if (unsaved !== undefined) throw new Error(unsaved);

@@ -7,8 +7,10 @@
  * (task-view.ts), so a machine without the run directory reports it. Exit 1 with one line when
  * there is nothing to show.
  */
+
 import { writeFileSync } from 'node:fs';
 import { resolve } from 'node:path';
+import { writeErr, writeOut } from '../../output/sink.js';
 import { collectReport } from '../../report/report.js';
 import { reportHtml } from '../../report/report-html.js';
 import { reportLines } from '../../report/report-text.js';
@@ -51,11 +53,10 @@ export async function runReport(flags: ReportFlags, global: GlobalOptions): Prom
           `Could not write ${file}: ${(error as Error).message}. Choose another path with --html.`,
         );
       }
-      if (!flags.json)
-        process.stderr.write(`wrote ${file} (${Math.ceil(Buffer.byteLength(page) / 1024)} KB)\n`);
+      if (!flags.json) writeErr(`wrote ${file} (${Math.ceil(Buffer.byteLength(page) / 1024)} KB)\n`);
     }
-    if (flags.json) process.stdout.write(`${JSON.stringify(report, null, 2)}\n`);
-    else process.stdout.write(`${reportLines(report).join('\n')}\n`);
+    if (flags.json) writeOut(`${JSON.stringify(report, null, 2)}\n`);
+    else writeOut(`${reportLines(report).join('\n')}\n`);
   } finally {
     await view.close();
   }

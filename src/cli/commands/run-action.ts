@@ -16,7 +16,9 @@
  *   uses its defaults.
  * - Imported only when the command runs: it pulls in the SDK and the runtime.
  */
+
 import { loadEnvironment } from '../../config/env-chain.js';
+import { writeErr, writeOut } from '../../output/sink.js';
 import type { GlobalOptions } from '../command-line/global-options.js';
 import { resolveSandboxPolicy, type SandboxFlags } from '../command-line/sandbox-flags.js';
 import { ensureCredentials } from '../interaction/credentials-gate.js';
@@ -37,19 +39,19 @@ export async function runWorkflow(
   // A target that cannot be right is reported before anything else is looked at.
   parseTarget(target);
   loadEnvironment();
-  if (global.verbose) for (const line of settingsLines()) process.stderr.write(`${line}\n`);
+  if (global.verbose) for (const line of settingsLines()) writeErr(`${line}\n`);
   const interactive = Boolean(process.stdin.isTTY && process.stdout.isTTY);
   const sandbox = await ensureSandbox(resolveSandboxPolicy(sandboxFlags, process.env), {
     interactive,
-    say: (line) => process.stdout.write(`${line}\n`),
+    say: (line) => writeOut(`${line}\n`),
   });
-  if (global.verbose) process.stderr.write(`${sandboxLine(sandbox)}\n`);
+  if (global.verbose) writeErr(`${sandboxLine(sandbox)}\n`);
   // One writer per task (task-lock.ts), held until this process ends.
   const shared = await holdTask(global);
   try {
     await ensureCredentials({
       interactive,
-      say: (line) => process.stdout.write(`${line}\n`),
+      say: (line) => writeOut(`${line}\n`),
     });
     const workflow = await loadWorkflow(target, { workspace: global.workspace, runDir: global.runDir });
     await drive({

@@ -17,6 +17,7 @@
  * - A model name is written to ANTHROPIC_MODEL, ANTHROPIC_DEFAULT_OPUS_MODEL and
  *   ANTHROPIC_DEFAULT_SONNET_MODEL together, so every tier Claude Code may pick uses it.
  */
+
 import { createInterface, type Interface } from 'node:readline';
 import { Writable } from 'node:stream';
 import { BEFORE_USER_FILE } from '../../config/credential-shadow.js';
@@ -31,6 +32,7 @@ import {
   unstorableReason,
 } from '../../config/user-env-file.js';
 import { parsePositiveInteger } from '../../config/window.js';
+import { writeErr, writeOut } from '../../output/sink.js';
 import { pc } from '../terminal/colors.js';
 import { PROBE_ADVICE } from './doctor-action.js';
 
@@ -122,12 +124,12 @@ class Dialog {
   private abandon(error: SetupCancelled): void {
     if (!this.cancel) return;
     this.output.muted = false;
-    process.stdout.write('\n');
+    writeOut('\n');
     this.cancel(error);
   }
 
   say(line = ''): void {
-    process.stdout.write(`${line}\n`);
+    writeOut(`${line}\n`);
   }
 
   ask(question: string, hint: string, secret = false): Promise<string> {
@@ -136,13 +138,13 @@ class Dialog {
       this.cancel = reject;
       // readline redraws its line from the first column, so it must own the prompt; a secret's
       // prompt is written past it, because everything readline draws is muted then.
-      if (secret) process.stdout.write(PROMPT);
+      if (secret) writeOut(PROMPT);
       this.output.muted = secret;
       this.lines.question(secret ? '' : PROMPT, (answer) => {
         this.cancel = undefined;
         if (secret) {
           this.output.muted = false;
-          process.stdout.write(answer.trim() === '' ? '\n' : `${pc.dim(maskSecret(answer.trim()))}\n`);
+          writeOut(answer.trim() === '' ? '\n' : `${pc.dim(maskSecret(answer.trim()))}\n`);
         }
         resolve(answer.trim());
       });
@@ -362,10 +364,9 @@ export async function runSetup(): Promise<void> {
     written = await runSetupDialog(env, reason, { offerProbe: true });
   } catch (error) {
     if (!(error instanceof SetupInterrupted)) throw error;
-    process.stderr.write(`flower: ${error.message}\n`);
+    writeErr(`flower: ${error.message}\n`);
     process.exit(130);
   }
   if (written === undefined) throw new Error('no token given; nothing was saved');
-  for (const note of overriddenKeys(report, Object.keys(written)))
-    process.stdout.write(`${pc.yellow(`! ${note}`)}\n`);
+  for (const note of overriddenKeys(report, Object.keys(written))) writeOut(`${pc.yellow(`! ${note}`)}\n`);
 }

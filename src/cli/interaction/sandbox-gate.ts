@@ -11,7 +11,9 @@
  *   workspace as it found it.
  * - The answer holds for this run only; nothing is remembered.
  */
+
 import { createInterface } from 'node:readline';
+import { writeOut } from '../../output/sink.js';
 import type { SandboxAvailability } from '../../runtime/sandbox/availability.js';
 import { describeReach, type SandboxPolicy } from '../../runtime/sandbox/policy.js';
 import { InterruptedError } from '../command-line/exit-errors.js';
@@ -68,7 +70,7 @@ export function askYesNo(question: string): Promise<boolean> {
       else resolve(outcome);
     };
     lines.on('SIGINT', () => {
-      process.stdout.write('\n');
+      writeOut('\n');
       settle(new InterruptedError('quit (Ctrl-C); nothing was started'));
     });
     lines.on('close', () => settle(false));

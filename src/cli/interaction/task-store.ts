@@ -12,9 +12,11 @@
  *   SQLite store is always the run directory's own).
  * - pg is loaded only when a PostgreSQL URL is given.
  */
+
 import pc from 'picocolors';
 import { leaseSettingsFrom } from '../../config/lease-settings.js';
 import { parseStoreTarget, StoreUrlError } from '../../config/store-url.js';
+import { writeErr } from '../../output/sink.js';
 import type { SharedTask } from '../../runtime/shared/shared-task.js';
 import { lockTask } from '../../runtime/task-lock.js';
 import type { GlobalOptions } from '../command-line/global-options.js';
@@ -58,8 +60,8 @@ export async function holdTask(global: GlobalOptions): Promise<SharedTask | unde
       { workspace: global.workspace, runDir: global.runDir },
       {
         lease: leaseSettingsFrom(process.env),
-        onWarning: (line) => process.stderr.write(`${pc.yellow(`! ${line}`)}\n`),
-        ...(global.verbose ? { onVerbose: (line: string) => process.stderr.write(`${pc.dim(line)}\n`) } : {}),
+        onWarning: (line) => writeErr(`${pc.yellow(`! ${line}`)}\n`),
+        ...(global.verbose ? { onVerbose: (line: string) => writeErr(`${pc.dim(line)}\n`) } : {}),
       },
     );
   } catch (error) {

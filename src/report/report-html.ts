@@ -12,14 +12,17 @@
  *   fetch, so a page that tried would fail loudly in the browser rather than leak.
  * - The tables are written here, from the same `RunReport` that `--json` prints: the numbers on
  *   the page are the numbers in the JSON (each cell carries its field name in `data-field`).
- * - Every string is HTML-escaped; the embedded data is JSON with `<` escaped, so no transcript text
- *   can close the script element.
+ * - Every string from the run goes through the output sink first (`shownFields`: secrets masked,
+ *   controls and bidi made visible, e.g. ESC as `␛`), then is HTML-escaped; the embedded data is
+ *   JSON with `<` escaped, so no transcript text can close the script element. A tool name, a
+ *   worker's description or a file name is text on the page, never markup, a link or a title.
  * - Size: the curve is already downsampled in the report (`CURVE_POINTS_PER_GENERATION`), so a
  *   20k-entry run stays far below 2 MB.
  */
 import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
+import { shownFields } from '../output/sink.js';
 import type { ThreadLedger } from '../runtime/ledger.js';
 import type { RunReport, StepReport } from './report.js';
 import { compact, duration, LISTED_OUTAGES, percent, usd } from './report-text.js';
@@ -218,7 +221,9 @@ const SCRIPT = `
 })();
 `;
 
-export function reportHtml(report: RunReport): string {
+export function reportHtml(given: RunReport): string {
+  // Idempotent over a document `buildReport` made; a document built elsewhere gets the same pass.
+  const report = shownFields(given);
   const title = `flower report · ${report.workspace}`;
   const notices = report.notices.map((notice) => `<p class="notice">${escapeHtml(notice)}</p>`).join('');
   const totals = report.totals;

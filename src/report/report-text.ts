@@ -3,9 +3,12 @@
  *
  * Invariants:
  * - Every figure printed is a field of the `RunReport` (no second computation that could differ).
- * - Plain text: the strings in the document already went through `shown`; colour is the caller's.
+ * - Plain text through the output sink: the document's strings went through `shownFields` when it
+ *   was built, and every line goes through `shown` again here (idempotent), so a document built
+ *   elsewhere cannot print a tool name's escape sequence or a token either. Colour is the caller's.
  * - Pure.
  */
+import { shown } from '../output/sink.js';
 import type { ThreadLedger } from '../runtime/ledger.js';
 import type { RunReport, StepReport } from './report.js';
 import type { SideStats } from './threads.js';
@@ -196,7 +199,7 @@ export function reportLines(report: RunReport): string[] {
     '',
     `Task total: ${usd(totals.cost_usd)} (steps ${usd(totals.steps_cost_usd)} + asides ${usd(totals.asides_cost_usd)}) over ${totals.runs} run${totals.runs === 1 ? '' : 's'}; ledger: main ${usd(totals.main.cost_usd)} + workers ${usd(totals.workers.cost_usd)}`,
   );
-  return lines;
+  return lines.map(shown);
 }
 
 /** The work of owners that lost the task, in one line (kept aside, never merged). */

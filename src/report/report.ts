@@ -11,12 +11,15 @@
  *   difference (`reconciliation`), never folded into it.
  * - A step still running (its session was written after its last row ended, or it has no row yet)
  *   appears with outcome `running`.
- * - Every string taken from a transcript or a manifest goes through `shown` (masking and control
- *   characters) before it enters the document.
+ * - Every string in the document, keys too (tool names, Bash command words), has passed through
+ *   the output sink's `shownFields` (secrets masked, controls and bidi visible and inert): the
+ *   model names its tools, workers, files and steps, and `--json`, the text and the HTML page all
+ *   print from this one document. Count tables are merged after masking, so two names that mask
+ *   alike add up instead of one overwriting the other.
  * - Building is pure: `collectReport` reads once through `RunData`, `buildReport` computes.
  */
 
-import { shown } from '../output/sink.js';
+import { shown, shownFields } from '../output/sink.js';
 import type { SessionTranscripts } from '../runtime/ledger.js';
 import {
   ledgerCost,
@@ -37,6 +40,7 @@ import { Goal } from '../workflow/goal.js';
 import type { RunData, StoredSession, WorkbenchData } from './run-data.js';
 import { type CheckRecord, type Outcome, type StepRecord, stepRecords, verdictLine } from './steps.js';
 import {
+  addCount,
   addSides,
   type CacheTokens,
   type ContextDrop,
@@ -322,6 +326,17 @@ function noticesOf(data: ReportInput['data']): string[] {
   return notices;
 }
 
+/** A count table with its names through the sink; names that come out alike are added up. */
+function shownCounts(counts: Readonly<Record<string, number>>): Record<string, number> {
+  const shownTable: Record<string, number> = {};
+  for (const [name, count] of Object.entries(counts)) addCount(shownTable, shown(name), count);
+  return shownTable;
+}
+
+function shownSide(side: SideStats): SideStats {
+  return { ...side, tools: shownCounts(side.tools) };
+}
+
 function stepReport(record: StepRecord, transcripts: ReadonlyMap<string, SessionTranscripts>): StepReport {
   const sessions = record.sessions
     .map((id) => transcripts.get(id))
@@ -370,7 +385,7 @@ function stepReport(record: StepRecord, transcripts: ReadonlyMap<string, Session
     workers: ledger.workers.map((worker) => ({ ...worker, description: shown(worker.description) })),
     ledger_source: record.ledger ? 'manifest' : 'transcripts',
     reconciliation: reconcile(record.costUsd, ledger),
-    threads: { main: threads.main, workers: threads.workers },
+    threads: { main: shownSide(threads.main), workers: shownSide(threads.workers) },
     context: {
       peak,
       handoff_at: record.handoffAt ?? null,
@@ -390,7 +405,7 @@ function stepReport(record: StepRecord, transcripts: ReadonlyMap<string, Session
     cache: threads.cache,
     cache_hit_ratio: cacheHitRatio(threads.cache),
     denials: threads.denials,
-    bash_first_words: threads.bash_first_words,
+    bash_first_words: shownCounts(threads.bash_first_words),
     outages: threads.outages.map((outage) => ({ ...outage, text: shown(outage.text) })),
     errors: record.errors.map(shown),
     rewrites: record.rewrites,
@@ -427,8 +442,7 @@ export function buildReport(input: ReportInput, options: ReportOptions = {}): Ru
     for (const worker of report.workers) addThread(workerTotals, worker);
     const stepUsd = ledgerCost({ main: report.main, workers: report.workers });
     ledgerUsd = ledgerUsd === null || stepUsd === null ? null : roundUsd(ledgerUsd + stepUsd);
-    for (const [word, count] of Object.entries(report.bash_first_words))
-      bash[word] = (bash[word] ?? 0) + count;
+    for (const [word, count] of Object.entries(report.bash_first_words)) addCount(bash, word, count);
     cache.input_tokens += report.cache.input_tokens;
     cache.cache_read_input_tokens += report.cache.cache_read_input_tokens;
     cache.cache_creation_input_tokens += report.cache.cache_creation_input_tokens;
@@ -452,7 +466,7 @@ export function buildReport(input: ReportInput, options: ReportOptions = {}): Ru
   }
   const goal = data.workbench?.goal === undefined ? undefined : Goal.parse(data.workbench.goal);
   const lastVerdict = [...records].reverse().find((record) => record.verdict !== undefined)?.verdict;
-  return {
+  const document: RunReport = {
     report_version: REPORT_VERSION,
     generated_at: new Date(now * 1000).toISOString(),
     workspace: data.location.workspace,
@@ -514,6 +528,9 @@ export function buildReport(input: ReportInput, options: ReportOptions = {}): Ru
       ledger_cost_usd: ledgerUsd,
     },
   };
+  // The last pass over the whole document: names and paths the fields above did not shape
+  // (agent types, models, session and agent ids, the workspace, notices) come from the run too.
+  return shownFields(document);
 }
 
 /** Reads every step's transcripts once and builds the report. */

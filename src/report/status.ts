@@ -8,10 +8,11 @@
  * - The spend is the whole task (every run's steps plus the asides), the same figure as the final
  *   `total` line of `go`/`run` and `flower report`.
  * - It always ends with what to type next.
- * - Pure over `RunData`; every string from the run passes through `shown`.
+ * - Pure over `RunData`; every string from the run passes through the output sink (`shownFields`
+ *   over the status, `shown` over each line).
  */
 
-import { shown } from '../output/sink.js';
+import { shown, shownFields } from '../output/sink.js';
 import { sumTaskSpend } from '../runtime/task-spend.js';
 import { Brief } from '../workflow/brief.js';
 import { Goal } from '../workflow/goal.js';
@@ -107,7 +108,7 @@ export function taskStatus(
   const verdict = [...records].reverse().find((record) => record.verdict !== undefined);
   const goal = data.workbench?.goal === undefined ? undefined : Goal.parse(data.workbench.goal);
   const ordered = [...records, ...running];
-  return {
+  return shownFields<TaskStatus>({
     task: requestOf(data.workbench?.brief),
     checks: (goal?.checks ?? []).map(shown),
     lastVerdict: verdict?.verdict ? shown(verdictLine(verdict.verdict)) : null,
@@ -121,7 +122,7 @@ export function taskStatus(
     lastActivity: Math.max(spend.lastActivity, storeActivity),
     next: nextStep(ordered.at(-1), verdict, brief?.complete ?? false),
     notices,
-  };
+  });
 }
 
 /** `3 minutes ago`, `2 hours ago`, `just now`. */
@@ -175,5 +176,5 @@ export function statusLines(status: TaskStatus, now: number = Date.now() / 1000)
       `Last ran: ${localTime(status.lastActivity)} (${ago(Math.max(0, now - status.lastActivity))})`,
     );
   lines.push(`Next: ${status.next}`);
-  return lines;
+  return lines.map(shown);
 }

@@ -98,6 +98,21 @@ export function emptySide(): SideStats {
   return { entries: 0, turns: 0, chars: 0, tokens: 0, tool_calls: 0, tools: {} };
 }
 
+/**
+ * Adds `calls` to `table[name]`. The model names its tools and commands: a name such as
+ * `constructor` or `__proto__` must count like any other, not read or set what a plain object
+ * inherits.
+ */
+export function addCount(table: Record<string, number>, name: string, calls = 1): void {
+  const before = Object.hasOwn(table, name) ? (table[name] ?? 0) : 0;
+  Object.defineProperty(table, name, {
+    value: before + calls,
+    enumerable: true,
+    writable: true,
+    configurable: true,
+  });
+}
+
 /** Characters of the strings inside a tool input (its keys and JSON punctuation are not said). */
 function inputChars(value: unknown): number {
   if (typeof value === 'string') return value.length;
@@ -151,7 +166,7 @@ function tally(
       if (!isToolUse(block) || seenCalls.has(block.id)) continue;
       seenCalls.add(block.id);
       side.tool_calls += 1;
-      side.tools[block.name] = (side.tools[block.name] ?? 0) + 1;
+      addCount(side.tools, block.name);
       onCall?.(block.name, (block.input ?? {}) as Record<string, unknown>);
     }
   }
@@ -194,7 +209,7 @@ export function stepThreads(sessions: readonly SessionTranscripts[], window: Tim
       (name, input) => {
         if (name !== 'Bash' || typeof input.command !== 'string') return;
         const word = commandWord(input.command);
-        result.bash_first_words[word] = (result.bash_first_words[word] ?? 0) + 1;
+        addCount(result.bash_first_words, word);
       },
       (entry) => result.outages.push(outageOf(entry, 'main')),
     );
@@ -241,7 +256,7 @@ export function cacheHitRatio(cache: CacheTokens): number | null {
 /** `a` plus `b`, field by field (tool counts merged). */
 export function addSides(a: SideStats, b: SideStats): SideStats {
   const tools = { ...a.tools };
-  for (const [name, calls] of Object.entries(b.tools)) tools[name] = (tools[name] ?? 0) + calls;
+  for (const [name, calls] of Object.entries(b.tools)) addCount(tools, name, calls);
   return {
     entries: a.entries + b.entries,
     turns: a.turns + b.turns,

@@ -130,12 +130,12 @@ export function stepMarkdown(
   policy: LogPolicy = defaultLogPolicy,
 ): string {
   const cost = header.costUsd > 0 ? ` · $${header.costUsd.toFixed(4)}` : '';
-  const run = header.run ? ` · run ${header.run}` : '';
+  const run = header.run ? ` · run ${shown(header.run)}` : '';
   const out: string[] = [`# ${shown(header.step)}${run} · ${shown(header.outcome)}${cost}`];
   sessions.forEach((session, index) => {
     const generation = sessions.length > 1 ? ` (generation ${index + 1} of ${sessions.length})` : '';
     out.push(
-      `## Main thread · session ${session.sessionId}${generation}`,
+      `## Main thread · session ${shown(session.sessionId)}${generation}`,
       ...entriesMarkdown(session.main, window, policy),
     );
     for (const subagent of session.subagents) {

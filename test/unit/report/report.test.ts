@@ -5,6 +5,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { buildReport, questionCounts, type ReportInput, runningSteps } from '../../../src/report/report.js';
+import { reportHtml } from '../../../src/report/report-html.js';
 import { reportLines } from '../../../src/report/report-text.js';
 import type { RunData, StoredSession } from '../../../src/report/run-data.js';
 import { NoTaskError, statusLines, taskStatus } from '../../../src/report/status.js';
@@ -13,6 +14,12 @@ import { commandWord, downsample, stepThreads } from '../../../src/report/thread
 import { stepJsonLines, stepMarkdown } from '../../../src/report/transcript-markdown.js';
 import type { SessionTranscripts } from '../../../src/runtime/ledger.js';
 import type { StoredManifestRow } from '../../../src/runtime/manifest.js';
+import {
+  HOSTILE_ESCAPES,
+  HOSTILE_SECRET_CORES,
+  HOSTILE_SECRETS,
+  RAW_CONTROL,
+} from '../../support/hostile-payloads.js';
 import { type Entry, TranscriptBuilder } from '../../support/transcript-builder.js';
 
 const OPUS = 'claude-opus-5-5';
@@ -244,7 +251,7 @@ describe('buildReport', () => {
     expect(kept?.reconciliation).toEqual({ sdk_usd: 0.2, ledger_usd: 0.5, difference_usd: 0.3 });
   });
 
-  it('strips control sequences from transcript text before it reaches any view', () => {
+  it('makes control sequences in transcript text visible and inert before they reach any view', () => {
     const report = buildReport(
       {
         data: books([row({ step: 'work', session_id: 's1', ...window })]),
@@ -252,7 +259,7 @@ describe('buildReport', () => {
       },
       { now: T0 },
     );
-    expect(report.steps[0]?.workers[0]?.description).toBe('Build red');
+    expect(report.steps[0]?.workers[0]?.description).toBe('Build ␛[31mred␛[0m');
     expect(JSON.stringify(report)).not.toContain('\\u001b');
     expect(reportLines(report).join('\n')).not.toContain('\u001b');
   });
@@ -392,7 +399,7 @@ describe('taskStatus', () => {
       ),
     );
     const lines = statusLines(status, T0 + 3700);
-    expect(lines).toContain('Task: A tiny greeter.');
+    expect(lines).toContain('Task: A tiny ␛]0;pwned␇greeter.');
     expect(lines).toContain('  - `node hi.js` prints hi');
     expect(lines).toContain('Last verdict: not yet after 2/3 rounds: Still red.');
     expect(lines).toContain('Spent: $1.7500 on the whole task (steps $1.5000, asides $0.2500) over 1 run');
@@ -446,6 +453,177 @@ describe('the log', () => {
       .split('\n')
       .map((line) => JSON.parse(line) as Entry);
     expect(lines).toEqual([main.entries[1]]);
+  });
+});
+
+describe('hostile names and text from a run, in every view', () => {
+  const escapes = Object.values(HOSTILE_ESCAPES).join('');
+  const secrets = Object.values(HOSTILE_SECRETS).join(' ');
+  // The model names its tools: the binary records whatever name the call carried.
+  const github = String(HOSTILE_SECRETS.github);
+  const toolName = `${github}${HOSTILE_ESCAPES.title}${HOSTILE_ESCAPES.rlo}`;
+  const toolShown = `${github.slice(0, 4)}***(${github.length} chars)␛]0;PWNED-TITLE␇[U+202E]txt.exe`;
+  const window = { started_at: T0 - 10, ended_at: T0 + 1000 };
+
+  function hostileSession(): SessionTranscripts {
+    const main = new TranscriptBuilder('m');
+    main.prompt(`Do it. ${secrets}`);
+    const call = main.toolUseBlock('Agent', {
+      subagent_type: `coder${HOSTILE_ESCAPES.hyperlink}`,
+      description: `Write ${escapes} ${HOSTILE_SECRETS.anthropic}`,
+      prompt: 'Build.',
+    });
+    main.response([call], { model: OPUS, usage: usage(1000, 10) });
+    main.push({
+      type: 'user',
+      message: {
+        role: 'user',
+        content: [{ type: 'tool_result', tool_use_id: call.id, content: 'launched' }],
+      },
+      toolUseResult: { agentId: 'w1' },
+    });
+    main.tool(toolName, {}, 'done');
+    main.tool('constructor', {}, 'done');
+    main.tool('__proto__', {}, 'done');
+    main.bash(`${HOSTILE_SECRETS.slack}${HOSTILE_ESCAPES.clear} ls`, 'ok');
+    main.bash(`${HOSTILE_SECRETS.stripe}${HOSTILE_ESCAPES.bell}`, 'ok');
+    main.apiError(`API Error: ${HOSTILE_ESCAPES.clipboard} ${HOSTILE_SECRETS.jwt}`);
+    const worker = new TranscriptBuilder('w');
+    worker.prompt('Build.');
+    worker.response([worker.toolUseBlock(`Write${HOSTILE_ESCAPES.csi8bit}`, { file_path: 'x' })], {
+      model: OPUS,
+      usage: usage(500, 50),
+    });
+    return {
+      sessionId: 's1',
+      main: main.entries,
+      subagents: [{ subpath: 'subagents/agent-w1', agentId: 'w1', entries: worker.entries }],
+    };
+  }
+
+  function hostileReport() {
+    return buildReport(
+      {
+        data: books([
+          row({ step: `work${HOSTILE_ESCAPES.title}`, session_id: 's1', ...window }),
+          row({
+            step: 'work:verdict#1',
+            ...window,
+            verdict: 'not yet',
+            reason: `Still red ${escapes} ${HOSTILE_SECRETS.pem}`,
+            round: 1,
+            rounds: 3,
+            checks: [
+              {
+                command: `cat ${HOSTILE_SECRETS.urlPassword}${HOSTILE_ESCAPES.nul}`,
+                exit_code: 1,
+                passed: false,
+                duration_s: 1,
+                output_path: `.flower/artifacts/checks/${HOSTILE_ESCAPES.rlo}.log`,
+              },
+            ],
+          }),
+          row({
+            step: 'work#round2',
+            ...window,
+            ok: false,
+            error: `${HOSTILE_ESCAPES.clear}${HOSTILE_SECRETS.awsSecret} ${HOSTILE_SECRETS.dbPassword}`,
+          }),
+        ]),
+        transcripts: new Map([['s1', hostileSession()]]),
+      },
+      { now: T0 + 2000 },
+    );
+  }
+
+  /** Every string of a parsed JSON value, keys included, with where it sits. */
+  function strings(value: unknown, at = '$'): Array<[string, string]> {
+    if (typeof value === 'string') return [[at, value]];
+    if (Array.isArray(value)) return value.flatMap((item, index) => strings(item, `${at}[${index}]`));
+    if (typeof value === 'object' && value !== null)
+      return Object.entries(value).flatMap(([key, field]) => [
+        [`${at} (key)`, key] as [string, string],
+        ...strings(field, `${at}.${key}`),
+      ]);
+    return [];
+  }
+
+  function leaks(text: string): string[] {
+    const found = HOSTILE_SECRET_CORES.filter((core) => text.includes(core)).map((core) => `secret ${core}`);
+    const control = RAW_CONTROL.exec(text);
+    if (control) found.push(`raw control U+${control[0].codePointAt(0)?.toString(16).padStart(4, '0')}`);
+    return found;
+  }
+
+  it('prints a tool name with an escape sequence as visible, inert text in `report` (observed: the raw title sequence)', () => {
+    const text = reportLines(hostileReport()).join('\n');
+    expect(leaks(text), 'report text').toEqual([]);
+    expect(text).toContain(`${toolShown} 1`);
+    expect(text).toContain('work␛]0;PWNED-TITLE␇');
+    expect(text).toContain('coder␛]8;;https://evil.test/');
+    expect(text).toContain('␛[2J␛[H');
+    // A tool named like a property of every object counts like any other tool.
+    expect(text).toMatch(/constructor 1\b/);
+    expect(text).toMatch(/__proto__ 1\b/);
+  });
+
+  it('passes every string field of `--json`, keys too, through the sink', () => {
+    const report = hostileReport();
+    const json = JSON.stringify(report, null, 2);
+    const parsed = JSON.parse(json) as unknown;
+    const found = strings(parsed).flatMap(([at, value]) => leaks(value).map((leak) => `${at}: ${leak}`));
+    expect(found, 'report --json').toEqual([]);
+    expect(json).not.toMatch(/\\u00(?:0|1)[0-9a-f]/);
+    expect(report.steps[0]?.threads.main.tools).toMatchObject({
+      Agent: 1,
+      constructor: 1,
+      __proto__: 1,
+    });
+    expect(Object.keys(report.steps[0]?.threads.main.tools ?? {})).toContain(toolShown);
+    expect(report.steps[0]?.workers[0]?.agent_type).toBe('coder␛]8;;https://evil.test/␛\\click␛]8;;␛\\');
+    expect(Object.keys(report.steps[0]?.threads.workers.tools ?? {})).toEqual(['Write[U+009B]31m']);
+  });
+
+  it('writes the HTML page with the payloads as escaped, inert text', () => {
+    const page = reportHtml(hostileReport());
+    expect(leaks(page), 'report --html').toEqual([]);
+    expect(page).not.toContain('https://evil.test/\x1b');
+    expect(page).toContain(toolShown);
+    expect(page).toMatch(/<title>flower report · \/ws<\/title>/);
+  });
+
+  it('shows hostile step names, outcomes and checks in `status` as inert text', () => {
+    const status = taskStatus(hostileReportData());
+    const text = statusLines(status, T0 + 3000).join('\n');
+    expect(leaks(text), 'status').toEqual([]);
+    expect(text).toContain('work␛]0;PWNED-TITLE␇');
+    expect(text).toContain('failed: ␛[2J␛[H');
+  });
+
+  function hostileReportData() {
+    return books([
+      row({ step: `work${HOSTILE_ESCAPES.title}`, session_id: 's1', ...window }),
+      row({
+        step: 'work#round2',
+        ...window,
+        ok: false,
+        error: `${HOSTILE_ESCAPES.clear}${HOSTILE_SECRETS.awsSecret} ${HOSTILE_SECRETS.google}`,
+      }),
+    ]) as Parameters<typeof taskStatus>[0];
+  }
+
+  it('keeps the log Markdown and JSON lines free of secrets and raw controls, tool names and session ids included', () => {
+    const session = { ...hostileSession(), sessionId: `s1${HOSTILE_ESCAPES.title}` };
+    const markdown = stepMarkdown(
+      { step: `work${HOSTILE_ESCAPES.rlo}`, run: `r${HOSTILE_ESCAPES.bell}`, outcome: 'ok', costUsd: 0 },
+      [session],
+      { from: -Infinity, to: Infinity },
+    );
+    expect(leaks(markdown), 'log markdown').toEqual([]);
+    expect(markdown).toContain(`**→ ${toolShown}**`);
+    const lines = stepJsonLines([session], { from: -Infinity, to: Infinity });
+    expect(leaks(lines), 'log --format jsonl').toEqual([]);
+    expect(lines).not.toContain('\u202e');
   });
 });
 

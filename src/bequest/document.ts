@@ -14,6 +14,9 @@
  *   it for a considered one.
  * - The body holds nothing that changes between two identical endings (no times, no costs, no
  *   durations), so writing it again gives identical bytes.
+ * - The body is untrusted text (the model's reply, a judge's reason, check commands) and is not made
+ *   safe here: the one writer of the block (`writeManagedFile`) passes all of it through the output
+ *   sink, so no caller can forget to.
  */
 import { cleanBody, readSections, type SectionAliases } from '../runtime/markdown-sections.js';
 

@@ -10,13 +10,20 @@
  * - It never fails the task: a failed or thin turn, or a spent budget (no turn at all), gives a
  *   mechanical bequest marked degraded; a file that cannot be written is a warning.
  * - flower's facts (the ending, the checks, the assumptions) come from the context, not the model.
+ * - The block names its task: the runner's run directory as the shared store names tasks
+ *   (`taskNameOf`: relative to the workspace when inside it, so the committed file holds no machine
+ *   path and is the same on every checkout); `runs` for a runner without one.
+ * - Whatever the block writer had to do beyond placing the block (flower markers that pair with
+ *   nothing, duplicate blocks folded into one) is said as a warning: the user's file changed in a
+ *   way they did not ask for, or holds something only they can remove.
  */
 import { join } from 'node:path';
 import { oracle } from '../agents/roles.js';
 import type { Workbench } from '../agents/workbench.js';
 import { BEQUEST_HEADINGS, Bequest, bequestPrompt, mechanicalBequest } from '../bequest/document.js';
-import { writeManagedFile } from '../bequest/managed-block.js';
+import { DEFAULT_TASK_KEY, taskKey, writeManagedFile } from '../bequest/managed-block.js';
 import type { StepResult } from '../runtime/step-result.js';
+import { taskNameOf } from '../store/postgres/task-records.js';
 import { BUDGET_SPENT } from './budget.js';
 import type { WorkflowContext } from './context.js';
 import { outcomeOf } from './evidence.js';
@@ -115,11 +122,14 @@ export async function leaveBequest(
               : `the turn failed: ${(result?.error ?? 'no reason recorded').split('\n')[0]}`),
         });
   }
-  write(ctx, options.workspace, bequest.body(facts), bequest.degraded);
+  const task = runner.runDir
+    ? taskKey(taskNameOf({ workspace: options.workspace, runDir: runner.runDir }).runDir)
+    : DEFAULT_TASK_KEY;
+  write(ctx, options.workspace, task, bequest.body(facts), bequest.degraded);
   return bequest;
 }
 
-function write(ctx: WorkflowContext, workspace: string, body: string, degraded: boolean): void {
+function write(ctx: WorkflowContext, workspace: string, task: string, body: string, degraded: boolean): void {
   const say = (text: string, warning: boolean, data: Record<string, unknown>) =>
     ctx.onEvent?.({
       kind: 'system',
@@ -134,11 +144,17 @@ function write(ctx: WorkflowContext, workspace: string, body: string, degraded: 
   for (const name of BEQUEST_FILES) {
     const path = join(workspace, name);
     try {
-      const placed = writeManagedFile(path, body);
+      const placed = writeManagedFile(path, body, task);
       written.push(name);
+      if (placed.folded)
+        say(
+          `${path} held ${placed.folded + 1} of flower's blocks (an earlier flower appended one per task); they were folded into one`,
+          true,
+          { path, folded: placed.folded },
+        );
       if (placed.brokenMarkers)
         say(
-          `${path} has flower's markers in a shape it cannot trust (${placed.brokenMarkers}), so the bequest was appended at its end; remove the old markers to have it replaced in place next time`,
+          `${path} has flower markers that pair with nothing (${placed.brokenMarkers}); they were left as they are and the bequest was ${placed.placement === 'appended' ? 'appended at the end' : 'written in its block'}; delete those markers to silence this`,
           true,
           { path, brokenMarkers: placed.brokenMarkers },
         );

@@ -2,15 +2,23 @@
  * The bequest (issue 13 §5): when a task ends, a read-only closing turn writes what the next tool
  * needs into CLAUDE.md and AGENTS.md, inside flower's managed block — around the user's own text,
  * identically when written again, appended when the markers are broken, and mechanical (marked
- * degraded) when the turn says too little. Real Runtime, SDK and binary; only the model is scripted.
+ * degraded) when the turn says too little; another tool's `flower:begin` block is never taken for
+ * flower's (issue 20). Real Runtime, SDK and binary (and the built CLI); only the model is scripted.
  */
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { DEGRADED_MARK } from '../../src/bequest/document.js';
-import { BLOCK_BEGIN, BLOCK_END, readBlock } from '../../src/bequest/managed-block.js';
+import {
+  BLOCK_BEGIN,
+  BLOCK_END,
+  blockBegin,
+  blockEnd,
+  flowerBlocks,
+  readBlock,
+} from '../../src/bequest/managed-block.js';
 import { lastUserText } from '../../src/testing/index.js';
-import { BEQUEST_EVENT } from '../../src/workflow/bequest-turn.js';
+import { BEQUEST_EVENT, BEQUEST_FILES } from '../../src/workflow/bequest-turn.js';
 import { starterFlow } from '../../src/workflow/starter.js';
 import {
   ACHIEVED,
@@ -28,6 +36,7 @@ afterEach(async () => {
 });
 
 const USER_NOTES = '# House rules\n\nUse tabs. Never push to main.\n';
+const OTHER_TOOL = '<!-- flower:begin other-tool -->\nmine\n<!-- flower:end -->';
 
 async function bequestScenario(bequest = BEQUEST_REPLY): Promise<Scenario> {
   return startFrozen({
@@ -80,9 +89,34 @@ describe('the bequest to the next tool', () => {
     const warning = scenario.events.find(
       (event) => event.kind === 'system' && event.payload.subtype === BEQUEST_EVENT && event.payload.warning,
     );
-    expect(warning?.text).toContain('1 begin and 0 end markers');
+    expect(warning?.text).toContain('1 begin marker without an end');
     expect(readFileSync(agents)).toEqual(agentsFirst);
   }, 150_000);
+
+  it("(issue 20, observation 7) leaves another tool's flower:begin block byte for byte across three tasks run by the CLI, its own block once", async () => {
+    scenario = await bequestScenario();
+    const { workspace } = scenario;
+    const user = `${USER_NOTES}\n${OTHER_TOOL}\n`;
+    for (const name of BEQUEST_FILES) writeFileSync(join(workspace, name), user);
+    // Three tasks in one workspace: a task is the workspace and its run directory.
+    for (const runDir of ['runs-1', 'runs-2', 'runs-3']) {
+      const run = await scenario.flower(['-r', runDir, '--timeout', '0'], { input: '\n' });
+      expect(run.status, run.stderr).toBe(0);
+      expect(run.stderr).toBe('');
+      expect(run.stdout).not.toContain('were folded into one');
+      expect(run.stdout).not.toContain('pair with nothing');
+      expect(scenario.manifest(runDir).at(-1)).toMatchObject({ step: 'bequest', ok: true });
+      for (const name of BEQUEST_FILES) {
+        const text = readFileSync(join(workspace, name), 'utf8');
+        expect(text.startsWith(`${user}\n${blockBegin(runDir)}\n`), name).toBe(true);
+        expect(text.endsWith(`${blockEnd(runDir)}\n`), name).toBe(true);
+        expect(text.split(OTHER_TOOL), name).toHaveLength(2);
+        expect(flowerBlocks(text), name).toHaveLength(1);
+        expect(text.match(/<!-- flower:(begin|end) task=/g), name).toHaveLength(2);
+        expect(readBlock(text)).toContain('hello.py, a script that prints hello world.');
+      }
+    }
+  }, 600_000);
 
   it('is mechanical and marked degraded when the closing turn says too little; --no-bequest writes nothing', async () => {
     scenario = await bequestScenario('I looked around; it is fine.');

@@ -229,18 +229,16 @@ export function flowerBlocks(text: string): FoundBlock[] {
 }
 
 /**
- * `text` without `found` (a duplicate block) and its line break. A blank line on both sides (or
- * before it at the end of the file, where appending put it) becomes one, and a blank line it leaves
- * at the top of the file goes; a blank line on one side only separates the user's paragraphs, and stays.
+ * `text` without `found` (a duplicate block, so never the first thing in the file) and its line
+ * break. A blank line on both sides of it, or before it at the end of the file (where appending put
+ * it), becomes one; a blank line on one side only separates the user's paragraphs, and stays.
  */
 function removeBlock(text: string, found: FoundBlock): string {
   let before = text.slice(0, found.start);
-  let after = text.slice(found.end).replace(/^\r?\n/, '');
+  const after = text.slice(found.end).replace(/^\r?\n/, '');
   const blankBefore = /\r?\n(\r?\n)$/.exec(before);
-  const blankAfter = /^\r?\n/.exec(after);
-  if (blankBefore && (after === '' || blankAfter))
+  if (blankBefore && (after === '' || /^\r?\n/.test(after)))
     before = before.slice(0, before.length - blankBefore[1]!.length);
-  else if (before === '' && blankAfter) after = after.slice(blankAfter[0].length);
   return before + after;
 }
 

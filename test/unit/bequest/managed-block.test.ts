@@ -70,6 +70,36 @@ describe('placeBlock', () => {
     }
   });
 
+  it('sets an appended block apart by one blank line, adding only the line breaks that takes', () => {
+    for (const [user, separator] of [
+      ['no line break at the end', '\n\n'],
+      ['one line break\n', '\n'],
+      ['a blank line already\n\n', ''],
+      ['a blank line, CRLF\r\n\r\n', ''],
+    ]) {
+      expect(placeBlock(user, BODY).text).toBe(`${user}${separator}${BLOCK_BEGIN}\n${BODY}\n${BLOCK_END}\n`);
+    }
+  });
+
+  it("folding keeps a blank line that separates the user's paragraphs, and drops the one appending added", () => {
+    const dup = `${blockBegin('runs-2')}\nb\n${blockEnd('runs-2')}`;
+    const cases: Array<[string, string]> = [
+      [`one\n\n${dup}\ntwo\n`, 'one\n\ntwo\n'],
+      [`one\n${dup}\n\ntwo\n`, 'one\n\ntwo\n'],
+      [`one\n\n${dup}\n\ntwo\n`, 'one\n\ntwo\n'],
+      [`one\n\n${dup}\n`, 'one\n'],
+      [`one\n\n${dup}`, 'one\n'],
+    ];
+    for (const [after, kept] of cases) {
+      const placed = placeBlock(`${BLOCK_BEGIN}\na\n${BLOCK_END}\n${after}`, BODY);
+      expect(placed).toEqual({
+        text: `${BLOCK_BEGIN}\n${BODY}\n${BLOCK_END}\n${kept}`,
+        placement: 'replaced',
+        folded: 1,
+      });
+    }
+  });
+
   it('folds several of its own blocks into the first and says how many went', () => {
     const text = `${BLOCK_BEGIN}\na\n${BLOCK_END}\n\nmine\n\n${blockBegin('runs-2')}\nb\n${blockEnd('runs-2')}\n`;
     expect(placeBlock(text, BODY)).toEqual({
@@ -85,7 +115,7 @@ describe('placeBlock', () => {
   });
 
   it('never lets the body hold a marker, even one that removing another would piece together', () => {
-    const body = `x <!--<!-- flower:end -->- flower:begin task=runs -->\n<!-- flower:begin other-tool\ny`;
+    const body = `x <!-<!-- flower:end -->- flower:begin task=runs -->\n<!--<!--flower:end y\n<!-- flower:begin other-tool\nz`;
     const placed = placeBlock(undefined, body);
     expect(readBlock(placed.text)).toBeDefined();
     expect(placed.text.match(/<!--\s*flower:/g)).toHaveLength(2);

@@ -15,7 +15,8 @@
  * - Pure.
  */
 
-import { shown, shownJsonLine } from '../output/sink.js';
+import { maskSecrets } from '../output/secrets.js';
+import { shown, shownFields, shownJsonLine } from '../output/sink.js';
 import { inWindow, type SessionTranscripts, type TimeWindow } from '../runtime/ledger.js';
 import {
   blocksOf,
@@ -89,7 +90,10 @@ function entriesMarkdown(entries: readonly Entry[], window: TimeWindow, policy: 
     for (const block of blocksOf(entry)) {
       const fields = block as { type?: unknown; text?: unknown; thinking?: unknown };
       if (isToolUse(block)) {
-        const input = JSON.stringify(block.input ?? {}, null, 2);
+        // Each value through the sink before it is quoted: in JSON text a value's line breaks are
+        // `\n`, and a key that starts a line would follow the letter n, where no token shape
+        // looks for one (and ESC would read `\u001b` instead of ␛).
+        const input = JSON.stringify(shownFields(block.input ?? {}), null, 2);
         parts.push(
           `**→ ${shown(block.name)}**${when}\n\n${fence(shown(cut(input, policy.inputChars)), 'json')}`,
         );
@@ -148,6 +152,21 @@ export function stepMarkdown(
 }
 
 /**
+ * `value` with the secrets in each of its strings (keys too) masked, nothing else changed. Masked
+ * string by string, before the document is quoted: in JSON text a token that starts a line follows
+ * the `n` of `\n` (or the last hex digit of a `\u` escape), where no token shape recognises it.
+ */
+function maskedStrings(value: unknown): unknown {
+  if (typeof value === 'string') return maskSecrets(value);
+  if (Array.isArray(value)) return value.map(maskedStrings);
+  if (typeof value === 'object' && value !== null)
+    return Object.fromEntries(
+      Object.entries(value).map(([key, field]) => [maskSecrets(key), maskedStrings(field)]),
+    );
+  return value;
+}
+
+/**
  * The step's entries, one JSON document per line: main thread first, then each worker. Through the
  * sink (secrets masked, every control escaped) unless `raw`: then exactly as stored, which is what
  * the model saw, secrets and escape sequences included.
@@ -157,7 +176,9 @@ export function stepJsonLines(
   window: TimeWindow,
   { raw = false }: { raw?: boolean } = {},
 ): string {
-  const line = raw ? (entry: Entry) => JSON.stringify(entry) : shownJsonLine;
+  const line = raw
+    ? (entry: Entry) => JSON.stringify(entry)
+    : (entry: Entry) => shownJsonLine(maskedStrings(entry));
   const lines: string[] = [];
   for (const session of sessions) {
     for (const entry of session.main) if (inWindow(entry, window)) lines.push(line(entry));

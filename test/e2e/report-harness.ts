@@ -172,3 +172,49 @@ export async function readPage(browser: Browser, file: string): Promise<PageRead
     await page.close();
   }
 }
+
+/** What a page shows of hostile run text, and what of its own structure the run could have added. */
+export interface PageStructure {
+  title: string;
+  /** The page's visible text (`innerText`), as a person reads it. */
+  text: string;
+  /** Every element that fetches, links, frames or navigates (the report has none of its own). */
+  active: string[];
+  /** Each script element: its id or `inline`, and its type. */
+  scripts: string[];
+  /** Attribute values anywhere in the page that name a URL scheme a run could have planted. */
+  urls: string[];
+  /** Every request the page made (the page itself included). */
+  requests: string[];
+  consoleErrors: string[];
+}
+
+const READ_STRUCTURE = `(() => ({
+  title: document.title,
+  text: document.body.innerText,
+  active: Array.from(document.querySelectorAll('a, link, iframe, frame, img, object, embed, base, form, meta[http-equiv="refresh"], audio, video, source')).map((element) => element.outerHTML.slice(0, 200)),
+  scripts: Array.from(document.scripts).map((script) => (script.id || 'inline') + ':' + (script.type || 'classic')),
+  urls: Array.from(document.querySelectorAll('*')).flatMap((element) => Array.from(element.attributes).filter((attribute) => /(?:https?|javascript|data|file):/i.test(attribute.value) && attribute.name !== 'content').map((attribute) => element.tagName + ' ' + attribute.name + '=' + attribute.value.slice(0, 120))),
+}))()`;
+
+/** Opens `file` in Chromium and reads its title, visible text and active elements. */
+export async function readPageStructure(browser: Browser, file: string): Promise<PageStructure> {
+  const page = await browser.newPage();
+  const consoleErrors: string[] = [];
+  const requests: string[] = [];
+  page.on('console', (message) => {
+    if (message.type() === 'error') consoleErrors.push(message.text());
+  });
+  page.on('pageerror', (error) => consoleErrors.push(String(error)));
+  page.on('request', (request) => requests.push(request.url()));
+  try {
+    await page.goto(pathToFileURL(file).href, { waitUntil: 'load' });
+    const reading = (await page.evaluate(READ_STRUCTURE)) as Omit<
+      PageStructure,
+      'requests' | 'consoleErrors'
+    >;
+    return { ...reading, requests, consoleErrors };
+  } finally {
+    await page.close();
+  }
+}

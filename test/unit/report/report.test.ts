@@ -14,12 +14,8 @@ import { commandWord, downsample, stepThreads } from '../../../src/report/thread
 import { stepJsonLines, stepMarkdown } from '../../../src/report/transcript-markdown.js';
 import type { SessionTranscripts } from '../../../src/runtime/ledger.js';
 import type { StoredManifestRow } from '../../../src/runtime/manifest.js';
-import {
-  HOSTILE_ESCAPES,
-  HOSTILE_SECRET_CORES,
-  HOSTILE_SECRETS,
-  RAW_CONTROL,
-} from '../../support/hostile-payloads.js';
+import { HOSTILE_ESCAPES, HOSTILE_SECRETS } from '../../support/hostile-payloads.js';
+import { jsonLeaksIn, jsonLinesLeaksIn, leaksIn } from '../../support/leaks.js';
 import { type Entry, TranscriptBuilder } from '../../support/transcript-builder.js';
 
 const OPUS = 'claude-opus-5-5';
@@ -483,6 +479,9 @@ describe('hostile names and text from a run, in every view', () => {
       toolUseResult: { agentId: 'w1' },
     });
     main.tool(toolName, {}, 'done');
+    // A value whose lines start with tokens: quoted as JSON, each would follow the `n` of `\n`.
+    main.tool('Write', { file_path: 'notes.txt', content: Object.values(HOSTILE_SECRETS).join('\n') }, 'ok');
+    main.say(Object.values(HOSTILE_SECRETS).join('\n'));
     main.tool('constructor', {}, 'done');
     main.tool('__proto__', {}, 'done');
     main.bash(`${HOSTILE_SECRETS.slack}${HOSTILE_ESCAPES.clear} ls`, 'ok');
@@ -536,28 +535,9 @@ describe('hostile names and text from a run, in every view', () => {
     );
   }
 
-  /** Every string of a parsed JSON value, keys included, with where it sits. */
-  function strings(value: unknown, at = '$'): Array<[string, string]> {
-    if (typeof value === 'string') return [[at, value]];
-    if (Array.isArray(value)) return value.flatMap((item, index) => strings(item, `${at}[${index}]`));
-    if (typeof value === 'object' && value !== null)
-      return Object.entries(value).flatMap(([key, field]) => [
-        [`${at} (key)`, key] as [string, string],
-        ...strings(field, `${at}.${key}`),
-      ]);
-    return [];
-  }
-
-  function leaks(text: string): string[] {
-    const found = HOSTILE_SECRET_CORES.filter((core) => text.includes(core)).map((core) => `secret ${core}`);
-    const control = RAW_CONTROL.exec(text);
-    if (control) found.push(`raw control U+${control[0].codePointAt(0)?.toString(16).padStart(4, '0')}`);
-    return found;
-  }
-
   it('prints a tool name with an escape sequence as visible, inert text in `report` (observed: the raw title sequence)', () => {
     const text = reportLines(hostileReport()).join('\n');
-    expect(leaks(text), 'report text').toEqual([]);
+    expect(leaksIn('report text', text)).toEqual([]);
     expect(text).toContain(`${toolShown} 1`);
     expect(text).toContain('work␛]0;PWNED-TITLE␇');
     expect(text).toContain('coder␛]8;;https://evil.test/');
@@ -570,9 +550,7 @@ describe('hostile names and text from a run, in every view', () => {
   it('passes every string field of `--json`, keys too, through the sink', () => {
     const report = hostileReport();
     const json = JSON.stringify(report, null, 2);
-    const parsed = JSON.parse(json) as unknown;
-    const found = strings(parsed).flatMap(([at, value]) => leaks(value).map((leak) => `${at}: ${leak}`));
-    expect(found, 'report --json').toEqual([]);
+    expect(jsonLeaksIn('report --json', json)).toEqual([]);
     expect(json).not.toMatch(/\\u00(?:0|1)[0-9a-f]/);
     expect(report.steps[0]?.threads.main.tools).toMatchObject({
       Agent: 1,
@@ -586,7 +564,7 @@ describe('hostile names and text from a run, in every view', () => {
 
   it('writes the HTML page with the payloads as escaped, inert text', () => {
     const page = reportHtml(hostileReport());
-    expect(leaks(page), 'report --html').toEqual([]);
+    expect(leaksIn('report --html', page)).toEqual([]);
     expect(page).not.toContain('https://evil.test/\x1b');
     expect(page).toContain(toolShown);
     expect(page).toMatch(/<title>flower report · \/ws<\/title>/);
@@ -595,7 +573,7 @@ describe('hostile names and text from a run, in every view', () => {
   it('shows hostile step names, outcomes and checks in `status` as inert text', () => {
     const status = taskStatus(hostileReportData());
     const text = statusLines(status, T0 + 3000).join('\n');
-    expect(leaks(text), 'status').toEqual([]);
+    expect(leaksIn('status', text)).toEqual([]);
     expect(text).toContain('work␛]0;PWNED-TITLE␇');
     expect(text).toContain('failed: ␛[2J␛[H');
   });
@@ -619,10 +597,10 @@ describe('hostile names and text from a run, in every view', () => {
       [session],
       { from: -Infinity, to: Infinity },
     );
-    expect(leaks(markdown), 'log markdown').toEqual([]);
+    expect(leaksIn('log markdown', markdown)).toEqual([]);
     expect(markdown).toContain(`**→ ${toolShown}**`);
     const lines = stepJsonLines([session], { from: -Infinity, to: Infinity });
-    expect(leaks(lines), 'log --format jsonl').toEqual([]);
+    expect(jsonLinesLeaksIn('log --format jsonl', lines)).toEqual([]);
     expect(lines).not.toContain('\u202e');
   });
 });

@@ -31,25 +31,34 @@ export function shownLine(text: string): string {
   return maskSecrets(oneLine(text));
 }
 
-/** A copy of `value` with every string in it (keys too) passed through `shown` (report --json). */
-export function shownFields<T>(value: T): T {
-  if (typeof value === 'string') return shown(value) as T;
-  if (Array.isArray(value)) return value.map((item) => shownFields(item)) as T;
+/** A copy of `value` with every string in it (keys too) passed through `text`. */
+function mapStrings<T>(value: T, text: (value: string) => string): T {
+  if (typeof value === 'string') return text(value) as T;
+  if (Array.isArray(value)) return value.map((item) => mapStrings(item, text)) as T;
   if (typeof value === 'object' && value !== null) {
     return Object.fromEntries(
-      Object.entries(value).map(([key, field]) => [shown(key), shownFields(field)]),
+      Object.entries(value).map(([key, field]) => [text(key), mapStrings(field, text)]),
     ) as T;
   }
   return value;
+}
+
+/** A copy of `value` with every string in it (keys too) passed through `shown` (report --json). */
+export function shownFields<T>(value: T): T {
+  return mapStrings(value, shown);
 }
 
 // JSON.stringify escapes C0 controls but leaves C1, the bidi set and U+2028/2029 raw; as `\uXXXX`
 // they are still the same string to a JSON parser, and inert on a terminal.
 const JSON_UNSAFE = /[\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069\u2028\u2029]/g;
 
-/** One JSON document on one line, secrets masked, every control escaped (`log --format jsonl`). */
+/**
+ * One JSON document on one line, secrets masked, every control escaped (`log --format jsonl`).
+ * Masked string by string before encoding: in the encoded text a token can sit right after an
+ * escape (`\\nghp_…`), and an escaped secret (`\\"` inside it) would no longer match its value.
+ */
 export function shownJsonLine(value: unknown): string {
-  return maskSecrets(JSON.stringify(value)).replace(
+  return JSON.stringify(mapStrings(value, maskSecrets)).replace(
     JSON_UNSAFE,
     (character) => `\\u${character.charCodeAt(0).toString(16).padStart(4, '0')}`,
   );

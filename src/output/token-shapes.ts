@@ -14,6 +14,10 @@
  * Invariants:
  * - Each shape is anchored on a vendor prefix or an explicit assignment, never on "long random
  *   text" alone: masking a commit hash or a uuid would make logs useless.
+ * - A distinctive prefix (`ghp_`, `sk-ant-`, `xoxb-`, `AKIA` …) matches wherever it starts, glued to
+ *   the text before it or not: a token right after `\n` in JSON, after a shown `␛[H`, or after any
+ *   letter printed in clear when the shapes required a word boundary (observed). Only the bare
+ *   `sk-` form, which ordinary words end in (`risk-`, `task-`), keeps its boundary.
  * - A masked form never matches any shape again, so masking is idempotent.
  * - Only the secret part is masked: a URL keeps its scheme, user and host, an assignment its name.
  */
@@ -38,15 +42,15 @@ export const TOKEN_SHAPES: readonly TokenShape[] = [
     mask: (match) => `[private key block: ${match.length} chars masked]`,
   },
   // gitleaks anthropic-api-key / anthropic-admin-api-key (sk-ant-api03-…, sk-ant-admin01-…).
-  { name: 'Anthropic key', pattern: /\bsk-ant-[A-Za-z0-9_-]{20,}/g },
+  { name: 'Anthropic key', pattern: /sk-ant-[A-Za-z0-9_-]{20,}/g },
   // gitleaks openai-api-key, with the newer project and service-account forms.
-  { name: 'OpenAI key', pattern: /\bsk-(?:proj-|svcacct-|admin-)?[A-Za-z0-9_-]{20,}/g },
+  { name: 'OpenAI key', pattern: /sk-(?:proj|svcacct|admin)-[A-Za-z0-9_-]{20,}|\bsk-[A-Za-z0-9_-]{20,}/g },
   // gitleaks github-pat, github-oauth, github-app-token, github-refresh-token, github-fine-grained-pat.
-  { name: 'GitHub token', pattern: /\b(?:gh[pousr]_[A-Za-z0-9]{36,255}|github_pat_[A-Za-z0-9_]{22,255})\b/g },
+  { name: 'GitHub token', pattern: /(?:gh[pousr]_[A-Za-z0-9]{36,255}|github_pat_[A-Za-z0-9_]{22,255})\b/g },
   // gitleaks gitlab-pat and its kin (deploy, runner, pipeline-trigger, feed, CI-build tokens …).
-  { name: 'GitLab token', pattern: /\bgl(?:pat|dt|rt|ptt|ft|cbt|imt|oas|soat)-[A-Za-z0-9_-]{20,}/g },
+  { name: 'GitLab token', pattern: /gl(?:pat|dt|rt|ptt|ft|cbt|imt|oas|soat)-[A-Za-z0-9_-]{20,}/g },
   // gitleaks aws-access-token: the key id of a pair.
-  { name: 'AWS access key id', pattern: /\b(?:A3T[A-Z0-9]|AKIA|ASIA|ABIA|ACCA)[A-Z2-7]{16}\b/g },
+  { name: 'AWS access key id', pattern: /(?:A3T[A-Z0-9]|AKIA|ASIA|ABIA|ACCA)[A-Z2-7]{16}\b/g },
   // The pair's secret has no prefix: recognised by the name it is given (env, config, CLI output).
   {
     name: 'AWS secret access key',
@@ -54,17 +58,17 @@ export const TOKEN_SHAPES: readonly TokenShape[] = [
     mask: keepName,
   },
   // gitleaks gcp-api-key.
-  { name: 'Google API key', pattern: /\bAIza[0-9A-Za-z_-]{35}\b/g },
+  { name: 'Google API key', pattern: /AIza[0-9A-Za-z_-]{35}/g },
   // gitleaks slack-bot-token, slack-user-token, slack-app-token, slack-webhook-url.
-  { name: 'Slack token', pattern: /\bxox[abeoprs]-[A-Za-z0-9-]{10,}|\bxapp-\d-[A-Za-z0-9-]{10,}/g },
+  { name: 'Slack token', pattern: /xox[abeoprs]-[A-Za-z0-9-]{10,}|xapp-\d-[A-Za-z0-9-]{10,}/g },
   {
     name: 'Slack webhook',
     pattern: /https:\/\/hooks\.slack\.com\/(?:services|workflows)\/[A-Za-z0-9/_-]{20,}/g,
   },
   // gitleaks stripe-access-token (secret, restricted and publishable; live and test).
-  { name: 'Stripe key', pattern: /\b(?:sk|rk|pk)_(?:live|test)_[A-Za-z0-9]{16,}/g },
+  { name: 'Stripe key', pattern: /(?:sk|rk|pk)_(?:live|test)_[A-Za-z0-9]{16,}/g },
   // gitleaks jwt: three base64url parts, the first two JSON objects ("eyJ" is `{"`).
-  { name: 'JWT', pattern: /\beyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}/g },
+  { name: 'JWT', pattern: /eyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}/g },
   // A password inside a connection URL (postgres://user:password@host, https://user:token@host).
   {
     name: 'URL password',

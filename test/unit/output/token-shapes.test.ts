@@ -47,3 +47,21 @@ describe('maskTokenShapes', () => {
     expect(new Set(TOKEN_SHAPES.map((shape) => shape.name)).size).toBe(TOKEN_SHAPES.length);
   });
 });
+
+describe('a token glued to the text before it', () => {
+  it.each(
+    Object.entries(HOSTILE_SECRETS).filter(
+      ([name]) => !['urlPassword', 'dbPassword', 'awsSecret', 'pem'].includes(name),
+    ),
+  )('masks a %s right after a letter, a digit, a shown escape or a JSON \\n', (_name, secret) => {
+    for (const before of ['txt.exe', 'x9', '␛[H', '\\n']) {
+      expect(maskTokenShapes(`${before}${secret}`)).not.toContain(secretCore(secret).slice(4));
+    }
+  });
+
+  it('keeps the word boundary for the bare sk- form, which ordinary words end in', () => {
+    expect(maskTokenShapes('risk-assessment-document-version-two')).toBe(
+      'risk-assessment-document-version-two',
+    );
+  });
+});

@@ -15,8 +15,10 @@
  * - Remarks appended while running (`## Added during run (HH:MM:SS)`) are not section names, so they
  *   stay part of the section above them (in practice the last one) and survive a reload.
  */
+
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
+import { shown } from '../output/sink.js';
 import { readSections, type SectionAliases } from '../runtime/markdown-sections.js';
 
 export type BriefSection = 'goal' | 'acceptance' | 'boundaries' | 'unknowns';
@@ -141,7 +143,9 @@ export class Brief {
   write(path: string): string {
     const absolute = resolve(path);
     mkdirSync(dirname(absolute), { recursive: true });
-    writeFileSync(absolute, this.toMarkdown());
+    // A file people read and may commit: through the output sink (the model's text can carry a key
+    // it saw, or escape sequences). Frozen checks keep their real commands in the run directory.
+    writeFileSync(absolute, shown(this.toMarkdown()));
     return absolute;
   }
 }

@@ -17,9 +17,11 @@
  * - `amend` appends to the statement and never replaces it: the original intent stays visible.
  * - The file's header teaches the item syntax, because people edit this file by hand.
  */
+
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import { CHECK_SYNTAX, CHECK_SYNTAX_WITH_LIMIT, type ItemCheck, readCheck } from '../checks/syntax.js';
+import { shown } from '../output/sink.js';
 import { bulletItems, readSections, type SectionAliases } from '../runtime/markdown-sections.js';
 
 type GoalSection = 'statement' | 'checks';
@@ -198,7 +200,9 @@ export class Goal {
   write(path: string): string {
     const absolute = resolve(path);
     mkdirSync(dirname(absolute), { recursive: true });
-    writeFileSync(absolute, this.toMarkdown());
+    // A file people read and may commit: through the output sink (the model's text can carry a key
+    // it saw, or escape sequences). Frozen checks keep their real commands in the run directory.
+    writeFileSync(absolute, shown(this.toMarkdown()));
     return absolute;
   }
 }

@@ -5,7 +5,7 @@
  */
 
 /** One made-up secret per recognised format (built from pieces so no scanner flags this file). */
-export const HOSTILE_SECRETS: Record<string, string> = {
+export const HOSTILE_SECRETS = {
   anthropic: ['sk-ant-api03', 'Zx8Kq2Lm4Np6Rt8Vw0Yb2Dc4Fg6Hj8Kl0Mn2Pq4Rs6Tu8Vw0Xy2Za4Bc6De8Fg0-AAAA'].join('-'),
   openai: ['sk-proj', 'Qw3Er5Ty7Ui9Op1As3Df5Gh7Jk9Lz1Xc3Vb5Nm7Qw9Er1Ty3Ui5'].join('-'),
   github: `${'ghp'}_${'R4nd0mT0k3nV4lu3F0rT3st1ngOnlyXyZ12'}34`,
@@ -24,7 +24,7 @@ export const HOSTILE_SECRETS: Record<string, string> = {
   ].join('\n'),
   urlPassword: `postgres://app:${'Pr0dDbP4ssw0rd'}@db.internal:5432/prod`,
   dbPassword: `DB_PASSWORD=${'Sup3rS3cr3tFromFile'}`,
-};
+} satisfies Record<string, string>;
 
 /** The part of each secret that must never be printed (for an assignment or a URL, the value). */
 export function secretCore(secret: string): string {
@@ -37,7 +37,7 @@ export function secretCore(secret: string): string {
 export const HOSTILE_SECRET_CORES: string[] = Object.values(HOSTILE_SECRETS).map(secretCore);
 
 /** Escape payloads: window title, clear screen, clipboard write, hyperlink, 8-bit CSI, BEL, RLO, NUL. */
-export const HOSTILE_ESCAPES: Record<string, string> = {
+export const HOSTILE_ESCAPES = {
   title: '\x1b]0;PWNED-TITLE\x07',
   clear: '\x1b[2J\x1b[H',
   clipboard: '\x1b]52;c;cm0gLXJmIH4=\x07',
@@ -46,7 +46,7 @@ export const HOSTILE_ESCAPES: Record<string, string> = {
   bell: '\x07',
   rlo: '\u202etxt.exe',
   nul: '\x00',
-};
+} satisfies Record<string, string>;
 
 /** Every raw byte a terminal could act on (outside flower's own SGR colours). */
 export const RAW_CONTROL = /[\x00-\x09\x0b-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]/;

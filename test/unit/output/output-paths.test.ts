@@ -63,8 +63,6 @@ const STATE_WRITERS: Record<string, string> = {
   'src/store/spill.ts': 'spill files of the session store',
   'src/store/sqlite-integrity.ts': 'the quarantine copy of a corrupt database',
   'src/store/transcript-recovery.ts': 'transcripts kept for recovery (must stay exactly as stored)',
-  'src/workflow/brief.ts': 'brief.md: the user’s request as given, which the model works from',
-  'src/workflow/goal.ts': 'goal.md: the goal the user confirms and edits, which the judge works from',
   'src/workflow/frozen-checks.ts': 'the frozen copy of the confirmed checks',
   'src/cli/commands/demo-action.ts': 'the demo workspace’s seed files',
 };

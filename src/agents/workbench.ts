@@ -12,10 +12,15 @@
  * - Subagents never see the index (it is not part of their prompt); the coordinator relays paths.
  * - `spill/` is not indexed: spilled tool results are reached through the pointer left in place of
  *   the result, not by browsing.
+ * - INDEX.md is for people and quotes what models wrote (file names, a script's first comment), so
+ *   it is written through the output sink's `shown`: secrets masked, controls and bidi characters
+ *   visible and inert. It keeps the user's umask, like the workbench: it repeats one line of files
+ *   that lie beside it with that same mode, so a private index would hide nothing they show.
  */
 import { execFileSync } from 'node:child_process';
 import { mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { basename, dirname, isAbsolute, join, relative, resolve, sep } from 'node:path';
+import { shown } from '../output/sink.js';
 
 export interface WorkbenchOptions {
   /** Directory name under the workspace; ignored when `home` is given. */
@@ -103,7 +108,7 @@ export class Workbench {
     }));
   }
 
-  /** Rewrites INDEX.md from what is on disk and returns its text. */
+  /** Rewrites INDEX.md from what is on disk and returns its text (as written: shown). */
   refresh(): string {
     this.ensure();
     const lines = [
@@ -119,8 +124,9 @@ export class Workbench {
       for (const entry of entries) lines.push(formatEntry(entry, '(no description)'));
       lines.push('');
     }
-    const text = lines.join('\n');
-    writeFileSync(this.indexPath, text);
+    const text = shown(lines.join('\n'));
+    // 0o666 less the umask, as before: see the module's header for why the index is not private.
+    writeFileSync(this.indexPath, text, { mode: 0o666 });
     return text;
   }
 
@@ -203,7 +209,8 @@ export function requireGitRepository(workspace: string): void {
 /**
  * A file's one-line description: an explicit `# desc:` (or `// desc:`, `-- desc:`) line among the
  * first lines wins; otherwise the first meaningful comment or docstring line; otherwise "".
- * A shebang is skipped — "!/usr/bin/env node" describes nothing.
+ * A shebang is skipped — "!/usr/bin/env node" describes nothing. Shown (secrets masked, controls
+ * inert): it goes into INDEX.md and into the prompt's workbench section.
  */
 export function describeText(text: string): string {
   const head = text.split(/\r?\n/, DESCRIPTION_SCAN_LINES);
@@ -243,8 +250,18 @@ function formatEntry(entry: WorkbenchEntry, missing: string): string {
   return `- \`${entry.path}\`${description ? ` — ${description}` : ''} (${humanSize(entry.bytes)})`;
 }
 
+/** What of a description line is shown before the cut: any token that starts in what is kept. */
+const DESCRIPTION_SHOWN_CHARS = 1000;
+
+/**
+ * Cut to `DESCRIPTION_MAX_CHARS` after it is shown: a token cut first would no longer have the
+ * shape the mask recognises, and its first part would stay in clear. (Only the line's start is
+ * shown: a minified file's first line can be megabytes long.)
+ */
 function truncate(text: string): string {
-  return Array.from(text).slice(0, DESCRIPTION_MAX_CHARS).join('');
+  return Array.from(shown(text.slice(0, DESCRIPTION_SHOWN_CHARS)))
+    .slice(0, DESCRIPTION_MAX_CHARS)
+    .join('');
 }
 
 function listFiles(directory: string): string[] {

@@ -23,10 +23,14 @@
  *   the command; `--die-with-parent` ends it too when flower dies without running its handlers.
  * - Output is one pipe for stdout and stderr (the shell joins them before it runs the command, so
  *   they keep the order they came in) that streams into the check's log (capped-log.ts): private
- *   (0600 in a 0700 round directory) and capped while the check runs, its head and tail kept and the
- *   cut said in the middle. A check that prints 100 MB costs a 128 KiB log and never 100 MB of
- *   memory; only the log's tail (`tailBytes`, whole lines) is read back for the judge. Walled, the
- *   second pipe carries only bubblewrap's own words (the command's stderr is joined before it runs).
+ *   (0600 in a 0700 round directory, whatever the umask; a round directory an older run left
+ *   readable is tightened) and capped while the check runs, its head and tail kept and the cut said
+ *   in the middle, and written through the output sink (secrets masked, controls inert). A check
+ *   that prints 100 MB costs a 128 KiB log and never 100 MB of memory; only the log's tail
+ *   (`tailBytes`, whole lines) goes to the judge. Walled, the second pipe carries only bubblewrap's
+ *   own words (the command's stderr is joined before it runs).
+ * - The tail the judge and the worker read is masked too, but not made into control pictures:
+ *   escape sequences are removed from it (see `tailOf`).
  * - The environment is `checkEnvironment`: no credentials, no endpoint, no flower settings; walled,
  *   also no variable whose name says it holds a secret (as the workers' commands), and TMPDIR set.
  * - Nothing a check does is an exception here: a command that cannot be read, cannot start (a wall
@@ -35,20 +39,11 @@
  * - Checks run one after another, in checklist order: they may share ports, files and builds.
  */
 import { spawn } from 'node:child_process';
-import {
-  accessSync,
-  closeSync,
-  constants,
-  existsSync,
-  mkdtempSync,
-  openSync,
-  readSync,
-  rmSync,
-  statSync,
-} from 'node:fs';
+import { accessSync, constants, existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { delimiter, join } from 'node:path';
 import type { EnvMap } from '../config/paths.js';
+import { shown } from '../output/sink.js';
 import { walledCommand, wallPlan } from '../runtime/sandbox/bubblewrap.js';
 import { isSecretVariable, type SandboxPlaces } from '../runtime/sandbox/places.js';
 import type { SandboxPolicy } from '../runtime/sandbox/policy.js';
@@ -67,7 +62,7 @@ import { type CheckSpec, type ItemCheck, readCheck } from './syntax.js';
 export interface CheckPolicy {
   /** A check without its own limit gets this long: a whole test suite fits, a hang does not last the night. */
   readonly timeoutMs: number;
-  /** How much of the output's end is read back for the tail. */
+  /** How much of the log's end makes the tail. */
   readonly tailBytes: number;
   /** At most this many lines of that end make the tail (a prompt needs the verdict, not the log). */
   readonly tailLines: number;
@@ -121,7 +116,7 @@ export interface CheckRun {
   readonly outputBytes: number;
   /** Bytes cut from the middle of the log (0 when it holds the whole output). */
   readonly cutBytes: number;
-  /** The last lines of the output, escape sequences removed. */
+  /** The last lines of the output, escape sequences removed and secrets masked (`tailOf`). */
   readonly tail: string;
   /** Why the check could not run at all (an unreadable annotation, a start failure). */
   readonly problem?: string;
@@ -136,7 +131,7 @@ export interface CheckWall {
 export interface RunCheckOptions {
   /** Where the command runs (the workspace). */
   readonly cwd: string;
-  /** The file that receives its output (created afresh, 0600). */
+  /** The file that receives its output (created afresh, 0600; masked and inert). */
   readonly outputPath: string;
   /** The environment to start from; the credentials are removed from it. Default: this process's. */
   readonly env?: EnvMap;
@@ -242,7 +237,7 @@ function runInGroup(
     const endNow = () => endGroup('SIGKILL');
     process.on('exit', endNow);
     const stopRescue = onTerminationSignal(endNow);
-    // Read as it comes, never paused: the log holds at most its tail, and a check never blocks on a full pipe.
+    // Read as it comes, never paused: the log holds at most its head and tail, and a check never blocks on a full pipe.
     const output = child.stdout;
     output?.on('data', (chunk: Buffer) => log.write(chunk));
     // Only bubblewrap writes here (the shell joined the command's stderr to its stdout).
@@ -288,27 +283,28 @@ function runInGroup(
 const ESCAPES =
   /\x1b\[[0-?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)|\x1b[@-_]|[\x00-\x08\x0b-\x1f\x7f]/g;
 
-/** The end of a file: at most `bytes` bytes, cut to whole lines, at most `lines` of them. */
-export function readTail(path: string, bytes: number, lines: number): { tail: string; size: number } {
-  let size = 0;
-  try {
-    size = statSync(path).size;
-  } catch {
-    return { tail: '', size };
-  }
-  const start = Math.max(0, size - bytes);
-  const buffer = Buffer.alloc(size - start);
-  const fd = openSync(path, 'r');
-  try {
-    readSync(fd, buffer, 0, buffer.length, start);
-  } finally {
-    closeSync(fd);
-  }
-  let text = buffer.toString('utf8').replace(/\r\n?/g, '\n');
-  // Reading from the middle of the file: the first line is a fragment (maybe half a character).
+/**
+ * The end of a check's log as the judge and the worker read it: at most `bytes` bytes, cut to whole
+ * lines, at most `lines` of them, taken from the log's raw text (`CappedLogSummary.raw`).
+ *
+ * Decided (issue 20, observation 5): the model gets what it needs to judge and to fix, the failing
+ * lines, and no more than a person reading the file does.
+ * - Secrets are masked here as in the file: no verdict and no fix needs a credential's value (the
+ *   mask keeps its first characters and its length, enough to see which kind of key it was), while
+ *   a value in a prompt is sent to the API and kept in clear in the stored transcript for good.
+ * - Escape sequences are removed, not turned into pictures as in the file: a colour code is noise
+ *   to a model, and what is left reads as the terminal would have shown it. The few controls the
+ *   removal leaves (C1, bidi) are made visible, as everywhere else.
+ * - Masking runs over the whole kept text before it is cut, so a private key block whose first line
+ *   falls outside the window is still masked whole.
+ */
+export function tailOf(raw: string, bytes: number, lines: number): string {
+  const whole = Buffer.from(shown(raw.replace(/\r\n?/g, '\n').replace(ESCAPES, '')));
+  const start = Math.max(0, whole.length - bytes);
+  let text = whole.subarray(start).toString('utf8');
+  // Cut from the middle of the text: the first line is a fragment (maybe half a character).
   if (start > 0) text = text.slice(text.indexOf('\n') + 1);
-  const kept = text.replace(ESCAPES, '').replace(/\n+$/, '').split('\n').slice(-lines);
-  return { tail: kept.join('\n'), size };
+  return text.replace(/\n+$/, '').split('\n').slice(-lines).join('\n');
 }
 
 /** Runs one check and reports how it went; never throws. */
@@ -360,7 +356,7 @@ export async function runCheck(item: string, check: CheckSpec, options: RunCheck
   if (walled && (exit.wallError !== undefined || exit.startError !== undefined))
     return failedToStart(base, wallProblem(exit));
   if (exit.startError !== undefined) return failedToStart(base, `it could not start: ${exit.startError}`);
-  const { tail } = readTail(options.outputPath, policy.tailBytes, policy.tailLines);
+  const tail = tailOf(printed.raw, policy.tailBytes, policy.tailLines);
   return {
     ...base,
     exitCode: exit.code,

@@ -10,15 +10,21 @@
  * - The document is for humans too: it is frozen as `notes/handoff-<step>.md`, can be read and
  *   edited, and the previous generation is archived (moved, never deleted) before a new one is
  *   written.
+ * - The frozen file is what a model wrote, so it goes through the output sink's `shown` (secrets
+ *   masked, controls and bidi characters visible and inert) and is private (0600): a model quotes
+ *   connection strings and command output, and a mask knows only the secrets it can recognise. The
+ *   successor's prompt is built from the document in memory, not from the file; a successor that
+ *   reads the file sees a masked secret and inert controls, which costs it nothing it needs.
  * - When the session cannot write it (reply incomplete, turn failed, or the context could not fit
  *   one more turn), a degraded document is assembled mechanically from the task itself (its first
  *   1200 characters); a partial handoff beats hitting the window.
  * - Runaway brake: after `HandoffPolicy.maxGenerations` handoffs, or `MAX_DEGRADED_IN_A_ROW`
  *   degraded ones in a row, the step stops with a message that says why and what to change.
  */
-import { existsSync, mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, renameSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import type { HandoffPolicy } from '../config/policies.js';
+import { writeShownFile } from '../output/sink.js';
 import { readSections } from './markdown-sections.js';
 import { compactTimestamp } from './run-id.js';
 
@@ -247,8 +253,8 @@ export function handoffPath(notesDir: string, step: string): string {
 }
 
 /**
- * Writes the handoff of `step` into `notesDir` and returns its absolute path. An existing
- * previous generation is first moved to `<notes>/archive/handoff/<step>-<YYYYmmdd-HHMMSS>.md`.
+ * Writes the handoff of `step` into `notesDir` (shown, 0600) and returns its absolute path. An
+ * existing previous generation is first moved to `<notes>/archive/handoff/<step>-<YYYYmmdd-HHMMSS>.md`.
  */
 export function saveHandoff(
   notesDir: string,
@@ -266,8 +272,10 @@ export function saveHandoff(
     for (let copy = 2; existsSync(target); copy += 1) target = `${base}-${copy}.md`;
     renameSync(path, target);
   }
+  // The notes directory keeps the user's umask (it is the workbench's); only the file is private.
   mkdirSync(notesDir, { recursive: true });
-  writeFileSync(path, document.toMarkdown(step));
+  // The path is free (its previous generation was just moved away), so the file is created 0600.
+  writeShownFile(path, document.toMarkdown(step));
   return path;
 }
 

@@ -15,8 +15,13 @@
  * - A UI callback that throws never disturbs the run: the error is kept in `uiErrors`.
  * - Human mail is appended to the brief (`amendPath`) under a timestamped heading, so it outlives
  *   the current step; the Q&A log (`logPath`) is for the record only and never enters a context.
+ * - The Q&A log is for people and quotes the model and the human verbatim, so every entry goes
+ *   through the output sink's `shown` (secrets masked, controls and bidi characters visible and
+ *   inert), and the file is private (0600, an older run's readable one tightened): an answer may
+ *   hold a password the human typed, and a mask knows only the secrets it can recognise. The brief
+ *   is not masked: the model works from it, and a value the human gave it on purpose must arrive.
  */
-import { appendFileSync, existsSync, mkdirSync } from 'node:fs';
+import { appendFileSync, chmodSync, existsSync, mkdirSync, statSync } from 'node:fs';
 import { dirname } from 'node:path';
 import {
   createSdkMcpServer,
@@ -24,6 +29,7 @@ import {
   tool,
 } from '@anthropic-ai/claude-agent-sdk';
 import { z } from 'zod';
+import { shown } from '../../output/sink.js';
 import { ASK_TOOL, HUMAN_SERVER, INBOX_TOOL } from '../tools.js';
 import { type Ask, type AskEvent, type AskState, type Mail, resolveReply } from './ask.js';
 
@@ -69,6 +75,9 @@ export interface HumanChannelOptions {
 }
 
 const DEFAULT_TIMEOUT_SECONDS = 1800;
+
+/** The Q&A log is the user's alone (see the module's header). */
+const QA_LOG_MODE = 0o600;
 
 interface Waiting {
   ask: Ask;
@@ -313,15 +322,18 @@ export class HumanChannel {
     }
   }
 
-  /** Appends to the Q&A log. Unlike the other writers this does not swallow I/O errors: a lost
-   * record should be loud. */
+  /** Appends to the Q&A log, shown and private. Unlike the other writers this does not swallow
+   * I/O errors: a lost record should be loud. */
   private log(text: string): void {
     if (!this.logPath) return;
     mkdirSync(dirname(this.logPath), { recursive: true });
     const header = existsSync(this.logPath)
       ? ''
       : '# Q&A log\n\n> Appended automatically. Kept for the record; it never enters a model context.\n\n';
-    appendFileSync(this.logPath, header + text);
+    appendFileSync(this.logPath, shown(header + text), { mode: QA_LOG_MODE });
+    // The mode above applies only to a new file, less the umask: a log an older run left readable
+    // (or a strict umask left unwritable) gets 0600 here.
+    if ((statSync(this.logPath).mode & 0o777) !== QA_LOG_MODE) chmodSync(this.logPath, QA_LOG_MODE);
   }
 
   private nextId(prefix: 'q' | 'm'): string {

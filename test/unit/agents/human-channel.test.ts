@@ -1,9 +1,10 @@
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { chmodSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { type AskEvent, resolveReply, waitedSeconds } from '../../../src/agents/human/ask.js';
 import { DEFAULT_CHANNEL_TEXTS, HumanChannel } from '../../../src/agents/human/channel.js';
+import { HOSTILE_ESCAPES, HOSTILE_SECRETS, RAW_CONTROL, secretCore } from '../../support/hostile-payloads.js';
 
 const dirs: string[] = [];
 afterEach(() => {
@@ -127,6 +128,48 @@ describe('HumanChannel.ask', () => {
       '- **Q** (q1) Which db?\n  - options: pg / sqlite\n  - **A** [timeout] No one answered.',
     );
     expect(channel.transcript()).toBe(`- Q: Which db?\n  A: [timeout] ${DEFAULT_CHANNEL_TEXTS.timeout}`);
+  });
+});
+
+describe('the Q&A log people read', () => {
+  it('is masked, inert and private: a hostile question, options, answer and mail drive nothing and leak no secret', async () => {
+    const dir = tempDir();
+    const logPath = join(dir, 'notes', 'qa-log.md');
+    mkdirSync(join(dir, 'notes'));
+    // An older run's log, readable by everyone: the next entry tightens it.
+    writeFileSync(logPath, '# Q&A log\n\n', { mode: 0o644 });
+    chmodSync(logPath, 0o644);
+    const escapes = Object.values(HOSTILE_ESCAPES).join(' ');
+    const channel = new HumanChannel({ logPath, timeoutSeconds: null });
+    const asked = channel.ask(`Use ${HOSTILE_SECRETS.anthropic}? ${escapes}`, [
+      `yes\x1b]0;PWNED-TITLE\x07`,
+      HOSTILE_SECRETS.github!,
+    ]);
+    channel.answer('q1', `no, use ${HOSTILE_SECRETS.dbPassword} and ${HOSTILE_SECRETS.urlPassword}`);
+    const answered = await asked;
+    channel.send(`Also: ${HOSTILE_SECRETS.stripe} \u202eevil`);
+    channel.takeInbox();
+    const log = readFileSync(logPath, 'utf8');
+    const { anthropic, github, dbPassword, urlPassword, stripe } = HOSTILE_SECRETS;
+    for (const secret of [anthropic, github, dbPassword, urlPassword, stripe])
+      expect(log).not.toContain(secretCore(secret!));
+    expect(log).not.toMatch(RAW_CONTROL);
+    expect(log).toContain('options: yes\u241b]0;PWNED-TITLE\u2407 / ghp_');
+    expect(log).toContain('[U+202E]evil');
+    expect(statSync(logPath).mode & 0o777).toBe(0o600);
+    // The model still got the human's answer as given: only the record is masked.
+    expect(answered.answer).toContain(HOSTILE_SECRETS.dbPassword);
+  });
+
+  it('creates a new log 0600 whatever the umask', async () => {
+    const logPath = join(tempDir(), 'notes', 'qa-log.md');
+    const previous = process.umask(0o022);
+    try {
+      await new HumanChannel({ logPath, timeoutSeconds: 0 }).ask('Which db?');
+    } finally {
+      process.umask(previous);
+    }
+    expect(statSync(logPath).mode & 0o777).toBe(0o600);
   });
 });
 

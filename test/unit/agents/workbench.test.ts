@@ -1,9 +1,10 @@
 import { execFileSync } from 'node:child_process';
-import { mkdirSync, mkdtempSync, readFileSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, realpathSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { describeText, humanSize, IsolationError, Workbench } from '../../../src/agents/workbench.js';
+import { HOSTILE_ESCAPES, HOSTILE_SECRETS, RAW_CONTROL, secretCore } from '../../support/hostile-payloads.js';
 
 const dirs: string[] = [];
 afterEach(() => {
@@ -68,6 +69,31 @@ describe('Workbench', () => {
     expect(index).toContain('## Artifacts (0)\n- (none)');
     expect(index).toContain('## Notes (1)\n- `.flower/notes/archive/old.md` — (no description) (10B)');
     expect(index).not.toContain('.hidden');
+  });
+
+  it('writes INDEX.md masked and inert: a hostile file name or description drives nothing and leaks no secret', () => {
+    const workspace = tempDir();
+    const workbench = new Workbench(workspace).ensure();
+    const escapes = Object.values(HOSTILE_ESCAPES).join('');
+    writeFileSync(
+      join(workbench.scripts, 'deploy.sh'),
+      `# desc: deploy with ${HOSTILE_SECRETS.github} ${HOSTILE_SECRETS.dbPassword} ${escapes}\n`,
+    );
+    writeFileSync(join(workbench.artifacts, `out\x1b]0;PWNED-TITLE\x07\u202e.txt`), 'x');
+    // A token the 100-character cut runs through: masked before the cut, so no part of it stays.
+    writeFileSync(join(workbench.notes, 'long.md'), `# ${'x'.repeat(80)} ${HOSTILE_SECRETS.github}\n`);
+    const index = workbench.refresh();
+    const onDisk = readFileSync(workbench.indexPath, 'utf8');
+    expect(onDisk).toBe(index);
+    expect(onDisk).not.toContain(secretCore(HOSTILE_SECRETS.github!));
+    expect(onDisk).not.toContain(secretCore(HOSTILE_SECRETS.dbPassword!));
+    expect(onDisk).not.toMatch(RAW_CONTROL);
+    expect(onDisk).not.toContain(HOSTILE_SECRETS.github!.slice(4, 14));
+    // Visible, so a reader sees what was there.
+    expect(onDisk).toContain('out\u241b]0;PWNED-TITLE\u2407[U+202E].txt');
+    expect(onDisk).toContain('— deploy with ghp_');
+    // The index keeps the user's umask, like the files it lists (see workbench.ts).
+    expect(statSync(workbench.indexPath).mode & 0o777).toBe(0o666 & ~process.umask());
   });
 
   it('lists at most the configured number of entries per category in the prompt block', () => {

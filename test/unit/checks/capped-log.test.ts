@@ -1,7 +1,9 @@
 /**
  * A check's log (checks/capped-log.ts): the head and the tail of the output with the cut said in
- * the middle, bounded memory however much is written, and privacy (0600 files, a 0700 directory,
- * planted symlinks replaced rather than followed). Real files; the runner's side is runner.test.ts.
+ * the middle, bounded memory however much is written, its text shown (secrets masked, controls
+ * inert, a key block masked whole even across the cut), and privacy (0600 files whatever the umask,
+ * a 0700 directory, planted symlinks replaced rather than followed). Real files; the runner's side
+ * is runner.test.ts and check-logs-shown.test.ts.
  */
 import {
   lstatSync,
@@ -24,6 +26,7 @@ import {
   privateDirectory,
   writePrivateFile,
 } from '../../../src/checks/capped-log.js';
+import { HOSTILE_ESCAPES, HOSTILE_SECRETS, RAW_CONTROL, secretCore } from '../../support/hostile-payloads.js';
 
 const dir = () => realpathSync(mkdtempSync(join(tmpdir(), 'flower-log-')));
 const mode = (path: string) => lstatSync(path).mode & 0o777;
@@ -96,7 +99,7 @@ describe('a capped check log', () => {
     );
   });
 
-  it('holds only its tail in memory and only its head on disk while 100 MB stream through', () => {
+  it('holds at most its head and its tail in memory, and nothing on disk, while 100 MB stream through', () => {
     const path = join(dir(), 'big.log');
     const log = CappedLog.create(path);
     const chunk = Buffer.alloc(64 * 1024, 'a line of output\n');
@@ -105,9 +108,10 @@ describe('a capped check log', () => {
     for (let written = 0; written < 100 * 1024 * 1024; written += chunk.length) {
       log.write(chunk);
       mostHeld = Math.max(mostHeld, log.heldBytes);
-      if (written % (16 * 1024 * 1024) === 0) expect(statSync(path).size).toBeLessThanOrEqual(headBytes);
+      // Nothing the check printed is on disk before it is shown (masked) at the close.
+      if (written % (16 * 1024 * 1024) === 0) expect(statSync(path).size).toBe(0);
     }
-    expect(mostHeld).toBeLessThanOrEqual(tailBytes + headBytes / 2);
+    expect(mostHeld).toBeLessThanOrEqual(headBytes + tailBytes);
     const { printedBytes, cutBytes } = log.close();
     expect(printedBytes).toBe(100 * 1024 * 1024);
     expect(statSync(path).size).toBeLessThan(headBytes + tailBytes + 1024);
@@ -116,6 +120,58 @@ describe('a capped check log', () => {
         cutBytes +
         Buffer.byteLength(`${cutNotice(cutBytes, printedBytes, defaultCheckLogPolicy)}\n`),
     );
+  });
+});
+
+describe('a check log people read', () => {
+  const printed = [
+    ...Object.values(HOSTILE_SECRETS).map((secret) => `leaked: ${secret}`),
+    ...Object.entries(HOSTILE_ESCAPES).map(([name, payload]) => `${name}: ${payload}`),
+  ].join('\n');
+
+  it('holds no secret in clear and no raw control; the raw text stays in memory for the runner', () => {
+    const { text, raw } = logged([printed], { headBytes: 1 << 20, tailBytes: 1 << 20 });
+    for (const secret of Object.values(HOSTILE_SECRETS)) expect(text).not.toContain(secretCore(secret));
+    expect(text).not.toMatch(RAW_CONTROL);
+    // Visible, not dropped: a reader sees that a title sequence was there, and what it said.
+    expect(text).toContain('\u241b]0;PWNED-TITLE\u2407');
+    expect(text).toContain('[U+202E]txt.exe');
+    expect(raw).toBe(printed);
+  });
+
+  it('masks a secret that arrived split between two chunks', () => {
+    const secret = HOSTILE_SECRETS.github!;
+    const { text } = logged([`token ${secret.slice(0, 10)}`, `${secret.slice(10)} done\n`], {
+      headBytes: 1024,
+      tailBytes: 1024,
+    });
+    expect(text).not.toContain(secret);
+    expect(text).toContain('done');
+  });
+
+  it('masks a private key block the cut runs through: its lines after the cut too', () => {
+    // A long key (a 4096-bit one is about fifty lines): the head ends inside it, the tail starts inside it.
+    const body = Array.from(
+      { length: 50 },
+      (_, line) => `K${String(line).padStart(2, '0')}${'Qw3Er5Ty7Ui9Op1A'.repeat(4)}`,
+    );
+    const pem = [`-----BEGIN ${'RSA PRIVATE'} KEY-----`, ...body, `-----END ${'RSA PRIVATE'} KEY-----`];
+    const chunks = [
+      `${HOSTILE_SECRETS.anthropic}\n`,
+      ...pem.map((line) => `${line}\n`),
+      `${HOSTILE_SECRETS.stripe}\n`,
+    ];
+    const lineBytes = body[0]!.length + 1;
+    const policy = { headBytes: chunks[0]!.length + 32 + 5 * lineBytes, tailBytes: 10 * lineBytes };
+    const { text, cutBytes, raw } = logged(chunks, policy);
+    expect(cutBytes).toBeGreaterThan(0);
+    // The raw text does hold key lines from both sides of the cut, so the mask had work to do.
+    expect(raw).toContain(body[1]);
+    expect(raw).toContain(body[45]);
+    for (const line of body) expect(text).not.toContain(line);
+    expect(text).toContain('[private key block');
+    expect(text).not.toContain(secretCore(HOSTILE_SECRETS.anthropic!));
+    expect(text).not.toContain(secretCore(HOSTILE_SECRETS.stripe!));
   });
 });
 
@@ -130,6 +186,20 @@ describe('a private check log', () => {
     expect(readFileSync(path, 'utf8')).toBe('new\n');
     writePrivateFile(join(dirname(path), 'why.log'), 'it could not start\n');
     expect(mode(join(dirname(path), 'why.log'))).toBe(0o600);
+  });
+
+  it('is 0600 whatever the umask: a loose one does not open it, a strict one does not lock its owner out', () => {
+    const root = dir();
+    for (const umask of [0o000, 0o022, 0o277]) {
+      const previous = process.umask(umask);
+      try {
+        const path = join(root, `umask-${umask.toString(8)}.log`);
+        writePrivateFile(path, 'why it did not run\n');
+        expect([umask, mode(path)]).toEqual([umask, 0o600]);
+      } finally {
+        process.umask(previous);
+      }
+    }
   });
 
   it('replaces a symlink planted at its path instead of writing through it', () => {

@@ -20,6 +20,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { defaultCheckPolicy, runCheck, runChecks } from '../../../src/checks/runner.js';
+import { maskSecret } from '../../../src/config/credentials.js';
 import { sandboxAvailability } from '../../../src/runtime/sandbox/availability.js';
 import { sandboxPlaces } from '../../../src/runtime/sandbox/places.js';
 import { defaultSandboxPolicy, type SandboxPolicy } from '../../../src/runtime/sandbox/policy.js';
@@ -209,7 +210,10 @@ describe.runIf(sandboxAvailability().available)('a walled check (real bubblewrap
       wall: wall(places, { ...defaultSandboxPolicy, enabled: false }),
     });
     expect(run.passed).toBe(true);
-    expect(readFileSync(run.outputPath, 'utf8')).toContain(KEY);
+    // It did read the user's .env (no wall); its log, which people read, shows the key masked.
+    const log = readFileSync(run.outputPath, 'utf8');
+    expect(log).toContain(`ANTHROPIC_API_KEY=${maskSecret(KEY)}`);
+    expect(log).not.toContain(KEY);
   });
 
   it('runChecks passes the wall to every check', async () => {

@@ -19,8 +19,9 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { describe, expect, it } from 'vitest';
 import { cutNotice } from '../../../src/checks/capped-log.js';
 import { checkEnvironment, isWithheldFromChecks } from '../../../src/checks/environment.js';
-import { defaultCheckPolicy, readTail, runCheck, runChecks } from '../../../src/checks/runner.js';
+import { defaultCheckPolicy, runCheck, runChecks, tailOf } from '../../../src/checks/runner.js';
 import { describeRun } from '../../../src/workflow/evidence.js';
+import { HOSTILE_ESCAPES, HOSTILE_SECRETS, RAW_CONTROL, secretCore } from '../../support/hostile-payloads.js';
 import { processGone } from '../../support/processes.js';
 
 const dir = () => mkdtempSync(join(tmpdir(), 'flower-checks-'));
@@ -297,12 +298,26 @@ describe('runChecks', () => {
   });
 });
 
-describe('readTail', () => {
-  it('drops the partial first line when it starts mid-file and removes escape sequences', () => {
-    const cwd = dir();
-    const path = join(cwd, 't.log');
-    writeFileSync(path, `${'x'.repeat(100)}\n\x1b[31mred\x1b[0m\nend\n`);
-    expect(readTail(path, 20, 10).tail).toBe('red\nend');
-    expect(readTail(path, 1000, 1).tail).toBe('end');
+describe('tailOf', () => {
+  it('drops the partial first line when it starts mid-text and removes escape sequences', () => {
+    const raw = `${'x'.repeat(100)}\n\x1b[31mred\x1b[0m\nend\n`;
+    expect(tailOf(raw, 20, 10)).toBe('red\nend');
+    expect(tailOf(raw, 1000, 1)).toBe('end');
+  });
+
+  it('masks secrets, even a key block whose first line is outside the window, and leaves no raw control', () => {
+    const raw = [
+      HOSTILE_SECRETS.pem,
+      ...Object.values(HOSTILE_SECRETS).map((secret) => `printed ${secret}`),
+      ...Object.values(HOSTILE_ESCAPES).map((payload) => `escape ${payload} here`),
+      'the last line',
+    ].join('\n');
+    const secondLine = HOSTILE_SECRETS.pem!.split('\n')[1]!;
+    // A window that starts just after the key block's first line.
+    const tail = tailOf(raw, Buffer.byteLength(raw) - 10, 1000);
+    expect(tail).not.toContain(secondLine);
+    for (const secret of Object.values(HOSTILE_SECRETS)) expect(tail).not.toContain(secretCore(secret));
+    expect(tail).not.toMatch(RAW_CONTROL);
+    expect(tail.endsWith('the last line')).toBe(true);
   });
 });

@@ -1,4 +1,4 @@
-import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
@@ -17,6 +17,7 @@ import {
   safeStepName,
   saveHandoff,
 } from '../../../src/runtime/handoff-document.js';
+import { HOSTILE_ESCAPES, HOSTILE_SECRETS, RAW_CONTROL, secretCore } from '../../support/hostile-payloads.js';
 
 const reply = `Here is the handoff.
 
@@ -176,6 +177,29 @@ describe('handoff files', () => {
     expect(readdirSync(archive).sort()).toEqual(['work-20261130-010203-2.md', 'work-20261130-010203.md']);
     expect(readFileSync(join(archive, 'work-20261130-010203.md'), 'utf8')).toContain('gen 1');
     expect(readFileSync(join(archive, 'work-20261130-010203-2.md'), 'utf8')).toContain('gen 2');
+  });
+
+  it('freezes a hostile handoff masked, inert and private; it still reads back, and the successor gets it whole', () => {
+    const secrets = Object.values(HOSTILE_SECRETS);
+    const escapes = Object.values(HOSTILE_ESCAPES).join(' ');
+    const document = new HandoffDocument({
+      doing: `Deploying with ${HOSTILE_SECRETS.urlPassword} ${escapes}`,
+      decided: secrets.map((secret) => `- uses ${secret}`).join('\n'),
+      next: `Run the migration\x1b]0;PWNED-TITLE\x07 again`,
+      scene: HOSTILE_SECRETS.pem,
+    });
+    const path = saveHandoff(notes, 'work', document);
+    const text = readFileSync(path, 'utf8');
+    for (const secret of secrets) expect(text).not.toContain(secretCore(secret));
+    expect(text).not.toMatch(RAW_CONTROL);
+    expect(text).toContain('Run the migration\u241b]0;PWNED-TITLE\u2407 again');
+    expect(statSync(path).mode & 0o777).toBe(0o600);
+    // Still a handoff: the sections read back from the frozen file.
+    const reread = HandoffDocument.load(path);
+    expect(reread?.complete).toBe(true);
+    expect(reread?.doing).toContain('Deploying with postgres://app:***@db.internal');
+    // The successor's prompt is made from the document itself, not from the masked file.
+    expect(document.successorPrompt()).toContain(HOSTILE_SECRETS.urlPassword);
   });
 
   it('loads a hand-edited file and returns undefined for a missing one', () => {

@@ -6,7 +6,9 @@
 
 /** One made-up secret per recognised format (built from pieces so no scanner flags this file). */
 export const HOSTILE_SECRETS = {
-  anthropic: ['sk-ant-api03', 'Zx8Kq2Lm4Np6Rt8Vw0Yb2Dc4Fg6Hj8Kl0Mn2Pq4Rs6Tu8Vw0Xy2Za4Bc6De8Fg0-AAAA'].join('-'),
+  anthropic: ['sk-ant-api03', 'Zx8Kq2Lm4Np6Rt8Vw0Yb2Dc4Fg6Hj8Kl0Mn2Pq4Rs6Tu8Vw0Xy2Za4Bc6De8Fg0-AAAA'].join(
+    '-',
+  ),
   openai: ['sk-proj', 'Qw3Er5Ty7Ui9Op1As3Df5Gh7Jk9Lz1Xc3Vb5Nm7Qw9Er1Ty3Ui5'].join('-'),
   github: `${'ghp'}_${'R4nd0mT0k3nV4lu3F0rT3st1ngOnlyXyZ12'}34`,
   gitlab: `${'glpat'}-${'xY7zQ2wE4rT6yU8iO0pA'}`,

@@ -65,3 +65,28 @@ describe('a token glued to the text before it', () => {
     );
   });
 });
+
+describe('cost', () => {
+  // Ratio of two sizes measured in the same process (no absolute time): linear work grows 8× from
+  // 16 KiB to 128 KiB, quadratic 64×. An unbounded name prefix in the assignment shape was quadratic
+  // on runs such as `a.a.a.` (observed: 297 s on 128 KiB).
+  function fastest(text: string): number {
+    let best = Number.POSITIVE_INFINITY;
+    for (let round = 0; round < 3; round += 1) {
+      const started = process.cpuUsage();
+      maskTokenShapes(text);
+      const used = process.cpuUsage(started);
+      best = Math.min(best, used.user + used.system + 1);
+    }
+    return best;
+  }
+
+  it.each(['a.', 'a-', 'ab', 'a_'])(
+    'grows linearly with a long run of %s (no backtracking blow-up)',
+    (unit) => {
+      const small = fastest(unit.repeat(8 * 1024));
+      const large = fastest(unit.repeat(64 * 1024));
+      expect(large / small).toBeLessThan(32);
+    },
+  );
+});

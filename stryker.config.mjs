@@ -13,6 +13,8 @@ export default {
   mutate: [
     'src/runtime/sandbox/*.ts',
     'src/config/credential-stores.ts',
+    // The output sink (issue 20): every human-facing byte passes through it.
+    'src/output/*.ts',
     // The delegate guard's glance wall (the rest of the guard predates StrykerJS: issue 22).
     'src/agents/guards/delegate.ts:60-153',
     // The session options' sandbox lines (the rest of the module predates StrykerJS: issue 22).

@@ -5,8 +5,24 @@
  *
  * Invariants:
  * - `postgres://` and `postgresql://` (any case) select PostgreSQL; any other `scheme://` is refused
- *   (a typo such as `postgress://` must not quietly become a SQLite file named after the URL);
- *   everything else is a SQLite path.
+ *   (a typo such as `postgress://` must not quietly become a SQLite file named after the URL).
+ * - A value shaped like a URL that lost part of its `://` is refused too, never read as a path
+ *   (issue 21: `postgres//127.0.0.1/x` ran a whole paid task on a SQLite file
+ *   `postgres/127.0.0.1/x`). With WORD a URL scheme word (a letter, then letters, digits, `+.-`),
+ *   a value is such a *mistyped URL* when it starts with
+ *   1. WORD and `:` (`postgresql:/host/x`, `postgres:`, `file:x.db`, `localhost:5432/x`,
+ *      `user:pw@host/x`), except a drive letter: one letter, `:`, then `\`, `/` or nothing
+ *      (`C:\x.db`, `C:/x.db`) is a path;
+ *   2. WORD and `//` (`postgres//host/x`, `http//host`): a file path never needs an empty segment
+ *      right after its first one, a URL that lost its `:` always has one (a leading `//` alone is
+ *      a POSIX absolute path, still a path);
+ *   3. a PostgreSQL-like word (postgres, postgresql, postgre, postgress, pgsql, pg, psql; any
+ *      case) that ends the value or is followed by `/`, `\` or a space (`postgres/host/x`,
+ *      `postgres`); `postgres.db` or `pg-notes.db` are file names, still paths.
+ *   The message names the value and what to write instead: the corrected `postgres://` URL when
+ *   the word is PostgreSQL-like, and `./<value>` for a SQLite file that really has such a name
+ *   (a path starting with `./` or `/` is never a mistyped URL).
+ * - Everything else is a SQLite path.
  * - A password is never printed: every message and every `display` form goes through
  *   `maskStoreUrl`, which over-masks rather than under-masks a URL it cannot parse.
  * - flower's own `schema` query parameter (default `flower`, as Prisma spells it) is removed from
@@ -52,6 +68,14 @@ export type StoreTarget = PostgresTarget | SqliteTarget;
 
 const SCHEME = /^([A-Za-z][A-Za-z0-9+.-]*):\/\//;
 const POSTGRES_SCHEMES = new Set(['postgres', 'postgresql']);
+/** Rule 1: a scheme word and a colon (a drive letter, `C:\` or `C:/`, excepted below). */
+const SCHEME_COLON = /^([A-Za-z][A-Za-z0-9+.-]*):/;
+const DRIVE = /^[A-Za-z]:(?:[\\/]|$)/;
+/** Rule 2: a scheme word and `//`, the colon lost. */
+const SCHEME_NO_COLON = /^([A-Za-z][A-Za-z0-9+.-]*)\/\//;
+/** Rule 3: words people write for PostgreSQL, misspellings included. */
+const POSTGRES_WORDS = ['postgresql', 'postgress', 'postgres', 'postgre', 'pgsql', 'psql', 'pg'];
+const POSTGRES_WORD = new RegExp(`^(${POSTGRES_WORDS.join('|')})(?=$|[\\s/\\\\])`, 'i');
 /** Lower-case identifiers only: they need no quoting in a hand-typed psql session either. */
 const SCHEMA_NAME = /^[a-z_][a-z0-9_]{0,62}$/;
 const ENCODING_HINT =
@@ -67,12 +91,13 @@ export function isPostgresUrl(text: string): boolean {
 /**
  * The URL with its password replaced by `***`, both in the user-info part and in a `password=`
  * query parameter. Works on text that is not a valid URL too: everything between the user name and
- * the last `@` is treated as the password, so an unencoded `@` or `/` in it is still hidden.
+ * the last `@` is treated as the password, so an unencoded `@` or `/` in it is still hidden; in a
+ * mistyped URL (no `://`), everything between the first `:` and the last `@`.
  */
 export function maskStoreUrl(text: string): string {
   let masked = text.replace(/([?&]password=)[^&#]*/gi, '$1***');
   const scheme = SCHEME.exec(masked);
-  if (scheme === null) return masked;
+  if (scheme === null) return mistypedUrl(masked) === undefined ? masked : maskMistyped(masked);
   const start = scheme[0].length;
   const at = masked.lastIndexOf('@');
   if (at < start) return masked;
@@ -82,6 +107,43 @@ export function maskStoreUrl(text: string): string {
   return masked;
 }
 
+/**
+ * The password hidden in a mistyped URL (`postgres//u:pw@h/x`, `u:pw@h/x`): with no `://` to say
+ * where the user name starts, everything from the first `:` to the last `@` is hidden, the user
+ * name too where it cannot be told apart (`postgresql:/u:pw@h/x` becomes `postgresql:***@h/x`).
+ */
+function maskMistyped(text: string): string {
+  const at = text.lastIndexOf('@');
+  const colon = text.indexOf(':');
+  return colon === -1 || colon > at ? text : `${text.slice(0, colon + 1)}***${text.slice(at)}`;
+}
+
+/**
+ * The scheme word of a mistyped URL (rules 1–3 of the header) and what follows its broken
+ * separator, or undefined when the text is a path. Call only on text that has no valid `scheme://`.
+ */
+function mistypedUrl(text: string): { word: string; prefix: string; rest: string } | undefined {
+  const match =
+    (DRIVE.test(text) ? null : SCHEME_COLON.exec(text)) ??
+    SCHEME_NO_COLON.exec(text) ??
+    POSTGRES_WORD.exec(text);
+  if (match === null) return undefined;
+  const word = match[1] as string;
+  const separator = /^[\s:/\\]*/.exec(text.slice(word.length))?.[0] ?? '';
+  return {
+    word,
+    prefix: text.slice(0, word.length + separator.length),
+    rest: text.slice(word.length + separator.length),
+  };
+}
+
+/** What to write instead of a URL whose scheme word is PostgreSQL-like, or undefined. */
+function correctedUrl(word: string, rest: string): string | undefined {
+  if (!POSTGRES_WORDS.includes(word.toLowerCase()) || rest === '') return undefined;
+  const scheme = POSTGRES_SCHEMES.has(word.toLowerCase()) ? word.toLowerCase() : 'postgres';
+  return maskStoreUrl(`${scheme}://${rest}`);
+}
+
 /** Reads a store URL or path; throws `StoreUrlError` with one line naming what to fix. */
 export function parseStoreTarget(input: string): StoreTarget {
   const text = input.trim();
@@ -89,10 +151,20 @@ export function parseStoreTarget(input: string): StoreTarget {
     throw new StoreUrlError(`No store given: use a PostgreSQL URL (${EXAMPLE}) or a SQLite file path.`);
   }
   const scheme = SCHEME.exec(text)?.[1];
-  if (scheme === undefined) return { kind: 'sqlite', path: text };
-  if (!POSTGRES_SCHEMES.has(scheme.toLowerCase())) {
+  if (scheme === undefined) {
+    const mistyped = mistypedUrl(text);
+    if (mistyped === undefined) return { kind: 'sqlite', path: text };
+    const display = maskStoreUrl(text);
+    const corrected = correctedUrl(mistyped.word, mistyped.rest);
+    const instead = corrected === undefined ? `use ${EXAMPLE}` : `write ${corrected}`;
     throw new StoreUrlError(
-      `Store URL ${maskStoreUrl(text)} has the scheme "${scheme}:", which flower does not support: use ${EXAMPLE} or a SQLite file path.`,
+      `Store URL ${display} is not a URL flower can use (it starts with "${mistyped.prefix}", not "postgres://"): ${instead}, or ./${display} for a SQLite file of that name.`,
+    );
+  }
+  if (!POSTGRES_SCHEMES.has(scheme.toLowerCase())) {
+    const corrected = correctedUrl(scheme, text.slice(scheme.length + 3));
+    throw new StoreUrlError(
+      `Store URL ${maskStoreUrl(text)} has the scheme "${scheme}:", which flower does not support: ${corrected === undefined ? `use ${EXAMPLE} or a SQLite file path` : `write ${corrected}`}.`,
     );
   }
   return parsePostgresUrl(text);

@@ -1,7 +1,9 @@
 /**
  * The "Store:" line of `flower doctor`: where task state goes and whether flower can use it.
  * Unset means SQLite in each workspace's runs/, a path means that SQLite file (as `openSessionStore`
- * reads it), and a PostgreSQL URL is checked read-only (connect, server version, schema state,
+ * reads it), a value `parseStoreTarget` refuses (a malformed or mistyped URL such as
+ * `postgres//host/x`, never read as a path) is the store's error and doctor exits 1, and a
+ * PostgreSQL URL is checked read-only (connect, server version, schema state,
  * privileges; nothing is created). pg is imported only then, so a doctor run without a PostgreSQL
  * URL loads no database driver.
  */

@@ -26,7 +26,6 @@ import { existsSync } from 'node:fs';
 import { hostname } from 'node:os';
 import { join } from 'node:path';
 import { loadEnvironment } from '../../config/env-chain.js';
-import { parseStoreTarget } from '../../config/store-url.js';
 import { writeOut } from '../../output/sink.js';
 import { leaseOptionsFor } from '../../runtime/ownership/run-instance.js';
 import {
@@ -51,7 +50,7 @@ import { openSharedStore, type SharedStore } from '../../store/shared/shared-sto
 import type { HeldTaskLock } from '../../store/shared/task-lock-types.js';
 import { starterPaths } from '../../workflow/starter.js';
 import type { GlobalOptions } from '../command-line/global-options.js';
-import { storeUrlOf } from '../interaction/task-store.js';
+import { storeTargetOf } from '../interaction/task-store.js';
 import { DEFAULT_OLDER_THAN, parseAge } from './gc.js';
 
 export interface GcFlags {
@@ -152,14 +151,6 @@ export function tombstonesOf(drops: readonly DroppedSession[], now: number, host
   }));
 }
 
-/** The PostgreSQL store named by --store or FLOWER_STORE_URL, or undefined when there is none (SQLite). */
-async function sharedStoreOf(global: GlobalOptions): Promise<SharedStore | undefined> {
-  const url = storeUrlOf(global);
-  if (url === undefined) return undefined;
-  const target = parseStoreTarget(url);
-  return target.kind === 'postgres' ? openSharedStore(target) : undefined;
-}
-
 export async function runGc(flags: GcFlags, global: GlobalOptions): Promise<void> {
   loadEnvironment();
   const olderThanMs = flags.olderThan ?? parseAge(DEFAULT_OLDER_THAN);
@@ -168,10 +159,13 @@ export async function runGc(flags: GcFlags, global: GlobalOptions): Promise<void
   const opened: Array<{ target: StoreToCollect; close: () => void | Promise<void> }> = [];
   let shared: SharedStore | undefined;
   let closeLeases = async () => {};
+  // Read before the lock is taken: a store URL that cannot be used leaves the workspace untouched.
+  const target = storeTargetOf(global);
   try {
     // The file lock keeps out a flower on this machine, the lease one on any machine.
     locks.push(await lockTask(global));
-    shared = await sharedStoreOf(global);
+    // The PostgreSQL store named by --store or FLOWER_STORE_URL; a SQLite path there is not the CLI's.
+    shared = target?.kind === 'postgres' ? await openSharedStore(target) : undefined;
     if (shared) {
       const leases = shared.leases(leaseOptionsFor(global.runDir));
       closeLeases = () => leases.close();

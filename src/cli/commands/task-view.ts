@@ -11,10 +11,9 @@
  * - pg is loaded only when a PostgreSQL URL is given.
  */
 import { loadEnvironment } from '../../config/env-chain.js';
-import { parseStoreTarget, StoreUrlError } from '../../config/store-url.js';
 import { openRunData, type RunData } from '../../report/run-data.js';
 import type { GlobalOptions } from '../command-line/global-options.js';
-import { storeUrlOf } from '../interaction/task-store.js';
+import { storeTargetOf } from '../interaction/task-store.js';
 
 const DOCTOR = 'flower doctor checks the connection';
 
@@ -30,13 +29,7 @@ const oneLine = (error: Error) => new Error(`${error.message.replace(/\.$/, '')}
 export async function openTaskView(global: GlobalOptions): Promise<TaskView> {
   loadEnvironment();
   const location = { workspace: global.workspace, runDir: global.runDir };
-  const url = storeUrlOf(global);
-  let target: ReturnType<typeof parseStoreTarget> | undefined;
-  try {
-    target = url === undefined ? undefined : parseStoreTarget(url);
-  } catch (error) {
-    throw error instanceof StoreUrlError ? oneLine(error) : error;
-  }
+  const target = storeTargetOf(global);
   if (target?.kind !== 'postgres') {
     const data = await openRunData(location);
     return { data, where: global.runDir, close: async () => data.close() };

@@ -15,7 +15,7 @@
 
 import pc from 'picocolors';
 import { leaseSettingsFrom } from '../../config/lease-settings.js';
-import { parseStoreTarget, StoreUrlError } from '../../config/store-url.js';
+import { parseStoreTarget, type StoreTarget, StoreUrlError } from '../../config/store-url.js';
 import { writeErr } from '../../output/sink.js';
 import type { SharedTask } from '../../runtime/shared/shared-task.js';
 import { lockTask } from '../../runtime/task-lock.js';
@@ -30,23 +30,31 @@ export function storeUrlOf(global: Pick<GlobalOptions, 'store'>, env = process.e
 }
 
 /**
- * Takes the task's lock (PostgreSQL's with a store URL, else the file lock) and, with a store URL,
- * pulls the run directory up to date. The returned task is closed by the caller when done.
+ * The store in effect, read (not opened): undefined without a store URL. A value that cannot be
+ * used (malformed, a mistyped URL) throws one line naming it and what to fix, before anything is
+ * written, so no command falls back to SQLite over a typo.
  */
-export async function holdTask(global: GlobalOptions): Promise<SharedTask | undefined> {
-  const url = storeUrlOf(global);
-  if (url === undefined) {
-    await lockTask(global);
-    return undefined;
-  }
-  let target: ReturnType<typeof parseStoreTarget>;
+export function storeTargetOf(
+  global: Pick<GlobalOptions, 'store'>,
+  env = process.env,
+): StoreTarget | undefined {
+  const url = storeUrlOf(global, env);
+  if (url === undefined) return undefined;
   try {
-    target = parseStoreTarget(url);
+    return parseStoreTarget(url);
   } catch (error) {
     if (error instanceof StoreUrlError) throw new Error(`${error.message.replace(/\.$/, '')}; ${DOCTOR}.`);
     throw error;
   }
-  if (target.kind === 'sqlite') {
+}
+
+/**
+ * Takes the task's lock (PostgreSQL's with a store URL, else the file lock) and, with a store URL,
+ * pulls the run directory up to date. The returned task is closed by the caller when done.
+ */
+export async function holdTask(global: GlobalOptions): Promise<SharedTask | undefined> {
+  const target = storeTargetOf(global);
+  if (target === undefined || target.kind === 'sqlite') {
     await lockTask(global);
     return undefined;
   }

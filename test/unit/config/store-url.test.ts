@@ -23,7 +23,18 @@ describe('parseStoreTarget: which backend', () => {
     ['runs/sessions.db'],
     ['/var/lib/flower/sessions.db'],
     ['C:\\flower\\sessions.db'],
+    ['C:/flower/sessions.db'],
     ['./postgres-notes.db'],
+    ['sessions.db'],
+    ['../shared/sessions.db'],
+    ['postgres.db'],
+    ['pg-notes.db'],
+    ['postgres_backup/sessions.db'],
+    ['data/a:b.db'],
+    ['./postgres//127.0.0.1/x'],
+    ['./postgres:'],
+    ['//srv/flower/sessions.db'],
+    ['/postgres/x.db'],
   ])('%s is a SQLite path', (text) => {
     expect(parseStoreTarget(text)).toEqual({ kind: 'sqlite', path: text });
     expect(isPostgresUrl(text)).toBe(false);
@@ -39,9 +50,69 @@ describe('parseStoreTarget: which backend', () => {
 
   it('refuses another scheme instead of making a SQLite file named after it', () => {
     expect(problem('postgress://u:pw@h/db')).toBe(
-      'Store URL postgress://u:***@h/db has the scheme "postgress:", which flower does not support: use postgres://user:password@host:5432/database or a SQLite file path.',
+      'Store URL postgress://u:***@h/db has the scheme "postgress:", which flower does not support: write postgres://u:***@h/db.',
     );
-    expect(problem('mysql://root@localhost/test')).toContain('"mysql:"');
+    expect(problem('pg://h/x')).toContain('write postgres://h/x.');
+    expect(problem('mysql://root@localhost/test')).toBe(
+      'Store URL mysql://root@localhost/test has the scheme "mysql:", which flower does not support: use postgres://user:password@host:5432/database or a SQLite file path.',
+    );
+    expect(problem('http://127.0.0.1/x')).toContain('"http:"');
+  });
+
+  // Issue 21: these ran a whole task on a SQLite file named after the URL.
+  it.each([
+    ['postgres//127.0.0.1/x', 'postgres//', 'write postgres://127.0.0.1/x'],
+    ['postgresql:/host/x', 'postgresql:/', 'write postgresql://host/x'],
+    ['postgres:host/x', 'postgres:', 'write postgres://host/x'],
+    ['POSTGRES//h/x', 'POSTGRES//', 'write postgres://h/x'],
+    ['postgre:/h/x', 'postgre:/', 'write postgres://h/x'],
+    ['pg//h/x', 'pg//', 'write postgres://h/x'],
+    ['postgres/127.0.0.1/x', 'postgres/', 'write postgres://127.0.0.1/x'],
+    ['postgres:', 'postgres:', 'use postgres://user:password@host:5432/database'],
+    ['postgres', 'postgres', 'use postgres://user:password@host:5432/database'],
+    ['http//127.0.0.1/x', 'http//', 'use postgres://user:password@host:5432/database'],
+    ['file:sessions.db', 'file:', 'use postgres://user:password@host:5432/database'],
+    ['localhost:5432/x', 'localhost:', 'use postgres://user:password@host:5432/database'],
+    ['u:pw@h/x', 'u:', 'use postgres://user:password@host:5432/database'],
+  ])('%s is a mistyped URL, refused', (text, prefix, fix) => {
+    const message = problem(text);
+    expect(message).toContain(`(it starts with "${prefix}", not "postgres://")`);
+    expect(message).toContain(`: ${fix}, or ./`);
+    expect(message).toMatch(/ for a SQLite file of that name\.$/);
+    expect(message).not.toContain('\n');
+    expect(isPostgresUrl(text)).toBe(false);
+  });
+
+  it('names the value, the URL to write and the way to a file of that name, in one line', () => {
+    expect(problem(' postgres//127.0.0.1/x ')).toBe(
+      'Store URL postgres//127.0.0.1/x is not a URL flower can use (it starts with "postgres//", not "postgres://"): write postgres://127.0.0.1/x, or ./postgres//127.0.0.1/x for a SQLite file of that name.',
+    );
+  });
+
+  it('a value starting with ./ or / is always a SQLite path (property)', () => {
+    const unit = fc.constantFrom(...'abcXYZ019@:/\\#?&%=+. -'.split(''));
+    fc.assert(
+      fc.property(fc.constantFrom('./', '/'), fc.string({ unit, minLength: 1 }), (lead, tail) => {
+        const text = `${lead}x${tail}x`;
+        expect(parseStoreTarget(text)).toEqual({ kind: 'sqlite', path: text });
+      }),
+      { numRuns: 300 },
+    );
+  });
+
+  it('never shows the password of a mistyped URL', () => {
+    for (const text of [
+      'postgres//flower:hunter2@db/tasks',
+      'postgresql:/flower:hunter2@db/tasks',
+      'postgres:flower:hunter2@db/tasks',
+      'flower:hunter2@db/tasks',
+      'postgres/flower:hun@ter2@db/tasks',
+    ]) {
+      const message = problem(text);
+      expect(message, text).not.toContain('hunter2');
+      expect(message, text).not.toContain('hun@ter2');
+      expect(message, text).toContain('***@db/tasks');
+    }
   });
 
   it('refuses an empty value', () => {
@@ -129,6 +200,11 @@ describe('maskStoreUrl', () => {
     ['https://user:token@example.com/x', 'https://user:***@example.com/x'],
     ['not a url at all', 'not a url at all'],
     ['/path/with:colon@at', '/path/with:colon@at'],
+    ['postgres//u:secret@h/db', 'postgres//u:***@h/db'],
+    ['postgresql:/u:secret@h/db', 'postgresql:***@h/db'],
+    ['u:secret@h/db', 'u:***@h/db'],
+    ['postgres//u@h/db', 'postgres//u@h/db'],
+    ['C:\\x@y\\a:b.db', 'C:\\x@y\\a:b.db'],
   ])('%s → %s', (text, masked) => {
     expect(maskStoreUrl(text)).toBe(masked);
   });

@@ -17,6 +17,9 @@
  * - The comparison is pure (`compareChecks`): what runs when the frozen set holds is the current
  *   items whose checks are frozen, in their order, then the frozen checks the file no longer has.
  *   Items without a check, and checks that cannot be read (they run nothing; they fail), pass through.
+ * - When the set-goal step derives the goal again it carries a person's items into the new one
+ *   (goal-edits.ts) but freezes only its own checks and carried ones that already were frozen: a
+ *   carried check is an added one here, asked about before it runs, left out unattended.
  * - `goal.md` itself is never rewritten here: a person's edit stays on disk, whatever runs.
  * - A record that cannot be read counts as an empty frozen set: every check in the file is then
  *   "added", so nothing unapproved runs because the record was damaged.

@@ -17,21 +17,36 @@
  *   so the human's answers are part of them; a goal found on disk adds to the frozen checks only
  *   what the human's triage answers bring in (anything else in the file was written by somebody
  *   flower cannot tell from an agent), and is frozen as it is only when it has no record at all.
+ * - Deriving the goal again keeps a person's edits of the file it replaces (goal-edits.ts): items
+ *   added by hand are carried into the new goal (and named to the judge deriving it, so it does not
+ *   write them twice), anything that cannot be carried is kept in a copy, and one line says which.
+ *   Carried checks are frozen only if they already were: one never approved is asked about by the
+ *   guard on a terminal, and left out (and said) unattended, as any check added after the goal was
+ *   set (frozen-checks.ts).
  */
+import { relative } from 'node:path';
 import type { HumanChannel } from '../agents/human/channel.js';
 import { type JudgeOptions, judge } from '../agents/roles.js';
 import { CHECK_SYNTAX } from '../checks/syntax.js';
 import type { AgentSpec } from '../runtime/agent-spec.js';
 import { CLARIFY_STEP } from './clarify-step.js';
 import type { WorkflowContext } from './context.js';
-import { addFrozenChecks, checksOf, compareChecks, freezeChecks, loadFrozenChecks } from './frozen-checks.js';
-import { Goal } from './goal.js';
+import {
+  addFrozenChecks,
+  checksOf,
+  compareChecks,
+  type FrozenCheck,
+  freezeChecks,
+  loadFrozenChecks,
+} from './frozen-checks.js';
+import { Goal, itemKey } from './goal.js';
+import { editsOnDisk, GOAL_EDITS_EVENT, type GoalRewrite, rewriteLine, setGoalAgain } from './goal-edits.js';
 import type { OnFail, Step } from './step.js';
 import { triageGoal } from './triage.js';
 
 export const SET_GOAL_STEP = 'set-goal';
 
-export function setGoalPrompt(brief: string): string {
+export function setGoalPrompt(brief: string, keptItems: readonly string[] = []): string {
   return [
     'Set the goal for the requirement below (task A in your rules). Look at this environment first, so',
     'that every check is one you could verify here.',
@@ -41,6 +56,14 @@ export function setGoalPrompt(brief: string): string {
     'Reply with two sections: "## Statement" (what done means) and "## Checklist" (one item per line).',
     `Wherever a shell command can prove an item, end the item with ${CHECK_SYNTAX} (exit code 0 = passed):`,
     "flower runs it on this machine after every round, so that item needs nobody's word.",
+    ...(keptItems.length > 0
+      ? [
+          '',
+          'The goal file has these items that a person added by hand. flower keeps them in the new checklist as',
+          'they are, so do not write them again:',
+          ...keptItems.map((item) => `- ${item}`),
+        ]
+      : []),
   ].join('\n');
 }
 
@@ -75,7 +98,11 @@ export function goalStep(options: GoalStepOptions): Step {
   return {
     name,
     spec,
-    prompt: (ctx) => setGoalPrompt(ctx.outputs[briefKey] ?? '(there is no brief)'),
+    prompt: (ctx) =>
+      setGoalPrompt(
+        ctx.outputs[briefKey] ?? '(there is no brief)',
+        editsOnDisk(options.goalPath, ctx.runtime?.runDir).edits.added,
+      ),
     retries: options.retries ?? 0,
     onFail: options.onFail ?? 'stop',
     when: async (ctx) => {
@@ -103,16 +130,59 @@ export function goalStep(options: GoalStepOptions): Step {
       return false;
     },
     gate: async (result, ctx) => {
-      const goal = Goal.parse(result.text);
-      if (!goal.complete) return false;
-      const path = goal.write(options.goalPath);
-      pourGoal(ctx, name, goal);
-      const triaged = await triageGoal(ctx, goal, path, options.channel);
+      const derived = Goal.parse(result.text);
+      if (!derived.complete) return false;
       const runDir = ctx.runtime?.runDir;
-      if (runDir) freezeChecks(runDir, path, triaged.checks);
+      const frozenBefore = runDir ? loadFrozenChecks(runDir, options.goalPath) : undefined;
+      const rewrite = setGoalAgain(derived, options.goalPath, runDir);
+      sayRewrite(ctx, rewrite);
+      pourGoal(ctx, name, rewrite.goal);
+      const triaged = await triageGoal(ctx, rewrite.goal, rewrite.path, options.channel);
+      if (runDir) freezeChecks(runDir, rewrite.path, toFreeze(triaged.checks, rewrite.carried, frozenBefore));
       pourGoal(ctx, name, triaged);
       return true;
     },
     reduce: (result, ctx) => ctx.goal?.promptBlock() ?? result.text,
   };
+}
+
+/**
+ * The items whose checks the set-goal step freezes: all of the goal's, except carried items whose
+ * checks were not frozen before — a person's edit of goal.md cannot be told from an agent's, so
+ * those wait for the guard's question (frozen-checks.ts: changed checks run only once a human says so).
+ */
+function toFreeze(
+  items: readonly string[],
+  carried: readonly string[],
+  frozenBefore: readonly FrozenCheck[] | undefined,
+): string[] {
+  const carriedKeys = new Set(carried.map(itemKey));
+  return items.filter(
+    (item) => !carriedKeys.has(itemKey(item)) || compareChecks([item], frozenBefore ?? []).added.length === 0,
+  );
+}
+
+/** Says, in one line, what became of a person's edits when the goal was derived again. */
+function sayRewrite(ctx: WorkflowContext, rewrite: GoalRewrite): void {
+  const workspace = ctx.runtime?.workspace;
+  const near = (path: string) => {
+    const inside = workspace === undefined ? '' : relative(workspace, path);
+    return inside && !inside.startsWith('..') ? inside : path;
+  };
+  const line = rewriteLine(rewrite, near);
+  if (!line) return;
+  ctx.onEvent?.({
+    kind: 'system',
+    text: line,
+    payload: {
+      subtype: GOAL_EDITS_EVENT,
+      data: {
+        path: rewrite.path,
+        carried: [...rewrite.carried],
+        conflicts: [...rewrite.conflicts],
+        ...(rewrite.keptAt === undefined ? {} : { kept_at: rewrite.keptAt }),
+      },
+      ...(rewrite.keptAt === undefined ? { notice: 'info' as const } : { warning: true }),
+    },
+  });
 }

@@ -15,7 +15,8 @@
  *   `[cannot verify here, accepted: <reason>]`: decided once, written down, never asked again, and
  *   reported as an assumption rather than a result.
  * - `amend` appends to the statement and never replaces it: the original intent stays visible.
- * - The file's header teaches the item syntax, because people edit this file by hand.
+ * - The file's header teaches the item syntax, because people edit this file by hand; what a
+ *   person adds survives the goal being derived again (`goal-edits.ts`).
  */
 
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
@@ -68,6 +69,15 @@ export function classifyItem(text: string): ChecklistItem {
   const unverifiable = UNVERIFIABLE_MARK.test(text);
   const kind: ItemKind = check.kind !== 'none' ? 'check' : unverifiable ? 'cannot verify here' : 'judgement';
   return { text, kind, check, accepted: kind === 'cannot verify here' && ACCEPTED_MARK.test(text) };
+}
+
+/**
+ * What makes two items the same item when comparing versions of a goal: the text with its
+ * cannot-verify mark in one form (accepted or not, English or Chinese) and its spacing collapsed.
+ * A human accepting an item at triage rewrites its mark; that is no edit of the item.
+ */
+export function itemKey(text: string): string {
+  return text.replace(UNVERIFIABLE_MARK, '[cannot verify here: ').replace(/\s+/g, ' ').trim();
 }
 
 /** The header of the goal file: what it is and how its items are written. */

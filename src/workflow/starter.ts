@@ -8,7 +8,8 @@
  *   hand elsewhere drift apart silently (brief written to one place, index read from another).
  * - A wake is "a complete brief exists". Waking with a remark puts it in three places — appended to
  *   the brief, the goal derived again from the changed brief, and the work prompt — because missing
- *   any one of them silently loses the remark. Waking with nothing said costs nothing extra.
+ *   any one of them silently loses the remark. Deriving the goal again keeps what a person added
+ *   to goal.md by hand (goal-edits.ts). Waking with nothing said costs nothing extra.
  * - Starting over moves the brief, the goal and the lineage together into
  *   `notes/archive/<timestamp>/` (half an archive leaves "goal still here, conversation gone");
  *   the session store is never touched, so every old transcript stays readable.

@@ -22,7 +22,8 @@
  *   (`#roundN`), never a fix.
  * - "cannot verify here" is a human's call: accept and move on, change the goal, or tell the judge
  *   it was wrong. When nobody answers, the step stops (StepAbort): the goal file and the manifest
- *   stay on disk for the human to decide later, and no more rounds are spent.
+ *   stay on disk for the human to decide later, and no more rounds are spent. "Change the goal"
+ *   amends the goal file as it is on disk, so a person's edits of it are not overwritten.
  * - `rounds` caps the task, not the process: rounds judged by earlier processes against the same
  *   goal count (`goal-history.ts`), a wake with none left spends nothing, and every stop says why
  *   and what continues it (`the judge ruled not yet after 2/2 rounds: …; flower --rounds 4 continues`).
@@ -530,7 +531,9 @@ async function askHuman(
     );
     const text = newGoal.state === 'answered' ? newGoal.answer.trim() : '';
     if (text) {
-      const amended = goal.amend(text);
+      // Amend the file as it is now, not the goal this process read: a person's edits since stay.
+      const onDisk = Goal.load(goalPath);
+      const amended = (onDisk?.complete ? onDisk : goal).amend(text);
       amended.write(goalPath);
       ctx.goal = amended;
       ctx.verdict = verdict.withReason(`A human changed the goal. The new goal: ${text}`);

@@ -18,11 +18,15 @@
  *   model does not exist) mean "reconfigure"; `net` (5xx, connection, DNS, TLS, timeout) means "the
  *   network, not you"; everything else is `ok`, including undecidable errors such as 429 or a plain
  *   400: better to let a run start than to block a working setup on a guess.
+ * - A network error on a configured URL is looked at once more (`checkProtocol`): https on a
+ *   plain-HTTP port, http on a TLS port, or a port answering another protocol is `config` (issue
+ *   21: it was "net" and the run retried it for 20 minutes).
  * - The word "model" alone never means a bad model: Anthropic error bodies mention it all the time.
  * - Never throws.
  */
 import { activeCredentialKey, DEFAULT_BASE_URL } from './credentials.js';
 import type { EnvMap } from './paths.js';
+import { checkProtocol, HUNG_UP, protocolMistakeText } from './reachability.js';
 import { apiModelName } from './setting-origin.js';
 
 export type ProbeVerdict = 'ok' | 'auth' | 'config' | 'net';
@@ -215,6 +219,29 @@ export async function probeCredentials(
       url,
     };
   } catch (error) {
+    const wrong = await protocolVerdict(env.ANTHROPIC_BASE_URL, options.timeoutMs ?? PROTOCOL_TIMEOUT_MS);
+    if (wrong !== undefined) return { ...wrong, model, url };
     return { verdict: 'net', detail: networkDetail(error), model, url };
   }
+}
+
+/** Budget of each of the (at most two) connections of the protocol check after a network error. */
+const PROTOCOL_TIMEOUT_MS = 5_000;
+
+/**
+ * After a network error: is the configured URL on the wrong protocol or port? A plain-HTTP answer
+ * to an https URL, a TLS handshake on an http one, or bytes of another protocol are settings that
+ * no wait repairs (`config`). A hang-up without a byte is named but stays `net`: a proxy whose
+ * backend is down (docker-proxy, a port-forward) does the same during an outage.
+ */
+async function protocolVerdict(
+  baseUrl: string | undefined,
+  timeoutMs: number,
+): Promise<{ verdict: ProbeVerdict; detail: string } | undefined> {
+  if (!baseUrl) return undefined;
+  const check = await checkProtocol(baseUrl, timeoutMs);
+  const detail = protocolMistakeText(baseUrl, check);
+  if (detail === undefined) return undefined;
+  const hungUp = check.mistake === 'not-http' && check.observed === HUNG_UP;
+  return { verdict: hungUp ? 'net' : 'config', detail };
 }

@@ -18,19 +18,28 @@
  * - unreachable: a connection failure while the endpoint has never answered this task
  *   (`EndpointHistory`) and a TCP probe confirms nothing answers there. An endpoint that did answer
  *   is left to the resilience policy: that is an outage, and outages are waited out.
+ * - protocol: the same connection failure, never answered, and something does listen but does not
+ *   speak the URL's protocol (`checkProtocol`: https on a plain-HTTP port → "use http://"; bytes of
+ *   another protocol or a hang-up → "is this the right port?"). A TLS error or a parse error from
+ *   the binary looks like a network failure (`error_status: null`) and used to be retried ~20 min.
  *
  * One sentinel per attempt. It records every HTTP answer in the endpoint history as it goes.
  */
 
 import type { EnvMap } from '../config/paths.js';
-import { checkReachable, type Reachability } from '../config/reachability.js';
+import {
+  checkProtocol,
+  checkReachable,
+  protocolMistakeText,
+  type Reachability,
+} from '../config/reachability.js';
 import { credentialOrigin, modelOrigin } from '../config/setting-origin.js';
 import type { EndpointHistory } from './endpoint-history.js';
 import { type FlowerEvent, messageMetaOf } from './events.js';
 import { classifyFailure, fatalFailureMessage } from './resilience.js';
 import { CONTEXT_FULL_HANDOFF, INTERRUPTED_BY_HUMAN, type StepResult } from './step-result.js';
 
-export type StopCause = 'credentials' | 'model' | 'launch' | 'unreachable';
+export type StopCause = 'credentials' | 'model' | 'launch' | 'unreachable' | 'protocol';
 
 export interface FailFastStop {
   readonly cause: StopCause;
@@ -78,6 +87,11 @@ export function unreachableLine(probe: Reachability, baseUrlSet: boolean): strin
   if (/ENOTFOUND|EAI_AGAIN/.test(reason))
     return `${probe.host} does not resolve; ${check} and the network — flower doctor`;
   return `${where} does not answer (${reason}); ${check} — flower doctor`;
+}
+
+/** The line that says the endpoint speaks another protocol than its URL names, with what to do. */
+export function protocolLine(mistake: string): string {
+  return `${mistake} — fix ANTHROPIC_BASE_URL; flower doctor shows where it is set`;
 }
 
 /** The binary's reason for not starting: the last stderr lines that are not diagnostics. */
@@ -189,13 +203,21 @@ export class AttemptSentinel {
     };
   }
 
-  /** A stop when the endpoint never answered this task and a TCP probe finds nothing there. */
+  /**
+   * A stop when the endpoint never answered this task and either a TCP probe finds nothing there,
+   * or something listens that does not speak the URL's protocol (https on a plain-HTTP port, the
+   * port of another server): the binary would fail every request alike for its whole retry budget.
+   */
   private async unreachableStop(): Promise<FailFastStop | undefined> {
     if (this.reachabilityChecked || this.setup.endpoints.answered()) return undefined;
     this.reachabilityChecked = true;
     const baseUrl = this.setup.env.ANTHROPIC_BASE_URL;
     const probe = await checkReachable(baseUrl, this.setup.probeTimeoutMs);
-    if (probe.reachable || probe.host === '') return undefined;
-    return { cause: 'unreachable', message: unreachableLine(probe, Boolean(baseUrl)) };
+    if (probe.host === '') return undefined;
+    if (!probe.reachable) return { cause: 'unreachable', message: unreachableLine(probe, Boolean(baseUrl)) };
+    // The default endpoint is Anthropic's own: a protocol mismatch there is no setting of the user's.
+    if (!baseUrl) return undefined;
+    const mistake = protocolMistakeText(baseUrl, await checkProtocol(baseUrl, this.setup.probeTimeoutMs));
+    return mistake === undefined ? undefined : { cause: 'protocol', message: protocolLine(mistake) };
   }
 }

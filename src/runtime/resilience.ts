@@ -12,7 +12,9 @@
  *   `ANTHROPIC_BASE_URL` (the configured gateway, not api.anthropic.com), every `probeIntervalMs`,
  *   with one notice line when it goes away and one when it is back; in between, a live status after
  *   every failed probe (down since when, next probe, when flower gives up) for a screen to show.
- *   An endpoint that never answered this task is not waited for at all (fail-fast.ts).
+ *   An endpoint that never answered this task is not waited for at all (fail-fast.ts), whether
+ *   nothing listens there or something that does not speak the URL's protocol (https on a
+ *   plain-HTTP port, another server's port): the TCP probe here cannot tell the latter apart.
  * - Resume the same session afterwards with `resumePrompt`, which carries no error details: the
  *   model needs to know it was cut off, not whether it was ENOTFOUND or a 503. The details belong
  *   in the manifest's `errors`, never in the context.

@@ -32,7 +32,7 @@ import {
 } from '../../config/env-chain.js';
 import { type EnvMap, userEnvPath } from '../../config/paths.js';
 import { type ProbeVerdict, probeCredentials, probeDisabled } from '../../config/probe.js';
-import { checkReachable } from '../../config/reachability.js';
+import { checkProtocol, checkReachable, protocolMistakeText } from '../../config/reachability.js';
 import { maskStoreUrl } from '../../config/store-url.js';
 import { readEnvFileValues } from '../../config/user-env-file.js';
 import { resolveWindow, type WindowSource } from '../../config/window.js';
@@ -158,10 +158,20 @@ export async function runDoctor(flags: DoctorFlags): Promise<void> {
   out();
   const reach = await checkReachable(env.ANTHROPIC_BASE_URL);
   const endpoint = reach.host === '' ? 'ANTHROPIC_BASE_URL' : oneLine(`${reach.host}:${reach.port}`);
+  // Something listening is not yet a gateway: https on a plain-HTTP port, or another server's port,
+  // passes TCP and fails every request (issue 21). Said as the run's stop says it (fail-fast.ts).
+  // One request line without credentials; not under FLOWER_NO_PROBE (no live request at all), nor
+  // with --probe, whose own request finds the same mistake and says it on the Probe line.
+  const mistake =
+    reach.reachable && env.ANTHROPIC_BASE_URL && !flags.probe && !probeDisabled(env)
+      ? protocolMistakeText(env.ANTHROPIC_BASE_URL, await checkProtocol(env.ANTHROPIC_BASE_URL))
+      : undefined;
   out(
-    reach.reachable
-      ? `${pc.bold('Endpoint:')} ${endpoint} reachable (TCP, ${reach.elapsedMs} ms)`
-      : `${pc.bold('Endpoint:')} ${pc.yellow(`${endpoint} unreachable: ${oneLine(reach.reason ?? '')}`)}`,
+    mistake !== undefined
+      ? `${pc.bold('Endpoint:')} ${endpoint} reachable (TCP), ${pc.yellow(`but ${oneLine(mistake)} — fix ANTHROPIC_BASE_URL`)}`
+      : reach.reachable
+        ? `${pc.bold('Endpoint:')} ${endpoint} reachable (TCP, ${reach.elapsedMs} ms)`
+        : `${pc.bold('Endpoint:')} ${pc.yellow(`${endpoint} unreachable: ${oneLine(reach.reason ?? '')}`)}`,
   );
 
   const store = await checkStoreSetting(flags.store ?? env.FLOWER_STORE_URL);

@@ -1,5 +1,5 @@
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { createServer, type Server } from 'node:net';
+import { createServer, type Server, type Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
@@ -25,8 +25,17 @@ afterEach(async () => {
   server = undefined;
 });
 
-async function listeningUrl(): Promise<string> {
-  server = createServer((socket) => socket.destroy());
+/** Answers any request with an HTTP status line (what a gateway does, whatever it then says). */
+const httpAnswer = (socket: Socket): void => {
+  socket.on('error', () => {});
+  socket.once('data', () => socket.end('HTTP/1.1 404 Not Found\r\ncontent-length: 0\r\n\r\n'));
+};
+
+/** A server on 127.0.0.1 (by default one that hangs up at once); its http:// URL. */
+async function listeningUrl(
+  onSocket: (socket: Socket) => void = (socket) => socket.destroy(),
+): Promise<string> {
+  server = createServer(onSocket);
   await new Promise<void>((done) => server!.listen(0, '127.0.0.1', done));
   return `http://127.0.0.1:${(server.address() as { port: number }).port}`;
 }
@@ -152,9 +161,41 @@ describe('AttemptSentinel', () => {
     expect(await watch.conclude(failed('API Error: Connection refused (ECONNREFUSED)'))).toBeUndefined();
   });
 
-  it('a connection failure while something does listen is left to the binary and the outage handling', async () => {
+  it('a connection failure while an HTTP server does listen is left to the binary and the outage handling', async () => {
+    const { watch } = sentinel(await listeningUrl(httpAnswer));
+    await watch.inspect(init);
+    expect(await watch.inspect(retry(null))).toBeUndefined();
+    expect(await watch.conclude(failed('API Error: Connection dropped (ECONNRESET)'))).toBeUndefined();
+  });
+
+  it('https:// on a plain-HTTP port that never answered this task stops: use http://', async () => {
+    const url = (await listeningUrl(httpAnswer)).replace('http:', 'https:');
+    const { watch } = sentinel(url);
+    await watch.inspect(init);
+    const stop = await watch.inspect(retry(null));
+    expect(stop?.cause).toBe('protocol');
+    expect(stop?.message).toMatch(
+      new RegExp(
+        `^${url} answers plain HTTP, not HTTPS \\(.*\\): use ${url.replace('https:', 'http:')} — fix ANTHROPIC_BASE_URL; flower doctor shows where it is set$`,
+      ),
+    );
+  });
+
+  it('a port that hangs up and never answered this task stops: is this the right port?', async () => {
+    const url = await listeningUrl();
+    const { watch } = sentinel(url);
+    await watch.inspect(init);
+    const stop = await watch.conclude(failed('API Error: Connection dropped (ECONNRESET)'));
+    expect(stop).toEqual({
+      cause: 'protocol',
+      message: `${url} is not an HTTP server (closed the connection without a byte): is this the right port? — fix ANTHROPIC_BASE_URL; flower doctor shows where it is set`,
+    });
+  });
+
+  it('the same hang-up from an endpoint that answered this task is an outage: left to resilience', async () => {
     const { watch } = sentinel(await listeningUrl());
     await watch.inspect(init);
+    await watch.inspect(reply);
     expect(await watch.inspect(retry(null))).toBeUndefined();
     expect(await watch.conclude(failed('API Error: Connection dropped (ECONNRESET)'))).toBeUndefined();
   });

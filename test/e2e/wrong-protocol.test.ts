@@ -120,6 +120,30 @@ describe('an endpoint that never answered in the protocol its URL names', () => 
   );
 });
 
+describe('the real thing: ANTHROPIC_BASE_URL on a PostgreSQL port', () => {
+  const postgres = process.env.FLOWER_TEST_POSTGRES_URL;
+  // PostgreSQL hangs up on an HTTP request line without a byte: the ambiguous case (a proxy whose
+  // backend is down does the same), so only "never answered this task" makes it a stop.
+  it.runIf(postgres !== undefined)(
+    'stops as fast as a refused port, asking "is this the right port?"',
+    async () => {
+      const baseline = await refusedBaseline();
+      const { hostname, port } = new URL(postgres ?? 'postgres://127.0.0.1:5432');
+      const url = `http://${hostname}:${port || '5432'}`;
+      const { run, ms } = await timed(
+        ['once', 'Do something.', '-w', tempDir('wp-postgres')],
+        mockedEnv({ url }, BINARY_DEFAULT_RETRIES),
+        baseline * SLOWER_THAN_REFUSED + 15_000,
+      );
+      expect(run.status, run.stderr).toBe(1);
+      expect(ms).toBeLessThan(baseline * SLOWER_THAN_REFUSED);
+      expectNoRetryRound(run);
+      expect(lastLine(run)).toContain(`${url} is not an HTTP server (closed the connection without a byte)`);
+      expect(lastLine(run)).toContain('is this the right port? — fix ANTHROPIC_BASE_URL; flower doctor');
+    },
+  );
+});
+
 describe('the same mistakes before a run and in flower doctor', () => {
   it('go, with the start-up probe: stops before any work with the same words and the doctor hint', async () => {
     const model = await startMock([mock.text('never reached')]);

@@ -1,6 +1,20 @@
-import { afterEach, describe, expect, it } from 'vitest';
+import { mkdtempSync, readFileSync, statSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import { forgetSecrets, rememberSecrets } from '../../../src/output/secrets.js';
-import { guardTerminalText, shown, shownFields, shownJsonLine, shownLine } from '../../../src/output/sink.js';
+import {
+  guarded,
+  guardTerminalText,
+  shown,
+  shownFields,
+  shownJsonLine,
+  shownLine,
+  writeErr,
+  writeOut,
+  writeOutRaw,
+  writeShownFile,
+} from '../../../src/output/sink.js';
 import { HOSTILE_ESCAPES, HOSTILE_SECRETS, RAW_CONTROL, secretCore } from '../../support/hostile-payloads.js';
 
 const KEY = 'sk-ant-api03-flowerSinkTestKeyValue0123456789';
@@ -51,5 +65,75 @@ describe('the output sink', () => {
     expect(guardTerminalText(own)).toBe(own);
     expect(guardTerminalText(`a${HOSTILE_ESCAPES.title}b\rc`)).toBe('a␛]0;PWNED-TITLE␇b␍c');
     expect(guardTerminalText(HOSTILE_SECRETS.slack)).not.toContain(secretCore(HOSTILE_SECRETS.slack));
+  });
+});
+
+describe('the sink’s writers', () => {
+  it('guarded keeps the stream’s isTTY and columns and passes every write through the last pass', () => {
+    const written: string[] = [];
+    const stream = guarded({ isTTY: true, columns: 93, write: (chunk: string) => written.push(chunk) });
+    expect(stream.isTTY).toBe(true);
+    expect(stream.columns).toBe(93);
+    stream.write(`x${HOSTILE_ESCAPES.clear}${HOSTILE_SECRETS.stripe}`);
+    expect(written).toHaveLength(1);
+    expect(written[0]).not.toMatch(RAW_CONTROL);
+    expect(written[0]).not.toContain(secretCore(HOSTILE_SECRETS.stripe));
+  });
+
+  it('lets each of flower’s own controls through by itself, and a carriage return only before one', () => {
+    for (const own of ['\x1b[1;32m', '\x1b[K', '\x1b[1A', '\x1b[12D', '\x1b[0m'])
+      expect(guardTerminalText(`a${own}b`)).toBe(`a${own}b`);
+    for (const foreign of ['\x1b[2J', '\x1b[H', '\x1b[5B', '\x1b[?25l'])
+      expect(guardTerminalText(foreign)).not.toContain('\x1b');
+    expect(guardTerminalText('a\r\x1b[Kb')).toBe('a\r\x1b[Kb');
+    expect(guardTerminalText('a\rb')).toBe('a␍b');
+  });
+
+  it('writeOut and writeErr send the guarded text to stdout and stderr; writeOutRaw sends it as is', () => {
+    const out: string[] = [];
+    const err: string[] = [];
+    const stdout = vi.spyOn(process.stdout, 'write').mockImplementation((chunk) => {
+      out.push(String(chunk));
+      return true;
+    });
+    const stderr = vi.spyOn(process.stderr, 'write').mockImplementation((chunk) => {
+      err.push(String(chunk));
+      return true;
+    });
+    try {
+      writeOut(`o${HOSTILE_ESCAPES.title}`);
+      writeErr(`e${HOSTILE_ESCAPES.bell}`);
+      writeOutRaw(`r${HOSTILE_ESCAPES.bell}`);
+    } finally {
+      stdout.mockRestore();
+      stderr.mockRestore();
+    }
+    expect(out).toEqual(['o␛]0;PWNED-TITLE␇', `r${HOSTILE_ESCAPES.bell}`]);
+    expect(err).toEqual(['e␇']);
+  });
+
+  it('writeShownFile writes the shown text 0600 in a directory it creates 0700', () => {
+    const root = mkdtempSync(join(tmpdir(), 'flower-sink-'));
+    const path = join(root, 'notes', 'note.md');
+    writeShownFile(path, `k ${HOSTILE_SECRETS.jwt} ${HOSTILE_ESCAPES.rlo}`);
+    const text = readFileSync(path, 'utf8');
+    expect(text).not.toContain(secretCore(HOSTILE_SECRETS.jwt));
+    expect(text).not.toMatch(RAW_CONTROL);
+    expect(statSync(path).mode & 0o777).toBe(0o600);
+    expect(statSync(join(root, 'notes')).mode & 0o777).toBe(0o700);
+  });
+});
+
+describe('the process mask', () => {
+  it('masks a longer remembered value whole, before a shorter one it contains', () => {
+    rememberSecrets({ A_TOKEN: 'abcdefgh1234', B_TOKEN: 'abcdefgh1234-and-more-9876' });
+    expect(shown('abcdefgh1234-and-more-9876')).toBe('abcd***(26 chars)');
+  });
+
+  it('forgets what it was told once asked to, and reads the environment again', () => {
+    rememberSecrets({ SOME_TOKEN: 'rememberedvalue123' });
+    expect(shown('rememberedvalue123')).not.toContain('rememberedvalue123');
+    forgetSecrets();
+    expect(shown('rememberedvalue123')).toBe('rememberedvalue123');
   });
 });

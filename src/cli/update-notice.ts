@@ -2,6 +2,11 @@
  * "flower-agent X is available: npm i -g flower-agent": a notice, never an automatic reinstall.
  *
  * Invariants:
+ * - Off unless this project really publishes the package: the installed package.json must be named
+ *   `flower-agent` and say `"flower": { "npmPublished": true }`. Until a release sets that, nothing
+ *   is looked up and nothing is shown (a stored answer from an older version included): the npm
+ *   name is not this project's yet, and a notice would recommend whatever someone else published
+ *   under it. Whoever publishes the first release sets the flag in the same commit.
  * - Shown only on an interactive terminal, never from a git checkout (developers update with git),
  *   never when `FLOWER_NO_UPDATE` is set to anything non-empty; at most once a day.
  * - Never blocks and never throws: the notice comes from what an earlier check stored, and the
@@ -51,6 +56,22 @@ export interface UpdateNoticeOptions {
 
 export function updateNotice(latest: string): string {
   return `${PACKAGE_NAME} ${latest} is available: npm i -g ${PACKAGE_NAME}`;
+}
+
+/**
+ * Whether the package.json in `root` says it is the `flower-agent` this project publishes on npm
+ * (`"flower": { "npmPublished": true }`). Anything else, an unreadable file included, is no.
+ */
+export function isPublishedPackage(root: string): boolean {
+  try {
+    const manifest = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')) as {
+      name?: unknown;
+      flower?: { npmPublished?: unknown };
+    };
+    return manifest.name === PACKAGE_NAME && manifest.flower?.npmPublished === true;
+  } catch {
+    return false;
+  }
 }
 
 /** `<registry>/flower-agent/latest`, honouring the registry npm itself is configured with. */
@@ -149,7 +170,8 @@ export async function startUpdateNotice(options: UpdateNoticeOptions = {}): Prom
   try {
     const env = options.env ?? process.env;
     const interactive = options.interactive ?? Boolean(process.stdin.isTTY && process.stderr.isTTY);
-    if (env.FLOWER_NO_UPDATE || !interactive || isSourceCheckout(options.packageRoot ?? packageRoot)) return;
+    const root = options.packageRoot ?? packageRoot;
+    if (env.FLOWER_NO_UPDATE || !interactive || isSourceCheckout(root) || !isPublishedPackage(root)) return;
     const now = options.now ?? Date.now();
     const current = options.currentVersion ?? packageVersion;
     const statePath = join(userConfigDir(env, options.home), '.update');

@@ -199,6 +199,8 @@ export function reportLines(report: RunReport): string[] {
     '',
     `Task total: ${usd(totals.cost_usd)} (steps ${usd(totals.steps_cost_usd)} + asides ${usd(totals.asides_cost_usd)}) over ${totals.runs} run${totals.runs === 1 ? '' : 's'}; ledger: main ${usd(totals.main.cost_usd)} + workers ${usd(totals.workers.cost_usd)}`,
   );
+  if (totals.archived_cost_usd > 0)
+    lines.push(`Archived tasks (before --new): ${usd(totals.archived_cost_usd)}, not in the task total`);
   return lines.map(shown);
 }
 

@@ -6,7 +6,8 @@
  * - Keys are snake_case and stable; new keys may be added, none renamed (the README documents it).
  * - `totals` is the whole task: every run's steps plus the asides, the same rows `taskSpend` adds,
  *   so `status`, `report` and the final `total` line of `go`/`run` agree. `steps` and `runs` list
- *   the last run only unless `all` is asked for.
+ *   the last run only unless `all` is asked for. Rows from before `--new` started the task count in
+ *   `archived_cost_usd` only (task-spend.ts).
  * - The step's `cost_usd` is the SDK's figure; the ledger's dollars are shown next to it with the
  *   difference (`reconciliation`), never folded into it.
  * - A step still running (its session was written after its last row ended, or it has no row yet)
@@ -34,7 +35,7 @@ import {
   windowed,
 } from '../runtime/ledger.js';
 import type { ResumeRewrite } from '../runtime/step-result.js';
-import { sumTaskSpend } from '../runtime/task-spend.js';
+import { readTaskStart, sumTaskSpend } from '../runtime/task-spend.js';
 import { Brief } from '../workflow/brief.js';
 import { Goal } from '../workflow/goal.js';
 import type { RunData, StoredSession, WorkbenchData } from './run-data.js';
@@ -154,6 +155,8 @@ export interface RunReport {
     cost_usd: number;
     steps_cost_usd: number;
     asides_cost_usd: number;
+    /** What tasks archived by `--new` in this run directory spent; not part of `cost_usd`. */
+    archived_cost_usd: number;
     runs: number;
     main: ThreadTotals;
     workers: ThreadTotals;
@@ -447,7 +450,11 @@ export function buildReport(input: ReportInput, options: ReportOptions = {}): Ru
     cache.cache_read_input_tokens += report.cache.cache_read_input_tokens;
     cache.cache_creation_input_tokens += report.cache.cache_creation_input_tokens;
   }
-  const spend = sumTaskSpend(data.manifest.document, data.asides.document);
+  const spend = sumTaskSpend(
+    data.manifest.document,
+    data.asides.document,
+    readTaskStart(data.location.runDir),
+  );
   const asideRows = data.asides.document;
   const byRun = new Map<string, RunReport['runs'][number]>();
   for (const record of records) {
@@ -522,6 +529,7 @@ export function buildReport(input: ReportInput, options: ReportOptions = {}): Ru
       cost_usd: spend.totalUsd,
       steps_cost_usd: spend.stepsUsd,
       asides_cost_usd: spend.asidesUsd,
+      archived_cost_usd: spend.archivedUsd,
       runs: spend.runs,
       main: mainTotals,
       workers: workerTotals,

@@ -13,7 +13,7 @@
  */
 
 import { shown, shownFields } from '../output/sink.js';
-import { sumTaskSpend } from '../runtime/task-spend.js';
+import { readTaskStart, sumTaskSpend } from '../runtime/task-spend.js';
 import { Brief } from '../workflow/brief.js';
 import { Goal } from '../workflow/goal.js';
 import { inferRunning, requestOf } from './report.js';
@@ -100,7 +100,11 @@ export function taskStatus(
     latest.delete(record.step);
     latest.set(record.step, record);
   }
-  const spend = sumTaskSpend(data.manifest.document, data.asides.document);
+  const spend = sumTaskSpend(
+    data.manifest.document,
+    data.asides.document,
+    readTaskStart(data.location.runDir),
+  );
   const storeActivity =
     data.store.state === 'ok'
       ? Math.max(0, ...[...data.store.sessions.values()].map((s) => s.mtime / 1000))
@@ -171,6 +175,10 @@ export function statusLines(status: TaskStatus, now: number = Date.now() / 1000)
   lines.push(
     `Spent: $${spend.totalUsd.toFixed(4)} on the whole task (steps $${spend.stepsUsd.toFixed(4)}, asides $${spend.asidesUsd.toFixed(4)}) over ${spend.runs} run${spend.runs === 1 ? '' : 's'}`,
   );
+  if (spend.archivedUsd > 0)
+    lines.push(
+      `  and $${spend.archivedUsd.toFixed(4)} on tasks archived by --new (not in this task's total or --budget)`,
+    );
   if (status.lastActivity > 0)
     lines.push(
       `Last ran: ${localTime(status.lastActivity)} (${ago(Math.max(0, now - status.lastActivity))})`,

@@ -12,7 +12,9 @@
  *   to goal.md by hand (goal-edits.ts). Waking with nothing said costs nothing extra.
  * - Starting over moves the brief, the goal and the lineage together into
  *   `notes/archive/<timestamp>/` (half an archive leaves "goal still here, conversation gone");
- *   the session store is never touched, so every old transcript stays readable.
+ *   the session store is never touched, so every old transcript stays readable. The manifest
+ *   stays too; `--new` marks where the new task starts (task-spend.ts), so its budget and
+ *   "whole task" figure start at zero while the archived tasks' spend stays in status and report.
  * - `--isolate` outside a git repository fails before any model is called.
  */
 import { existsSync, mkdirSync, readFileSync, renameSync } from 'node:fs';
@@ -23,7 +25,7 @@ import { coordinator, worker } from '../agents/roles.js';
 import { Workbench } from '../agents/workbench.js';
 import { Lineage, lineagePath } from '../runtime/lineage.js';
 import { emitTaskChange } from '../runtime/task-changes.js';
-import { type TaskSpend, taskSpend } from '../runtime/task-spend.js';
+import { markTaskStart, type TaskSpend, taskSpend } from '../runtime/task-spend.js';
 import { leaveBequest } from './bequest-turn.js';
 import { Brief } from './brief.js';
 import { CLARIFY_STEP, clarifyStep } from './clarify-step.js';
@@ -146,6 +148,8 @@ export function startOver(location: StarterLocation = {}, at: Date = new Date())
   const paths = starterPaths(location);
   const present = [lineagePath(paths.runDir), paths.brief, paths.goal].filter((path) => existsSync(path));
   if (present.length === 0) return undefined;
+  // Steps from here on are the new task's; what the old one spent stays in the manifest.
+  markTaskStart(paths.runDir, at.getTime() / 1000);
   let target = join(paths.archive, stamp(at));
   for (let n = 2; existsSync(target); n++) target = join(paths.archive, `${stamp(at)}-${n}`);
   mkdirSync(target, { recursive: true });

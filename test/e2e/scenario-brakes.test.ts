@@ -9,6 +9,8 @@ import { lastUserText, type MockReply } from '../../src/testing/index.js';
 import {
   ACHIEVED,
   BEQUEST_REPLY,
+  HELLO_BRIEF,
+  HELLO_GOAL,
   inOrder,
   mainRouter,
   notYet,
@@ -145,5 +147,48 @@ describe('the task budget', () => {
       /^flower: budget spent: \$0\.\d\d of \$0\.50; run with --budget 1 to continue\n$/,
     );
     expect(scenario.mock.mainRequests().length).toBe(requests);
+  }, 150_000);
+
+  it('--new starts the new task at zero: an archived task spent more than --budget, the new one runs', async () => {
+    scenario = await startFrozen({
+      main: mainRouter({
+        clarifier: () => ({ text: HELLO_BRIEF.replace('hello.py', 'goodbye.py') }),
+        'set-goal': () => ({ text: HELLO_GOAL }),
+        coordinator: () => priced({ text: 'Wrote it.' }),
+        verdict: () => priced({ text: ACHIEVED }),
+        bequest: () => priced({ text: BEQUEST_REPLY }),
+      }),
+    });
+    // The old task: work, judge and closing turn, three priced turns (over $1).
+    const old = await scenario.flower(['--timeout', '0'], { input: '\n' });
+    expect(old.stderr).toBe('');
+    expect(old.status).toBe(0);
+    const oldRows = scenario.manifest();
+    const oldUsd = oldRows.reduce((sum, row) => sum + row.cost_usd, 0);
+    const turn = oldRows[0]!.cost_usd;
+    expect(oldUsd).toBeGreaterThan(1);
+
+    // The new task's work and judge (two turns) fit in $1; the old task's spend does not count.
+    const fresh = await scenario.flower(
+      ['--new', '--timeout', '0', '--budget', '1', '--no-bequest', 'write goodbye.py'],
+      {
+        input: '\n',
+      },
+    );
+    expect(fresh.stderr).toBe('');
+    expect(fresh.status).toBe(0);
+    const newRows = scenario.manifest().slice(oldRows.length);
+    expect(newRows.map((row) => row.step)).toEqual(expect.arrayContaining(['work', 'work:verdict#1']));
+    expect(newRows.every((row) => row.ok)).toBe(true);
+    const newUsd = newRows.reduce((sum, row) => sum + row.cost_usd, 0);
+    expect(newUsd).toBeGreaterThanOrEqual(2 * turn);
+    expect(newUsd).toBeLessThan(1);
+    const whole = /· \$(\d+\.\d{4}) for the whole task/.exec(fresh.stdout);
+    expect(Number(whole?.[1])).toBeCloseTo(newUsd, 3);
+
+    // The archived task's spend stays visible, apart from the task's own figure.
+    const status = await scenario.flower(['status']);
+    expect(status.stdout).toContain(`Spent: $${newUsd.toFixed(4)} on the whole task`);
+    expect(status.stdout).toContain(`and $${oldUsd.toFixed(4)} on tasks archived by --new`);
   }, 150_000);
 });

@@ -76,7 +76,7 @@ export async function checkPostgresStore(
     if (states.some((state) => !state.ok)) {
       return {
         ok: false,
-        line: `${server}, schema "${target.schema}": ${states.map((state) => state.text).join(', ')}: upgrade flower on this machine (npm i -g flower-agent)`,
+        line: `${server}, schema "${target.schema}": ${states.map((state) => state.text).join(', ')}: upgrade flower on this machine (a newer checkout or tarball, installed as the README's Set up says)`,
       };
     }
     const needsTables = FAMILIES.some(

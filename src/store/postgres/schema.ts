@@ -300,7 +300,7 @@ function checkVersion(
   if (version !== undefined && version > known) {
     throw new PostgresStoreError(
       display,
-      `PostgreSQL store ${display}: the "${family.name}" tables in schema "${schema}" are at version ${version}, newer than this flower knows (${known}): upgrade flower (npm i -g flower-agent) on this machine.`,
+      `PostgreSQL store ${display}: the "${family.name}" tables in schema "${schema}" are at version ${version}, newer than this flower knows (${known}): upgrade flower on this machine (a newer checkout or tarball, installed as the README's Set up says).`,
     );
   }
   return version === known ? 'current' : 'behind';

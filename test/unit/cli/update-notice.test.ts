@@ -6,6 +6,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import {
   fetchLatestVersion,
   isNewerVersion,
+  isPublishedPackage,
   latestVersionUrl,
   startUpdateNotice,
   UPDATE_INTERVAL_MS,
@@ -22,6 +23,7 @@ beforeEach(() => {
   root = mkdtempSync(join(tmpdir(), 'flower-update-'));
   installedRoot = join(root, 'installed');
   mkdirSync(installedRoot, { recursive: true });
+  writePackage({ name: 'flower-agent', version: '0.1.0', flower: { npmPublished: true } });
   registryHits = [];
 });
 
@@ -30,6 +32,11 @@ afterEach(async () => {
   registry = undefined;
   rmSync(root, { recursive: true, force: true });
 });
+
+/** The installed package's package.json. */
+function writePackage(manifest: object): void {
+  writeFileSync(join(installedRoot, 'package.json'), JSON.stringify(manifest));
+}
 
 /** A local stand-in for the npm registry answering `/flower-agent/latest`. */
 async function startRegistry(answer: (path: string) => { status: number; body: string }): Promise<string> {
@@ -147,6 +154,27 @@ describe('startUpdateNotice', () => {
     const lines: string[] = [];
     await startUpdateNotice(options(url, lines));
     expect(registryHits).toEqual([]);
+  });
+
+  it.each([
+    ['package.json does not say it is published', { name: 'flower-agent', version: '0.1.0' }],
+    ['it says so as a string', { name: 'flower-agent', flower: { npmPublished: 'true' } }],
+    ['another package says it', { name: 'someone-else', flower: { npmPublished: true } }],
+  ])('looks nothing up and shows nothing, a stored answer included, when %s', async (_name, manifest) => {
+    writePackage(manifest);
+    expect(isPublishedPackage(installedRoot)).toBe(false);
+    const url = await startRegistry(() => ({ status: 200, body: JSON.stringify({ version: '9.0.0' }) }));
+    mkdirSync(join(root, 'xdg', 'flower'), { recursive: true });
+    writeFileSync(statePath(), JSON.stringify({ checkedAt: 0, latest: '9.0.0' }));
+    const lines: string[] = [];
+    await startUpdateNotice(options(url, lines));
+    expect(registryHits).toEqual([]);
+    expect(lines).toEqual([]);
+  });
+
+  it('this checkout does not claim the npm name, and an unreadable package.json is not a claim', () => {
+    expect(isPublishedPackage(join(import.meta.dirname, '..', '..', '..'))).toBe(false);
+    expect(isPublishedPackage(join(root, 'nowhere'))).toBe(false);
   });
 
   it('offline or a bad answer: silent, nothing recorded, retried on the next start', async () => {

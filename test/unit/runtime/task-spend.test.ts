@@ -9,7 +9,14 @@ import {
   saveManifestRows,
 } from '../../../src/runtime/manifest.js';
 import { finishStepResult, newStepResult, type StepResult } from '../../../src/runtime/step-result.js';
-import { ASIDE_RUN_DIR, sumTaskSpend, taskSpend } from '../../../src/runtime/task-spend.js';
+import {
+  ASIDE_RUN_DIR,
+  markTaskStart,
+  readTaskStart,
+  sumTaskSpend,
+  TASK_START_FILE,
+  taskSpend,
+} from '../../../src/runtime/task-spend.js';
 
 let runDir: string;
 beforeEach(() => {
@@ -36,6 +43,7 @@ describe('taskSpend', () => {
       stepsUsd: 0.85,
       asidesUsd: 0.0123,
       totalUsd: 0.8623,
+      archivedUsd: 0,
       runs: 2,
       lastActivity: 410,
     });
@@ -46,9 +54,42 @@ describe('taskSpend', () => {
       stepsUsd: 0,
       asidesUsd: 0,
       totalUsd: 0,
+      archivedUsd: 0,
       runs: 0,
       lastActivity: 0,
     });
+  });
+
+  it('after --new counts only the new task, and keeps the archived tasks apart', () => {
+    saveManifestRows(runDir, 'run-a', [spent('work', 'run-a', 1.47, 100)]);
+    saveManifestRows(join(runDir, ASIDE_RUN_DIR), 'aside-1', [spent('aside', 'aside-1', 0.03, 150)]);
+    markTaskStart(runDir, 200);
+    expect(readTaskStart(runDir)).toBe(200);
+    expect(taskSpend(runDir)).toMatchObject({ totalUsd: 0, archivedUsd: 1.5, runs: 0, lastActivity: 160 });
+    saveManifestRows(runDir, 'run-b', [spent('work', 'run-b', 0.2, 250)]);
+    saveManifestRows(join(runDir, ASIDE_RUN_DIR), 'aside-2', [spent('aside', 'aside-2', 0.01, 260)]);
+    expect(taskSpend(runDir)).toMatchObject({
+      stepsUsd: 0.2,
+      asidesUsd: 0.01,
+      totalUsd: 0.21,
+      archivedUsd: 1.5,
+      runs: 1,
+      lastActivity: 270,
+    });
+  });
+
+  it('reads a missing or unreadable task start as no boundary', () => {
+    expect(readTaskStart(runDir)).toBe(0);
+    writeFileSync(join(runDir, TASK_START_FILE), '{"at": "yesterday"}');
+    expect(readTaskStart(runDir)).toBe(0);
+    writeFileSync(join(runDir, TASK_START_FILE), '{"at');
+    expect(readTaskStart(runDir)).toBe(0);
+  });
+
+  it('puts rows with no time before a boundary, and counts them all without one', () => {
+    const rows = [{ cost_usd: 0.5 }, { cost_usd: 0.25, ended_at: 300 }] as unknown as StoredManifestRow[];
+    expect(sumTaskSpend(rows)).toMatchObject({ totalUsd: 0.75, archivedUsd: 0 });
+    expect(sumTaskSpend(rows, [], 200)).toMatchObject({ totalUsd: 0.25, archivedUsd: 0.5 });
   });
 
   it('counts only finite, positive costs from rows another version wrote', () => {

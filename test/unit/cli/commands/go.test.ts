@@ -29,7 +29,7 @@ describe('wake banner', () => {
     woke: 1,
     steps: {},
     goalStatement: 'hello.py prints hello',
-    spend: { stepsUsd: 0, asidesUsd: 0, totalUsd: 0, runs: 0, lastActivity: 0 },
+    spend: { stepsUsd: 0, asidesUsd: 0, totalUsd: 0, archivedUsd: 0, runs: 0, lastActivity: 0 },
   };
 
   it('shortens the home directory to ~', () => {

@@ -16,7 +16,7 @@ const state = (fields: Partial<WakeState> = {}): WakeState => ({
   woke: 1,
   steps: {},
   goalStatement: 'hello.py exists and prints hello world.\nMore detail.',
-  spend: { stepsUsd: 0.42, asidesUsd: 0, totalUsd: 0.42, runs: 1, lastActivity: 0 },
+  spend: { stepsUsd: 0.42, asidesUsd: 0, totalUsd: 0.42, archivedUsd: 0, runs: 1, lastActivity: 0 },
   ...fields,
 });
 

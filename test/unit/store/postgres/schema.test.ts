@@ -87,7 +87,7 @@ describe('schema creation', () => {
     const store = new PostgresSessionStore(where);
     stores.push(store);
     await expect(store.open()).rejects.toThrow(
-      `PostgreSQL store ${where.display}: the "sessions" tables in schema "${where.schema}" are at version 7, newer than this flower knows (2): upgrade flower (npm i -g flower-agent) on this machine.`,
+      `PostgreSQL store ${where.display}: the "sessions" tables in schema "${where.schema}" are at version 7, newer than this flower knows (2): upgrade flower on this machine (a newer checkout or tarball, installed as the README's Set up says).`,
     );
   });
 });

@@ -59,6 +59,7 @@ const STATE_WRITERS: Record<string, string> = {
   'src/runtime/shared/outbox.ts': 'the PostgreSQL outbox (JSON lines)',
   'src/runtime/shared/pull.ts': 'transcripts pulled from PostgreSQL (must stay exactly as stored)',
   'src/runtime/task-lock.ts': 'the task lock file',
+  'src/runtime/task-spend.ts': 'task-start.json, when --new archived the previous task',
   'src/store/spill-record.ts': 'spill files of the session store',
   'src/store/spill.ts': 'spill files of the session store',
   'src/store/sqlite-integrity.ts': 'the quarantine copy of a corrupt database',

@@ -25,7 +25,7 @@ import { dirname, join } from 'node:path';
 import { shownFields } from '../output/sink.js';
 import type { ThreadLedger } from '../runtime/ledger.js';
 import type { RunReport, StepReport } from './report.js';
-import { compact, duration, LISTED_OUTAGES, percent, usd } from './report-text.js';
+import { compact, duration, LISTED_OUTAGES, outcomeText, percent, usd } from './report-text.js';
 
 let chartSource: string | undefined;
 
@@ -63,7 +63,7 @@ function stepsTable(steps: readonly StepReport[]): string {
     (step, index) =>
       `<tr data-index="${index}" data-step="${escapeHtml(step.step)}" class="${step.outcome}">${[
         cell('step', step.step),
-        cell('outcome', step.outcome === 'ok' ? 'ok' : `${step.outcome}: ${step.detail}`),
+        cell('outcome', outcomeText(step)),
         cell('cost_usd', usd(step.cost_usd), true),
         cell('num_turns', String(step.num_turns), true),
         cell('attempts', String(step.attempts), true),

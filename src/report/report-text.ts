@@ -11,6 +11,7 @@
 import { shown } from '../output/sink.js';
 import type { ThreadLedger } from '../runtime/ledger.js';
 import type { RunReport, StepReport } from './report.js';
+import { rejectedLine } from './steps.js';
 import type { SideStats } from './threads.js';
 
 /** Outages listed one per line; a long flaky run has hundreds. */
@@ -40,9 +41,17 @@ export function duration(seconds: number): string {
   return hours > 0 ? `${hours}:${String(minutes).padStart(2, '0')}:${rest}` : `${minutes}:${rest}`;
 }
 
-function outcomeText(step: StepReport): string {
+/** `; not passed: a; b` after a verdict that was not achieved, else nothing. */
+export function notPassedText(step: Pick<StepReport, 'verdict'>): string {
+  const left = step.verdict?.verdict === 'achieved' ? [] : (step.verdict?.not_passed ?? []);
+  return left.length > 0 ? `; not passed: ${left.join('; ')}` : '';
+}
+
+/** A step's outcome in one line: `ok`, or the outcome, why, and what was missing or is left. */
+export function outcomeText(step: StepReport): string {
   if (step.outcome === 'ok') return 'ok';
-  if (step.outcome === 'verdict') return `verdict: ${step.detail}`;
+  if (step.outcome === 'verdict') return `verdict: ${step.detail}${notPassedText(step)}`;
+  if (step.outcome === 'rejected') return `rejected: ${rejectedLine(step)}`;
   return `${step.outcome}: ${step.detail}`;
 }
 
@@ -107,6 +116,14 @@ export function reportLines(report: RunReport): string[] {
     ]);
   }
   if (report.steps.length > 0) lines.push(...table(stepRows));
+  // The table cuts an outcome at 70 columns; what a step missed or left open is written out whole.
+  const open = report.steps.filter(
+    (step) => (step.outcome === 'rejected' && step.missing.length > 0) || notPassedText(step) !== '',
+  );
+  if (open.length > 0) {
+    lines.push('', 'Missing or left open');
+    for (const step of open) lines.push(`  ${step.step}: ${outcomeText(step)}`);
+  }
 
   const priced = report.steps.filter((step) => step.main.turns > 0 || step.workers.length > 0);
   if (priced.length > 0) {

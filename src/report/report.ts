@@ -77,6 +77,8 @@ export interface StepReport {
   run: string;
   outcome: Outcome;
   detail: string;
+  /** For `rejected`: what was missing (a gate's list, or the judge's "Not passed"); else empty. */
+  missing: string[];
   ok: boolean;
   cost_usd: number;
   num_turns: number;
@@ -93,6 +95,8 @@ export interface StepReport {
     round: number | null;
     rounds: number | null;
     checks: CheckRecord[];
+    /** The judge's "Not passed" items: what is left to do. */
+    not_passed: string[];
   } | null;
   main: ThreadLedger;
   workers: WorkerLedger[];
@@ -248,6 +252,7 @@ export function runningSteps(
       context: 0,
       outcome: 'running',
       detail: 'running now, or stopped before it recorded a result',
+      missing: [],
       verdict: undefined,
       ledger: undefined,
       handoffAt: undefined,
@@ -366,6 +371,7 @@ function stepReport(record: StepRecord, transcripts: ReadonlyMap<string, Session
     run: record.run,
     outcome: record.outcome,
     detail: shown(record.detail),
+    missing: record.missing.map(shown),
     ok: record.ok,
     cost_usd: record.costUsd,
     num_turns: record.numTurns,
@@ -380,8 +386,11 @@ function stepReport(record: StepRecord, transcripts: ReadonlyMap<string, Session
       record.verdict === undefined
         ? null
         : {
-            ...record.verdict,
+            verdict: record.verdict.verdict,
             reason: shown(record.verdict.reason),
+            round: record.verdict.round,
+            rounds: record.verdict.rounds,
+            not_passed: record.verdict.notPassed.map(shown),
             checks: record.verdict.checks.map((check) => ({ ...check, command: shown(check.command) })),
           },
     main: ledger.main,

@@ -18,7 +18,7 @@ import { Brief } from '../workflow/brief.js';
 import { Goal } from '../workflow/goal.js';
 import { inferRunning, requestOf } from './report.js';
 import type { RunData } from './run-data.js';
-import { type StepRecord, stepRecords, verdictLine } from './steps.js';
+import { rejectedLine, type StepRecord, stepRecords, verdictLine } from './steps.js';
 
 export interface TaskStatus {
   task: string | null;
@@ -44,7 +44,7 @@ function stateOf(record: StepRecord): string {
     case 'verdict':
       return record.verdict ? verdictLine(record.verdict) : `verdict: ${record.detail}`;
     case 'rejected':
-      return `rejected: ${record.detail}`;
+      return `rejected: ${rejectedLine(record)}`;
     case 'failed':
       return `failed: ${record.detail || 'no reason recorded'}`;
     case 'running':

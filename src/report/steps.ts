@@ -37,6 +37,8 @@ export interface VerdictRecord {
   /** Rounds allowed in all, when the row says. */
   rounds: number | null;
   checks: CheckRecord[];
+  /** The judge's "Not passed" items: what is left to do (empty when achieved or not said). */
+  notPassed: string[];
 }
 
 export interface StepRecord {
@@ -65,6 +67,8 @@ export interface StepRecord {
   outcome: Outcome;
   /** For `failed` and `rejected`: why. For `verdict`: the ruling and its reason. */
   detail: string;
+  /** For `rejected`: what was missing (the row's `missing`, or the judge's "Not passed"). */
+  missing: string[];
   verdict: VerdictRecord | undefined;
   /** The ledger as the row recorded it; absent in older rows (the report computes it then). */
   ledger: StepLedger | undefined;
@@ -107,6 +111,7 @@ export function verdictOf(row: StoredManifestRow): VerdictRecord | undefined {
     round: nullableNumber(row.round) ?? (label ? Number(label[2]) : null),
     rounds: nullableNumber(row.rounds),
     checks: checksOf(row.checks),
+    notPassed: Array.isArray(row.not_passed) ? row.not_passed.map(String) : [...parsed.failed],
   };
 }
 
@@ -142,6 +147,7 @@ export function stepRecords(rows: readonly StoredManifestRow[]): StepRecord[] {
     const error = typeof row.error === 'string' ? row.error : null;
     let outcome: Outcome = ok ? 'ok' : 'failed';
     let detail = ok ? '' : firstLine(error ?? errors[0] ?? '');
+    let missing: string[] = [];
     if (verdict !== undefined && ok) {
       outcome = 'verdict';
       detail = verdict.verdict;
@@ -149,6 +155,7 @@ export function stepRecords(rows: readonly StoredManifestRow[]): StepRecord[] {
     if (typeof row.rejected === 'string') {
       outcome = 'rejected';
       detail = row.rejected;
+      missing = Array.isArray(row.missing) ? row.missing.map(String) : [];
     }
     return {
       step: text(row.step),
@@ -170,6 +177,7 @@ export function stepRecords(rows: readonly StoredManifestRow[]): StepRecord[] {
       context: number(row.context),
       outcome,
       detail,
+      missing,
       verdict,
       ledger: ledgerOf(row),
       handoffAt: nullableNumber(row.handoff_at) ?? undefined,
@@ -200,10 +208,13 @@ function markRejectedRounds(records: StepRecord[]): void {
     if (work === undefined) continue;
     work.outcome = 'rejected';
     work.detail = judged.verdict.reason || `the judge ruled: ${judged.verdict.verdict}`;
+    work.missing = [...judged.verdict.notPassed];
   }
 }
 
-/** `not yet after 2/3 rounds: <reason>`, or `achieved in round 1: <reason>`. */
+/**
+ * `not yet after 2/3 rounds: <reason>; not passed: <item>; <item>`, or `achieved in round 1: <reason>`.
+ */
 export function verdictLine(verdict: VerdictRecord): string {
   const of = verdict.rounds !== null ? `/${verdict.rounds}` : '';
   const round = verdict.round ?? 1;
@@ -212,7 +223,23 @@ export function verdictLine(verdict: VerdictRecord): string {
       ? `in round ${round}${of}`
       : `after ${round}${of} round${verdict.rounds === 1 || (verdict.rounds === null && round === 1) ? '' : 's'}`;
   const reason = firstLine(verdict.reason);
-  return `${verdict.verdict} ${when}${reason ? `: ${reason}` : ''}`;
+  const bare = reason.replace(/[.;:,\s]+$/, '');
+  // What is left to do, unless the reason already said just that.
+  const items =
+    verdict.verdict === 'achieved'
+      ? []
+      : verdict.notPassed.map((item) => item.trim()).filter((item) => item && item !== bare);
+  const left = items.length > 0 ? `; not passed: ${items.join('; ')}` : '';
+  // Before more clauses, the reason's own full stop would read `.;`.
+  const said = left ? bare : reason;
+  return `${verdict.verdict} ${when}${said ? `: ${said}` : ''}${left}`;
+}
+
+/** `why (missing: a; b)`: a rejected record's reason and what was missing, in one line. */
+export function rejectedLine(record: Pick<StepRecord, 'detail' | 'missing'>): string {
+  return record.missing.length > 0
+    ? `${record.detail} (missing: ${record.missing.join('; ')})`
+    : record.detail;
 }
 
 /** The record `flower log <label>` means: that label in `run`, else its latest; undefined if none. */

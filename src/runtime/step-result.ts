@@ -147,8 +147,26 @@ export interface RowAnnotations {
   round?: number;
   rounds?: number;
   checks?: ManifestCheck[];
-  /** On a work row: why its round was rejected (it was sent back or the task stopped). */
+  /**
+   * On a work row: why its gate rejected it (the round was sent back, or the task stopped). The
+   * manifest's `ok` stays the agent's own success; the report's outcome is `rejected`.
+   */
   rejected?: string;
+  /**
+   * On a rejected work row: what was missing, one entry each (a brief's or goal's empty sections,
+   * the judge's "Not passed" items). Empty or absent when the gate did not say.
+   */
+  missing?: string[];
+}
+
+/** The rejection recorded for a gate that gave no reason of its own. */
+export const NOT_ACCEPTED = 'the step did not accept its result';
+
+/** `why (missing: a, b)`: a rejected row's reason and what was missing, in one line. */
+export function rejectionLine(result: Pick<StepResult, 'annotations'>): string {
+  const why = result.annotations?.rejected ?? NOT_ACCEPTED;
+  const missing = result.annotations?.missing ?? [];
+  return missing.length > 0 ? `${why} (missing: ${missing.join('; ')})` : why;
 }
 
 /** Current time in epoch seconds. */

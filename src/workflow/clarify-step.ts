@@ -18,6 +18,7 @@ import { type ClarifierOptions, clarifier } from '../agents/roles.js';
 import type { AgentSpec } from '../runtime/agent-spec.js';
 import { Brief } from './brief.js';
 import type { WorkflowContext } from './context.js';
+import { annotateResult } from './runner.js';
 import type { OnFail, PromptSource, Step } from './step.js';
 
 export const CLARIFY_STEP = 'clarify';
@@ -75,6 +76,11 @@ export function clarifyStep(options: ClarifyStepOptions): Step {
       const brief = Brief.parse(result.text);
       if (!brief.complete) {
         ctx.briefMissing = brief.missing();
+        if (ctx.runtime)
+          annotateResult(ctx.runtime, result, {
+            rejected: 'the reply is not a complete brief',
+            missing: brief.missing(),
+          });
         return false;
       }
       brief.write(options.briefPath);

@@ -41,6 +41,7 @@ import {
 } from './frozen-checks.js';
 import { Goal, itemKey } from './goal.js';
 import { editsOnDisk, GOAL_EDITS_EVENT, type GoalRewrite, rewriteLine, setGoalAgain } from './goal-edits.js';
+import { annotateResult } from './runner.js';
 import type { OnFail, Step } from './step.js';
 import { triageGoal } from './triage.js';
 
@@ -131,7 +132,14 @@ export function goalStep(options: GoalStepOptions): Step {
     },
     gate: async (result, ctx) => {
       const derived = Goal.parse(result.text);
-      if (!derived.complete) return false;
+      if (!derived.complete) {
+        if (ctx.runtime)
+          annotateResult(ctx.runtime, result, {
+            rejected: 'the reply is not a complete goal',
+            missing: derived.missing(),
+          });
+        return false;
+      }
       const runDir = ctx.runtime?.runDir;
       const frozenBefore = runDir ? loadFrozenChecks(runDir, options.goalPath) : undefined;
       const rewrite = setGoalAgain(derived, options.goalPath, runDir);

@@ -181,9 +181,18 @@ export function verifyPrompt(goal: string, report: string, evidence: VerifyEvide
 }
 
 /** `the judge ruled not yet after 2/2 rounds: <reason>; flower --rounds 4 continues` */
-export function outOfRoundsLine(used: number, total: number, reason: string): string {
-  const why = reason.split('\n')[0]?.trim() || 'no reason given';
-  return `the judge ruled not yet after ${used}/${total} rounds: ${why}; flower --rounds ${Math.max(used, total) * 2} continues`;
+export function outOfRoundsLine(
+  used: number,
+  total: number,
+  reason: string,
+  notPassed: readonly string[] = [],
+): string {
+  // The reason's own closing full stop would read `.;` before the next clause.
+  const why = (reason.split('\n')[0]?.trim() ?? '').replace(/[.;:,\s]+$/, '') || 'no reason given';
+  // What is left to do, unless the reason already said just that.
+  const items = notPassed.map((item) => item.trim()).filter((item) => item && item !== why);
+  const left = items.length > 0 ? `; not passed: ${items.join('; ')}` : '';
+  return `the judge ruled not yet after ${used}/${total} rounds: ${why}${left}; flower --rounds ${Math.max(used, total) * 2} continues`;
 }
 
 /** What one process remembers of a guarded step between its hooks. */
@@ -341,7 +350,7 @@ export function withGoal(step: Step, options: WithGoalOptions): Step {
     const last = history.last;
     if (last) ctx.verdict = new Verdict({ state: last.verdict, reason: last.reason, failed: last.notPassed });
     if (last?.verdict === 'achieved') return false;
-    throw new StepAbort(outOfRoundsLine(history.rounds, total, last?.reason ?? ''));
+    throw new StepAbort(outOfRoundsLine(history.rounds, total, last?.reason ?? '', last?.notPassed));
   };
 
   const gate = async (result: StepResult, ctx: WorkflowContext): Promise<boolean> => {
@@ -406,8 +415,8 @@ export function withGoal(step: Step, options: WithGoalOptions): Step {
       guard.stall.restart();
     }
     const rejection = ctx.verdict?.reason || verdict.reason || UNCLEAR_VERDICT_REASON;
-    annotateResult(runner, result, { rejected: rejection });
-    if (round >= total) throw new StepAbort(outOfRoundsLine(round, total, rejection));
+    annotateResult(runner, result, { rejected: rejection, missing: [...verdict.failed] });
+    if (round >= total) throw new StepAbort(outOfRoundsLine(round, total, rejection, verdict.failed));
     if (!verdict.cannotVerify)
       await brake(
         guard.stall,

@@ -12,7 +12,10 @@
  *   bonus and its failure must not stop anyone from working.
  * - Per-attempt prompt, resume id and fork flag are locals; the step objects are never changed.
  * - Every rejection by a gate is told to the sink (`system`/`gate_rejected`, with the `onReject`
- *   text that goes back to the session), so a person sees why a step goes round again.
+ *   text that goes back to the session, or the recorded reason and what was missing), so a person
+ *   sees why a step goes round again — the last attempt too.
+ * - Every rejected attempt's row carries `rejected` (and the gate's `missing`, when it said): a gate
+ *   that recorded nothing gets NOT_ACCEPTED, so no rejected row reads as a bare `ok: true`.
  * - A `StepAbort` — from a step's `when`, its gate or the runner (a spent budget) — stops the
  *   workflow at that step with its message in `ctx.aborted`, never as an exception: it is a
  *   decision with a reason, not a crash.
@@ -22,9 +25,9 @@ import type { HumanChannel } from '../agents/human/channel.js';
 import type { Workbench } from '../agents/workbench.js';
 import type { EventSink, FlowerEvent, StepPayload } from '../runtime/events.js';
 import { Lineage } from '../runtime/lineage.js';
-import { newStepResult, type StepResult } from '../runtime/step-result.js';
+import { NOT_ACCEPTED, newStepResult, rejectionLine, type StepResult } from '../runtime/step-result.js';
 import { newContext, type WorkflowContext } from './context.js';
-import type { StepRunner } from './runner.js';
+import { annotateResult, type StepRunner } from './runner.js';
 import { attemptLabel, renderPrompt, type Step, StepAbort } from './step.js';
 
 export interface WorkflowOptions {
@@ -227,7 +230,12 @@ async function runAttempts(
     const last = attempt === retries;
     const next =
       !last && rejected && step.onReject && result.sessionId ? await step.onReject(result, ctx) : '';
-    if (rejected) start.onEvent?.(gateRejection(step.name, attempt + 1, retries + 1, next));
+    if (rejected) {
+      // A gate that said nothing still leaves its mark: the row must not read as a bare ok.
+      if (result.annotations?.rejected === undefined)
+        annotateResult(runner, result, { rejected: NOT_ACCEPTED });
+      start.onEvent?.(gateRejection(step.name, attempt + 1, retries + 1, next, result));
+    }
     if (last) break;
     if (next && result.sessionId) {
       prompt = next;
@@ -244,17 +252,27 @@ async function runAttempts(
 /** The `system` event (subtype `gate_rejected`) that shows a person why a step goes round again. */
 export const GATE_REJECTED = 'gate_rejected';
 
-function gateRejection(step: string, attempt: number, attempts: number, feedback: string): FlowerEvent {
+function gateRejection(
+  step: string,
+  attempt: number,
+  attempts: number,
+  feedback: string,
+  result: StepResult,
+): FlowerEvent {
   const what = `gate rejected ${step} (attempt ${attempt}/${attempts})`;
+  // Feedback that goes back to the session says why itself; otherwise the recorded reason does.
   const text =
-    attempt === attempts
-      ? `${what}; no attempts left`
-      : feedback
-        ? `${what}: ${feedback}`
-        : `${what}; the next attempt starts over`;
+    attempt !== attempts && feedback
+      ? `${what}: ${feedback}`
+      : `${what}: ${rejectionLine(result)}; ${attempt === attempts ? 'no attempts left' : 'the next attempt starts over'}`;
+  const missing = result.annotations?.missing ?? [];
   return {
     kind: 'system',
     text,
-    payload: { subtype: GATE_REJECTED, data: { step, attempt, attempts, feedback }, warning: true },
+    payload: {
+      subtype: GATE_REJECTED,
+      data: { step, attempt, attempts, feedback, reason: rejectionLine(result), missing: [...missing] },
+      warning: true,
+    },
   };
 }

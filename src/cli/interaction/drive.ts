@@ -34,6 +34,7 @@ import type { EventSink, FlowerEvent } from '../../runtime/events.js';
 import { Runtime } from '../../runtime/runtime.js';
 import type { SandboxPolicy } from '../../runtime/sandbox/policy.js';
 import type { RuntimeSharing } from '../../runtime/shared/sharing.js';
+import { rejectionLine } from '../../runtime/step-result.js';
 import { budgetedRunner, isBudgetStop, TaskBudget } from '../../workflow/budget.js';
 import type { WorkflowContext } from '../../workflow/context.js';
 import { type StepRunner, wrapRunner } from '../../workflow/runner.js';
@@ -100,8 +101,9 @@ function failureText(context: WorkflowContext, step: string): string {
   const words = [result?.error, ...(result?.errors ?? [])].filter(Boolean).join('; ');
   if (words) return words;
   if (context.aborted) return context.aborted;
-  // The agent finished but the step's own check rejected the result (every attempt).
-  return result?.ok ? 'the agent finished, but the step did not accept its result' : '';
+  // The agent finished but the step's own check rejected the result (every attempt): say what it
+  // recorded as missing.
+  return result?.ok ? `the agent finished, but ${rejectionLine(result)}` : '';
 }
 
 async function settleWithin(promises: Promise<unknown>[], ms: number): Promise<void> {

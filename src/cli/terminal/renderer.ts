@@ -208,6 +208,9 @@ export class TerminalRenderer {
       case 'ask':
         return this.askLines(event.text, event.payload as QuestionPayload);
       case 'system':
+        // A gate's rejection (workflow.ts GATE_REJECTED) says what was missing: wrapped, never cut.
+        if (event.payload.warning && event.payload.subtype === 'gate_rejected')
+          return this.block(oneLine(event.text), '  ! ', c.yellow);
         if (event.payload.warning) return this.line('  ! ', event.text, c.yellow);
         if (event.payload.notice) {
           const style = NOTICE_STYLE[event.payload.notice];

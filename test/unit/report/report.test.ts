@@ -9,7 +9,7 @@ import { reportHtml } from '../../../src/report/report-html.js';
 import { reportLines } from '../../../src/report/report-text.js';
 import type { RunData, StoredSession } from '../../../src/report/run-data.js';
 import { NoTaskError, statusLines, taskStatus } from '../../../src/report/status.js';
-import { pickStep, stepRecords, verdictLine } from '../../../src/report/steps.js';
+import { pickStep, rejectedLine, stepRecords, verdictLine } from '../../../src/report/steps.js';
 import { commandWord, downsample, stepThreads } from '../../../src/report/threads.js';
 import { stepJsonLines, stepMarkdown } from '../../../src/report/transcript-markdown.js';
 import type { SessionTranscripts } from '../../../src/runtime/ledger.js';
@@ -114,8 +114,46 @@ describe('step outcomes', () => {
       round: 2,
       rounds: 3,
       checks: [CHECK],
+      notPassed: [],
     });
     expect(verdictLine(verdict!.verdict!)).toBe('not yet after 2/3 rounds: Checks 2 and 3 fail.');
+  });
+
+  it('keeps what was missing and what the judge left open as data, and says both in one line (issue 21)', () => {
+    const [clarify, work, verdict, older, olderVerdict] = stepRecords([
+      row({
+        step: 'clarify',
+        rejected: 'the reply is not a complete brief',
+        missing: ['Goal', 'Constraints'],
+      }),
+      row({ step: 'work', rejected: 'Two checks fail.', missing: ['npm test passes', 'README exists'] }),
+      row({
+        step: 'work:verdict#1',
+        verdict: 'not yet',
+        reason: 'Two checks fail.',
+        not_passed: ['npm test passes', 'README exists'],
+        round: 1,
+        rounds: 2,
+      }),
+      // An older row: no `rejected` or `not_passed`; the judge's text says what is left.
+      row({ step: 'work', run: 'old' }),
+      row({
+        step: 'work:verdict#1',
+        run: 'old',
+        text: '## Conclusion\nnot yet\n\n## Reason\nNo README.\n\n## Not passed\n- README exists',
+      }),
+    ]);
+    expect(clarify).toMatchObject({ outcome: 'rejected', missing: ['Goal', 'Constraints'] });
+    expect(rejectedLine(clarify!)).toBe('the reply is not a complete brief (missing: Goal; Constraints)');
+    expect(work).toMatchObject({ outcome: 'rejected', missing: ['npm test passes', 'README exists'] });
+    expect(verdict?.verdict?.notPassed).toEqual(['npm test passes', 'README exists']);
+    expect(verdictLine(verdict!.verdict!)).toBe(
+      'not yet after 1/2 rounds: Two checks fail; not passed: npm test passes; README exists',
+    );
+    expect(older).toMatchObject({ outcome: 'rejected', detail: 'No README.', missing: ['README exists'] });
+    expect(verdictLine(olderVerdict!.verdict!)).toBe(
+      'not yet after 1 round: No README; not passed: README exists',
+    );
   });
 
   it('says why a step failed, and reads rows of other versions without their fields', () => {

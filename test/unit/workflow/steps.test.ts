@@ -61,6 +61,11 @@ describe('clarifyStep', () => {
     ]).run(new FakeRunner(() => ({ text: truncated })));
     expect(ctx.briefMissing).toEqual(['Boundaries', 'Unknowns & assumptions']);
     expect(ctx.failedAt).toBe('clarify');
+    // Recorded on the row as data, so status and report show `rejected` and what was missing.
+    expect(ctx.results.clarify?.annotations).toEqual({
+      rejected: 'the reply is not a complete brief',
+      missing: ['Boundaries', 'Unknowns & assumptions'],
+    });
     expect(existsSync(briefPath)).toBe(false);
   });
 
@@ -118,6 +123,10 @@ describe('goalStep', () => {
     const ctx = await new Workflow([goalStep({ channel: new HumanChannel(), goalPath })]).run(runner);
     expect(runner.calls[0]?.prompt).toContain('(there is no brief)');
     expect(ctx.failedAt).toBe('set-goal');
+    expect(ctx.results['set-goal']?.annotations).toEqual({
+      rejected: 'the reply is not a complete goal',
+      missing: ['Checklist'],
+    });
     expect(existsSync(goalPath)).toBe(false);
   });
 

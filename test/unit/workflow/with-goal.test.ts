@@ -12,7 +12,7 @@ import type { FlowerEvent } from '../../../src/runtime/events.js';
 import { BUDGET_SPENT } from '../../../src/workflow/budget.js';
 import { Goal } from '../../../src/workflow/goal.js';
 import type { Step } from '../../../src/workflow/step.js';
-import { STALL_CHOICES, withGoal } from '../../../src/workflow/with-goal.js';
+import { outOfRoundsLine, STALL_CHOICES, withGoal } from '../../../src/workflow/with-goal.js';
 import { Workflow } from '../../../src/workflow/workflow.js';
 import { answeringChannel } from './answering-channel.js';
 import { FakeRunner, fakeSpec, type Reply } from './fake-runner.js';
@@ -279,5 +279,16 @@ describe('a spent budget while judging', () => {
     expect(ctx.aborted).toBe(line);
     expect(cut.results[1]?.annotations).toBeUndefined();
     expect(cut.results[0]?.annotations).toBeUndefined();
+  });
+});
+
+describe('outOfRoundsLine (issue 21)', () => {
+  it('names what is left to do, without a stray `.;` after the reason', () => {
+    expect(outOfRoundsLine(2, 2, 'Two checks still fail.', ['npm test passes', 'README exists'])).toBe(
+      'the judge ruled not yet after 2/2 rounds: Two checks still fail; not passed: npm test passes; README exists; flower --rounds 4 continues',
+    );
+    expect(outOfRoundsLine(1, 1, 'tests fail', ['tests fail'])).toBe(
+      'the judge ruled not yet after 1/1 rounds: tests fail; flower --rounds 2 continues',
+    );
   });
 });

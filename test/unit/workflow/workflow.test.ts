@@ -132,14 +132,46 @@ describe('Workflow.run: gates and retries', () => {
     expect(rejections).toEqual([
       'gate rejected a (attempt 1/3): fix round 1',
       'gate rejected a (attempt 2/3): fix round 2',
-      'gate rejected b (attempt 1/2); the next attempt starts over',
-      'gate rejected b (attempt 2/2); no attempts left',
+      'gate rejected b (attempt 1/2): the step did not accept its result; the next attempt starts over',
+      'gate rejected b (attempt 2/2): the step did not accept its result; no attempts left',
     ]);
     const first = events.find((event) => event.kind === 'system');
     expect(first?.payload).toMatchObject({
       subtype: 'gate_rejected',
       warning: true,
       data: { step: 'a', attempt: 1, attempts: 3, feedback: 'fix round 1' },
+    });
+  });
+
+  it('records a rejection on the row, with what the gate found missing, and says it on the last attempt too (issue 21)', async () => {
+    const events: FlowerEvent[] = [];
+    const runner = new FakeRunner();
+    const ctx = await new Workflow([
+      step('a', { gate: () => false, onFail: 'continue' }),
+      step('b', {
+        gate: (result) => {
+          result.annotations = {
+            rejected: 'the reply is not a complete brief',
+            missing: ['Goal', 'Acceptance criteria that are long enough to pass eighty columns'],
+          };
+          return false;
+        },
+        retries: 1,
+      }),
+    ]).run(runner, { onEvent: (event) => events.push(event) });
+    expect(ctx.results.a?.ok).toBe(true);
+    expect(ctx.results.a?.annotations).toEqual({ rejected: 'the step did not accept its result' });
+    expect(ctx.results.b?.annotations?.missing).toHaveLength(2);
+    const last = events.filter((event) => event.kind === 'system').at(-1);
+    expect(last?.text).toBe(
+      'gate rejected b (attempt 2/2): the reply is not a complete brief (missing: Goal; Acceptance criteria that are long enough to pass eighty columns); no attempts left',
+    );
+    expect(last?.payload).toMatchObject({
+      data: {
+        reason:
+          'the reply is not a complete brief (missing: Goal; Acceptance criteria that are long enough to pass eighty columns)',
+        missing: ['Goal', 'Acceptance criteria that are long enough to pass eighty columns'],
+      },
     });
   });
 

@@ -220,6 +220,18 @@ describe('TerminalRenderer', () => {
     ]);
   });
 
+  it('wraps a gate’s rejection whole instead of cutting it at the width (issue 21)', () => {
+    const text =
+      'gate rejected clarify (attempt 1/1): the reply is not a complete brief (missing: Boundaries; Unknowns & assumptions); no attempts left';
+    const lines = renderer({ width: 60 }).instance.render({
+      kind: 'system',
+      text,
+      payload: { subtype: 'gate_rejected', data: {}, warning: true },
+    });
+    expect(lines.length).toBeGreaterThan(1);
+    expect(lines.join(' ').replace(/\s+/g, ' ')).toBe(`  ! ${text}`.replace(/\s+/g, ' ').trimEnd());
+  });
+
   it('ends a worker’s task with its turns, tokens and dollars, each response counted once', () => {
     const { instance } = renderer({ width: 80 });
     instance.render({

@@ -20,7 +20,13 @@ beforeAll(() => {
   const installed = join(root, 'lib', 'node_modules', 'flower-agent');
   mkdirSync(installed, { recursive: true });
   cpSync(join(repoRoot, 'dist'), join(installed, 'dist'), { recursive: true });
-  cpSync(join(repoRoot, 'package.json'), join(installed, 'package.json'));
+  // As a published release would ship it: the notice runs only for a package that says it is on
+  // npm (src/cli/update-notice.ts); this checkout does not, so its copy gets the flag here.
+  const manifest = JSON.parse(readFileSync(join(repoRoot, 'package.json'), 'utf8'));
+  writeFileSync(
+    join(installed, 'package.json'),
+    JSON.stringify({ ...manifest, flower: { ...manifest.flower, npmPublished: true } }, null, 2),
+  );
   symlinkSync(join(repoRoot, 'node_modules'), join(installed, 'node_modules'), 'dir');
   installedBin = join(installed, 'dist', 'cli', 'bin.js');
   xdg = join(root, 'xdg');

@@ -24,6 +24,7 @@ function picture(character: string): string {
   const code = character.codePointAt(0)!;
   if (code === 0x09) return ' ';
   // U+2400 + code is the Unicode control picture of a C0 control; U+2421 is DEL's.
+  // (`<=` would read the same: a space never reaches here, UNSAFE does not match it.)
   if (code < 0x20) return String.fromCodePoint(0x2400 + code);
   if (code === 0x7f) return '\u2421';
   return `[U+${code.toString(16).toUpperCase().padStart(4, '0')}]`;
@@ -34,10 +35,10 @@ export function neutralise(text: string): string {
   return text.replace(/\r\n/g, '\n').replace(UNSAFE, picture);
 }
 
-/** Whether `text` holds anything `neutralise` would change (beyond line endings and tabs). */
+/** Whether `text` holds anything `neutralise` would change (beyond CRLF line endings and tabs). */
 export function holdsUnsafeCharacters(text: string): boolean {
-  return /[\x00-\x08\x0b-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069\u2028\u2029]/.test(
-    text.replace(/\r\n/g, '\n'),
+  return /[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069\u2028\u2029]|\r(?!\n)/.test(
+    text,
   );
 }
 

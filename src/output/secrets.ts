@@ -41,8 +41,7 @@ export function rememberSecrets(env: EnvMap): void {
 /** `text` with every known secret value and every token of a known shape masked. */
 export function maskSecrets(text: string): string {
   let masked = text;
-  for (const value of knownValues())
-    if (masked.includes(value)) masked = masked.split(value).join(maskSecret(value));
+  for (const value of knownValues()) masked = masked.split(value).join(maskSecret(value));
   return maskTokenShapes(masked);
 }
 

@@ -1,4 +1,4 @@
-import { mkdtempSync, readFileSync, statSync } from 'node:fs';
+import { mkdtempSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it, vi } from 'vitest';
@@ -47,6 +47,12 @@ describe('the output sink', () => {
     const text = JSON.stringify(shownFields(value));
     expectClean(JSON.parse(text) === null ? '' : text);
     expect(shownFields(value).n).toBe(3);
+    // Arrays stay arrays, null stays null, numbers and booleans pass as they are.
+    expect(shownFields({ list: ['a', ['b']], none: null, yes: true })).toEqual({
+      list: ['a', ['b']],
+      none: null,
+      yes: true,
+    });
   });
 
   it('shownJsonLine: one line, valid JSON, no secret even right after an escape, C1 and bidi escaped', () => {
@@ -114,20 +120,37 @@ describe('the sink’s writers', () => {
 
   it('writeShownFile writes the shown text 0600 in a directory it creates 0700', () => {
     const root = mkdtempSync(join(tmpdir(), 'flower-sink-'));
-    const path = join(root, 'notes', 'note.md');
+    const path = join(root, 'notes', 'deeper', 'note.md');
     writeShownFile(path, `k ${HOSTILE_SECRETS.jwt} ${HOSTILE_ESCAPES.rlo}`);
     const text = readFileSync(path, 'utf8');
     expect(text).not.toContain(secretCore(HOSTILE_SECRETS.jwt));
     expect(text).not.toMatch(RAW_CONTROL);
     expect(statSync(path).mode & 0o777).toBe(0o600);
-    expect(statSync(join(root, 'notes')).mode & 0o777).toBe(0o700);
+    expect(statSync(join(root, 'notes', 'deeper')).mode & 0o777).toBe(0o700);
   });
 });
 
 describe('the process mask', () => {
-  it('masks a longer remembered value whole, before a shorter one it contains', () => {
-    rememberSecrets({ A_TOKEN: 'abcdefgh1234', B_TOKEN: 'abcdefgh1234-and-more-9876' });
+  it('masks a longer remembered value whole, before a shorter one it contains, whatever the order told', () => {
+    rememberSecrets({ A_TOKEN: 'abcdefgh1234' });
+    rememberSecrets({ B_TOKEN: 'abcdefgh1234-and-more-9876' });
     expect(shown('abcdefgh1234-and-more-9876')).toBe('abcd***(26 chars)');
+    expect(shown('abcdefgh1234 alone')).toBe('abcd***(12 chars) alone');
+  });
+
+  it('masks a secret of a .env file of the lookup chain that is not in the environment', () => {
+    const root = mkdtempSync(join(tmpdir(), 'flower-chain-'));
+    const file = join(root, 'flower.env');
+    writeFileSync(file, 'DEPLOY_TOKEN=chainonlyvalue-0123456789\n');
+    const saved = process.env.FLOWER_ENV;
+    process.env.FLOWER_ENV = file;
+    try {
+      forgetSecrets();
+      expect(shown('token chainonlyvalue-0123456789 here')).toBe('token chai***(25 chars) here');
+    } finally {
+      if (saved === undefined) delete process.env.FLOWER_ENV;
+      else process.env.FLOWER_ENV = saved;
+    }
   });
 
   it('forgets what it was told once asked to, and reads the environment again', () => {

@@ -18,6 +18,7 @@
  */
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { dirname } from 'node:path';
+import { PRIVATE_DIRECTORY_MODE, PRIVATE_FILE_MODE } from '../config/private-files.js';
 import { neutralise, oneLine } from './neutralise.js';
 import { maskSecrets } from './secrets.js';
 
@@ -120,7 +121,7 @@ export function writeOutRaw(text: string): void {
  * Write a file people read (a check log, a note) through `shown`, private by default: 0600 in a
  * directory created 0700 when missing (check output and notes can quote anything a command saw).
  */
-export function writeShownFile(path: string, text: string, mode = 0o600): void {
-  mkdirSync(dirname(path), { recursive: true, mode: 0o700 });
+export function writeShownFile(path: string, text: string, mode = PRIVATE_FILE_MODE): void {
+  mkdirSync(dirname(path), { recursive: true, mode: PRIVATE_DIRECTORY_MODE });
   writeFileSync(path, shown(text), { mode });
 }

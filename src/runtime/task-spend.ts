@@ -23,6 +23,7 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { writeFileAtomic } from '../config/atomic-file.js';
+import { PRIVATE_DIRECTORY_MODE, PRIVATE_FILE_MODE } from '../config/private-files.js';
 import { peekManifest, type StoredManifestRow } from './manifest.js';
 
 /** The subdirectory of a run directory that holds the side questions' own books. */
@@ -110,8 +111,8 @@ export function readTaskStart(runDir: string): number {
 /** Records that a new task starts in `runDir` at `at` (epoch seconds); `--new` calls it. */
 export function markTaskStart(runDir: string, at: number): void {
   writeFileAtomic(join(runDir, TASK_START_FILE), `${JSON.stringify({ at })}\n`, {
-    mode: 0o600,
-    directoryMode: 0o700,
+    mode: PRIVATE_FILE_MODE,
+    directoryMode: PRIVATE_DIRECTORY_MODE,
   });
 }
 

@@ -15,6 +15,7 @@ import {
   BEQUEST_REPLY,
   freeze,
   HELLO_BRIEF,
+  HELLO_TXT_GOAL,
   inOrder,
   mainRouter,
   notYet,
@@ -30,13 +31,6 @@ afterEach(async () => {
   scenario = undefined;
 });
 
-const GOAL_REPLY = [
-  '## Statement',
-  'hello.txt greets.',
-  '## Checklist',
-  '- hello.txt is there — check: `test -f hello.txt`',
-].join('\n');
-
 describe('the goal frozen at set-goal is what runs', () => {
   it('an unattended start does not run a check a worker appended to goal.md, and says so', async () => {
     let dispatched = false;
@@ -46,7 +40,7 @@ describe('the goal frozen at set-goal is what runs', () => {
       const append = `echo '- extra — check: \`touch ${pwned}\`' >> .flower/notes/goal.md && echo hello > hello.txt`;
       return {
         main: mainRouter({
-          'set-goal': () => ({ text: GOAL_REPLY }),
+          'set-goal': () => ({ text: HELLO_TXT_GOAL }),
           coordinator: (request) => {
             // The first process dispatches the worker once; every later round just reports.
             if (!dispatched && toolResultCount(request) === 0) {

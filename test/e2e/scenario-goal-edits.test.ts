@@ -21,6 +21,7 @@ import {
   BEQUEST_REPLY,
   freeze,
   HELLO_BRIEF,
+  HELLO_TXT_GOAL,
   inOrder,
   mainRouter,
   roleOf,
@@ -34,12 +35,6 @@ afterEach(async () => {
   scenario = undefined;
 });
 
-const FIRST_GOAL = [
-  '## Statement',
-  'hello.txt greets.',
-  '## Checklist',
-  '- hello.txt is there — check: `test -f hello.txt`',
-].join('\n');
 const SECOND_GOAL = [
   '## Statement',
   'hello.txt greets, with the date.',
@@ -53,7 +48,7 @@ const HAND_ITEM = 'missing.txt is there — check: `test -f missing.txt`';
 async function achievedTaskWithHandCheck(): Promise<{ scenario: Scenario; goalPath: string }> {
   const current = await startScenario({
     main: mainRouter({
-      'set-goal': inOrder({ text: FIRST_GOAL }, { text: SECOND_GOAL }),
+      'set-goal': inOrder({ text: HELLO_TXT_GOAL }, { text: SECOND_GOAL }),
       coordinator: () => ({ text: 'Done: hello.txt greets with the date.' }),
       // The judge is fooled every time: only the check can keep the round from "achieved".
       verdict: () => ({ text: ACHIEVED }),

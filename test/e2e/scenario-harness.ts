@@ -131,6 +131,14 @@ export const HELLO_GOAL = [
   '- the exit code is 0',
 ].join('\n');
 
+/** A goal with one host-run check (the frozen-checks and goal-edits scenarios). */
+export const HELLO_TXT_GOAL = [
+  '## Statement',
+  'hello.txt greets.',
+  '## Checklist',
+  '- hello.txt is there — check: `test -f hello.txt`',
+].join('\n');
+
 export const ACHIEVED = '## Conclusion\nachieved\n## Reason\nhello.py prints hello world.\n## Not passed\n';
 
 /** A "not yet" ruling with one open item. */

@@ -367,11 +367,11 @@ function stepReport(record: StepRecord, transcripts: ReadonlyMap<string, Session
   for (const generation of threads.generations)
     for (const point of generation.points) peak = Math.max(peak, point.tokens);
   return {
-    step: shown(record.step),
+    step: record.step,
     run: record.run,
     outcome: record.outcome,
-    detail: shown(record.detail),
-    missing: record.missing.map(shown),
+    detail: record.detail,
+    missing: record.missing,
     ok: record.ok,
     cost_usd: record.costUsd,
     num_turns: record.numTurns,
@@ -387,14 +387,14 @@ function stepReport(record: StepRecord, transcripts: ReadonlyMap<string, Session
         ? null
         : {
             verdict: record.verdict.verdict,
-            reason: shown(record.verdict.reason),
+            reason: record.verdict.reason,
             round: record.verdict.round,
             rounds: record.verdict.rounds,
-            not_passed: record.verdict.notPassed.map(shown),
-            checks: record.verdict.checks.map((check) => ({ ...check, command: shown(check.command) })),
+            not_passed: record.verdict.notPassed,
+            checks: record.verdict.checks,
           },
     main: ledger.main,
-    workers: ledger.workers.map((worker) => ({ ...worker, description: shown(worker.description) })),
+    workers: ledger.workers,
     ledger_source: record.ledger ? 'manifest' : 'transcripts',
     reconciliation: reconcile(record.costUsd, ledger),
     threads: { main: shownSide(threads.main), workers: shownSide(threads.workers) },
@@ -545,8 +545,9 @@ export function buildReport(input: ReportInput, options: ReportOptions = {}): Ru
       ledger_cost_usd: ledgerUsd,
     },
   };
-  // The last pass over the whole document: names and paths the fields above did not shape
-  // (agent types, models, session and agent ids, the workspace, notices) come from the run too.
+  // One pass over the whole document: every string and key in it came from the run (step names,
+  // reasons, commands, worker descriptions, agent types, models, ids, the workspace, notices).
+  // Fields cut above (a row's text) were shown before the cut, so a cut cannot split a secret.
   return shownFields(document);
 }
 

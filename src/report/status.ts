@@ -114,11 +114,11 @@ export function taskStatus(
   const ordered = [...records, ...running];
   return shownFields<TaskStatus>({
     task: requestOf(data.workbench?.brief),
-    checks: (goal?.checks ?? []).map(shown),
-    lastVerdict: verdict?.verdict ? shown(verdictLine(verdict.verdict)) : null,
+    checks: [...(goal?.checks ?? [])],
+    lastVerdict: verdict?.verdict ? verdictLine(verdict.verdict) : null,
     steps: [...latest.values()].map((record) => ({
-      step: shown(record.step),
-      state: shown(stateOf(record)),
+      step: record.step,
+      state: stateOf(record),
       cost_usd: record.costUsd,
       run: record.run,
     })),

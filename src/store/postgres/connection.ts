@@ -27,6 +27,8 @@
  * - Unnamed statements only: named prepared statements break behind PgBouncer in transaction mode
  *   and on servers that multiplex clients onto one session (PGlite's socket server), and the
  *   parse they save was not measurable next to the commit (BENCHMARKS.md, PostgreSQL store).
+ * - Only the policy is public. Everything that names a pg type is `@internal`: the build strips it
+ *   from the published .d.ts, whose readers have pg but not @types/pg (a devDependency).
  */
 import pg from 'pg';
 import type { PostgresTarget } from '../../config/store-url.js';
@@ -70,6 +72,7 @@ export const defaultPoolPolicy: Readonly<PostgresPoolPolicy> = Object.freeze({
  * The settings every connection to a store gets (`new pg.Client(clientConfig(…))`, or a pool's
  * config): application name, timeouts on both sides, keepalive. Pair a standalone client with
  * `guardClient` and end it with `endClient`.
+ * @internal
  */
 export function clientConfig(
   target: PostgresTarget,
@@ -96,6 +99,7 @@ const lastErrors = new WeakMap<pg.ClientBase, unknown>();
 /**
  * Gives a client an `error` listener for its whole life (see the module header); `onError` hears
  * each error (the caller's outage news), and `lastClientError` keeps the latest.
+ * @internal
  */
 export function guardClient<C extends pg.ClientBase>(client: C, onError?: (error: unknown) => void): C {
   client.on('error', (error) => {
@@ -105,11 +109,12 @@ export function guardClient<C extends pg.ClientBase>(client: C, onError?: (error
   return client;
 }
 
+/** @internal */
 export function lastClientError(client: pg.ClientBase): unknown {
   return lastErrors.get(client);
 }
 
-/** Destroys a client's socket at once: its queries fail, its `end` event follows. */
+/** Destroys a client's socket at once: its queries fail, its `end` event follows. @internal */
 export function destroyClient(client: pg.ClientBase): void {
   (
     client as unknown as { connection?: { stream?: { destroy?: () => void } } }
@@ -129,7 +134,7 @@ export async function within<T>(work: Promise<T>, ms: number): Promise<T | 'time
   }
 }
 
-/** Ends a client, and destroys its socket when the server has not seen it off within `ms`. */
+/** Ends a client, and destroys its socket when the server has not seen it off within `ms`. @internal */
 export async function endClient(
   client: pg.Client,
   ms: number = defaultPoolPolicy.closeTimeoutMs,
@@ -141,6 +146,7 @@ export async function endClient(
  * A pg pool whose clients are guarded (module header) and whose `end()` is bounded: after
  * `closeTimeoutMs` every connection still open (a checked-out client whose query hangs, an idle one
  * whose goodbye is never acknowledged) is destroyed. `destroyConnections()` does that at once.
+ * @internal
  */
 export class GuardedPool extends pg.Pool {
   /** Every client the pool made whose connection has not ended yet. */
@@ -202,6 +208,7 @@ export class GuardedPool extends pg.Pool {
   }
 }
 
+/** @internal */
 export function createPool(
   target: PostgresTarget,
   policy: Partial<PostgresPoolPolicy> = defaultPoolPolicy,

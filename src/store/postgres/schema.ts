@@ -258,6 +258,7 @@ const NOT_CREATED = new Set(['3F000', '42P01']);
  * Brings `families` in `schema` up to date: a read when they are current, otherwise creation or
  * migration in one locked transaction. Throws pg's error (for the caller to explain) or a
  * `PostgresStoreError` for a schema written by a newer flower.
+ * @internal Takes pg's pool: not in the published .d.ts (connection.ts says why).
  */
 export async function ensureSchema(
   pool: Pool,

@@ -101,7 +101,8 @@ export class PostgresSessionStore implements SessionStore {
   readonly target: PostgresTarget;
   /** Where the entries are kept, for messages: the URL with its password masked. */
   readonly location: string;
-  /** The connection pool; the task records of the same database share it (task-records.ts). */
+  /** The connection pool; the task records of the same database share it (task-records.ts).
+   * @internal pg's type: not in the published .d.ts (connection.ts says why). */
   readonly pool: pg.Pool;
   private readonly tables: { transcripts: string; entries: string; append: string; appendFenced: string };
   private ready: Promise<void> | undefined;

@@ -274,6 +274,7 @@ export class PostgresTaskRecords {
     fenceOk: string;
   };
 
+  /** @internal Takes pg's pool: not in the published .d.ts (connection.ts says why). */
   constructor(
     private readonly pool: pg.Pool,
     private readonly target: PostgresTarget,

@@ -50,6 +50,7 @@ interface TombstoneRow {
 export class PostgresTombstones {
   private readonly table: string;
 
+  /** @internal Takes pg's pool: not in the published .d.ts (connection.ts says why). */
   constructor(
     private readonly pool: pg.Pool,
     private readonly target: PostgresTarget,

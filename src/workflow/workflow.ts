@@ -7,6 +7,11 @@
  *   A gate that runs another agent on the same runner (the judge) must never be recorded as the
  *   step's session, or the next wake would resume the judge instead of the work.
  * - Only plain step names enter lineage; attempt labels (`#retryN`, `#roundN`) never do.
+ * - A step list that cannot run is refused when the workflow is built, before anything is paid
+ *   for: two steps with one name (outputs, results and lineage are keyed by name, so the second
+ *   would take over the first one's conversation), or a `resumeFrom` that names no earlier step
+ *   (on a first run it could never have a session; that used to surface only when the step was
+ *   reached, after the steps before it had run).
  * - An explicit `resumeFrom` that names a step without a session is an error, never a silent
  *   fresh start. A lineage record whose session is gone is silently ignored: continuity is a
  *   bonus and its failure must not stop anyone from working.
@@ -70,6 +75,42 @@ export interface WorkflowRunOptions {
   onStep?: (step: Step, result: StepResult) => void;
 }
 
+/**
+ * What makes `steps` unable to run as a workflow, one sentence each (empty when nothing does): a
+ * name used twice, a `resumeFrom` naming no step, itself, or a step that runs after it.
+ */
+export function stepListProblems(steps: readonly Step[]): string[] {
+  const problems: string[] = [];
+  const seen = new Set<string>();
+  for (const step of steps) {
+    if (seen.has(step.name)) {
+      problems.push(
+        `Two steps are named "${step.name}": each step needs its own name (outputs, results and the ` +
+          'conversation it continues are kept by name). Rename one of them.',
+      );
+    }
+    seen.add(step.name);
+  }
+  const names = steps.map((step) => step.name);
+  for (const [index, step] of steps.entries()) {
+    if (step.resumeFrom === undefined) continue;
+    const from = names.indexOf(step.resumeFrom);
+    const where =
+      from < 0
+        ? `there is no step "${step.resumeFrom}" (the steps are: ${names.map((name) => `"${name}"`).join(', ')})`
+        : from === index
+          ? 'that is the step itself (a step continues its own earlier session without resumeFrom)'
+          : `"${step.resumeFrom}" runs after it`;
+    if (from < 0 || from >= index) {
+      problems.push(
+        `Step "${step.name}" resumes from "${step.resumeFrom}", but ${where}. ` +
+          'resumeFrom must name an earlier step of the same workflow.',
+      );
+    }
+  }
+  return problems;
+}
+
 export class Workflow {
   readonly steps: readonly Step[];
   readonly name: string;
@@ -79,8 +120,15 @@ export class Workflow {
   readonly continuous: boolean;
   private readonly onEnd: WorkflowOptions['onEnd'];
 
+  /** Throws when the steps cannot run as given (see `stepListProblems`), before anything is paid for. */
   constructor(steps: readonly Step[], options: WorkflowOptions = {}) {
-    this.steps = steps;
+    const problems = stepListProblems(steps);
+    if (problems.length > 0) {
+      const name = options.name === undefined ? 'This workflow' : `Workflow "${options.name}"`;
+      throw new Error(`${name} cannot run: ${problems.join(' ')}`);
+    }
+    // A copy, so the list checked here is the list every run uses.
+    this.steps = Object.freeze([...steps]);
     this.name = options.name ?? 'workflow';
     this.context = options.context ?? newContext();
     this.channel = options.channel;

@@ -4,7 +4,7 @@ import { describe, expect, it, vi } from 'vitest';
 import type { FlowerEvent } from '../../../src/runtime/events.js';
 import { newContext } from '../../../src/workflow/context.js';
 import { type Step, StepAbort } from '../../../src/workflow/step.js';
-import { Workflow } from '../../../src/workflow/workflow.js';
+import { stepListProblems, Workflow } from '../../../src/workflow/workflow.js';
 import { FakeRunner, fakeSpec } from './fake-runner.js';
 
 const step = (name: string, extra: Partial<Step> = {}): Step => ({
@@ -311,8 +311,42 @@ describe('Workflow.run: sessions', () => {
   });
 
   it('resumeFrom a step without a session is an error that says what to do', async () => {
-    const flow = new Workflow([step('b', { resumeFrom: 'a' })]);
+    // "a" is skipped, so it has no session when "b" starts.
+    const flow = new Workflow([step('a', { when: async () => false }), step('b', { resumeFrom: 'a' })]);
     await expect(flow.run(new FakeRunner())).rejects.toThrow(/"a" runs first, or remove resumeFrom/);
+  });
+});
+
+describe('Workflow: a step list that cannot run is refused when it is built (issue 21)', () => {
+  it('refuses two steps with one name, saying which', () => {
+    expect(() => new Workflow([step('a'), step('b'), step('a')], { name: 'mine' })).toThrow(
+      'Workflow "mine" cannot run: Two steps are named "a": each step needs its own name',
+    );
+  });
+
+  it('refuses a resumeFrom that names no step, listing the steps there are', () => {
+    expect(() => new Workflow([step('write'), step('usage', { resumeFrom: 'wirte' })])).toThrow(
+      'This workflow cannot run: Step "usage" resumes from "wirte", but there is no step "wirte" ' +
+        '(the steps are: "write", "usage"). resumeFrom must name an earlier step of the same workflow.',
+    );
+  });
+
+  it('refuses a resumeFrom that names the step itself or a step that runs after it', () => {
+    expect(() => new Workflow([step('a', { resumeFrom: 'a' })])).toThrow(/that is the step itself/);
+    expect(() => new Workflow([step('a', { resumeFrom: 'b' }), step('b')])).toThrow(/"b" runs after it/);
+  });
+
+  it('runs the list it checked: changing the array afterwards changes nothing', async () => {
+    const steps = [step('a')];
+    const flow = new Workflow(steps);
+    steps.push(step('a'));
+    const runner = new FakeRunner();
+    await flow.run(runner);
+    expect(runner.labels()).toEqual(['a']);
+  });
+
+  it('stepListProblems: nothing to say about distinct names and earlier resumeFrom', () => {
+    expect(stepListProblems([step('a'), step('b', { resumeFrom: 'a', fork: true }), step('c')])).toEqual([]);
   });
 });
 

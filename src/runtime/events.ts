@@ -207,11 +207,44 @@ export function messageMetaOf(event: FlowerEvent): MessageMeta | undefined {
   return MESSAGE_KINDS.has(event.kind) ? (event.payload as MessageMeta) : undefined;
 }
 
-/** `[Tool] text` for tool calls, otherwise the text, or `<kind>` when there is none. */
+/**
+ * A line for a person following a run from library code, or '' for an event that is none of
+ * their business; print the non-empty ones. What the `flower` screen shows without `-v`, in plain
+ * text: the main thread's prose and thinking, `[Tool] subject` for every call, a failed tool's
+ * error, flower's own warnings and notices, task summaries, retries, resets, handoffs, questions,
+ * step headers and how each run ended. '' for the binary's bookkeeping: its system messages
+ * (`init`, …), task notices without a summary, the prompt echo, a worker's prose (its summary
+ * follows as a task event) and a successful tool's output, where the binary leaves notes meant for
+ * the model only (a background agent's launch is "internal metadata" with its agent id).
+ */
 export function describeEvent(event: FlowerEvent): string {
-  if ((event.kind === 'tool_call' || event.kind === 'dispatch') && event.tool)
-    return `[${event.tool}] ${event.text}`;
-  return event.text || `<${event.kind}>`;
+  switch (event.kind) {
+    case 'step': {
+      const { name, index, total, round, rounds, resumed } = event.payload;
+      const what = round === undefined ? name : `${name} · round ${round}/${rounds ?? round}`;
+      return `== ${what} (step ${index}/${total}${resumed ? ', resumed' : ''})`;
+    }
+    case 'tool_call':
+    case 'dispatch':
+      return event.tool ? `[${event.tool}] ${event.text}` : event.text;
+    case 'tool_result':
+      return event.payload.isError ? `[failed] ${event.text}` : '';
+    case 'text':
+    case 'thinking':
+      return event.payload.subagent ? '' : event.text;
+    case 'result': {
+      const { isError, subtype, numTurns, costUsd } = event.payload;
+      const how = isError ? (subtype && subtype !== 'success' ? `failed (${subtype})` : 'failed') : 'done';
+      return `${how} · ${numTurns} ${numTurns === 1 ? 'turn' : 'turns'} · $${costUsd.toFixed(4)}`;
+    }
+    case 'system':
+      return event.payload.warning || event.payload.notice ? event.text : '';
+    case 'prompt':
+    case 'unknown':
+      return '';
+    default:
+      return event.text;
+  }
 }
 
 const SYNTHETIC_MODEL = '<synthetic>';

@@ -254,3 +254,104 @@ describe('contextFromUsage', () => {
     expect(contextFromUsage(undefined)).toBeUndefined();
   });
 });
+
+describe('describeEvent: what a person following a run from library code reads (issue 21)', () => {
+  /** A background worker's launch as the binary (SDK 0.3.332) returns it: notes for the model only. */
+  const launch = message({
+    type: 'user',
+    parent_tool_use_id: null,
+    message: {
+      role: 'user',
+      content: [
+        {
+          type: 'tool_result',
+          tool_use_id: 'toolu_launch',
+          content: [
+            {
+              type: 'text',
+              text:
+                'Async agent launched successfully. (This tool result is internal metadata — never quote or paste ' +
+                'any part of it, including the agentId below, into a user-facing reply.)\n' +
+                "agentId: a97abed8eef8e2f33 (internal ID - do not mention to user. Use SendMessage with to: 'a97abed8eef8e2f33')",
+            },
+          ],
+        },
+      ],
+    },
+  });
+  const lines = (messages: SDKMessage[]) =>
+    messages.flatMap((each) => normalize(each)).map((event) => describeEvent(event));
+
+  it('says nothing for the binary bookkeeping: init, a task notice, a successful tool output, the launch metadata', () => {
+    const taskStarted = message({ type: 'system', subtype: 'task_started', task_id: 't1', tool_use_id: 'x' });
+    const changed = message({ type: 'system', subtype: 'background_tasks_changed', tasks: [] });
+    expect(lines([captured.init!, taskStarted, changed, captured.toolResult!, launch])).toEqual([
+      '',
+      '',
+      '',
+      '',
+      '',
+    ]);
+  });
+
+  it('never prints the internal metadata, an agent id or an event kind for a whole exchange', () => {
+    const printed = lines([
+      captured.init!,
+      captured.thinking!,
+      captured.toolUse!,
+      captured.toolResult!,
+      launch,
+      captured.text!,
+      captured.resultOk!,
+    ])
+      .filter((line) => line !== '')
+      .join('\n');
+    expect(printed).toBe(
+      ['let me look', '[Read] /etc/hostname', 'All done.', 'done · 2 turns · $0.0100'].join('\n'),
+    );
+    expect(printed).not.toMatch(/internal|agentId|<\w+>|^init$|^success$/m);
+  });
+
+  it('shows how a run failed, a failed tool, flower warnings and the step header', () => {
+    expect(lines([captured.resultError!])).toEqual(['failed · 1 turn · $0.0000']);
+    const failedTool = normalize(
+      message({
+        type: 'user',
+        message: {
+          role: 'user',
+          content: [{ type: 'tool_result', tool_use_id: 't', is_error: true, content: 'No such file' }],
+        },
+      }),
+    );
+    expect(failedTool.map(describeEvent)).toEqual(['[failed] No such file']);
+    expect(
+      describeEvent({
+        kind: 'system',
+        text: 'gate rejected write (attempt 1/3): Not done yet',
+        payload: { subtype: 'gate_rejected', data: {}, warning: true },
+      }),
+    ).toBe('gate rejected write (attempt 1/3): Not done yet');
+    expect(
+      describeEvent({
+        kind: 'step',
+        text: 'work',
+        payload: { name: 'work', index: 2, total: 3, resumed: true, woke: 2, round: 1, rounds: 3 },
+      }),
+    ).toBe('== work · round 1/3 (step 2/3, resumed)');
+  });
+
+  it("leaves a worker's prose to its task summary", () => {
+    const worker = message({
+      type: 'assistant',
+      parent_tool_use_id: 'toolu_dispatch',
+      message: { role: 'assistant', model: 'm', content: [{ type: 'text', text: 'Conclusion: written.' }] },
+    });
+    const summary = message({
+      type: 'system',
+      subtype: 'task_notification',
+      task_id: 't1',
+      summary: 'Conclusion: written.',
+    });
+    expect(lines([worker, summary])).toEqual(['', 'Conclusion: written.']);
+  });
+});

@@ -12,7 +12,8 @@
  * - `mockModelEnv(model, { configDir, maxRetries })`: the child-process environment for the binary.
  * - Request helpers for assertions: `systemText`, `messageText`, `lastUserText`, `contentText`,
  *   `toolResults`; routing: `identifyAgent`.
- * What the binary sends and how it retries is written down in README.md next to this file.
+ * What the binary sends and how it retries is written down in src/testing/README.md, which the
+ * package ships (node_modules/flower-agent/src/testing/README.md; src/ holds nothing else).
  */
 export { type MockModelEnvOptions, mockModelEnv } from './env.js';
 export { AGENT_ID_HEADER, type Delegation, type IdentifyInput, identifyAgent } from './identify.js';

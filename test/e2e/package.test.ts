@@ -24,6 +24,9 @@ function packedFiles(): string[] {
   return pack!.files.map((file) => file.path);
 }
 
+/** What the binary sends and how the mock model answers: the guide to `flower-agent/testing`. */
+const TESTING_README = 'src/testing/README.md';
+
 describe('the npm package', () => {
   const files = packedFiles();
 
@@ -44,10 +47,10 @@ describe('the npm package', () => {
     );
   });
 
-  it('ships no source map without its sources (src/ is not in the package)', () => {
+  it('ships no source map without its sources (of src/ only the mock model README is in the package)', () => {
     const maps = files.filter((path) => path.endsWith('.map'));
     expect(maps.length).toBeGreaterThan(0);
-    expect(files.some((path) => path.startsWith('src/'))).toBe(false);
+    expect(files.filter((path) => path.startsWith('src/'))).toEqual([TESTING_README]);
     for (const path of maps) {
       const map = JSON.parse(readFileSync(join(repoRoot, path), 'utf8')) as {
         sources: string[];
@@ -59,6 +62,13 @@ describe('the npm package', () => {
         path,
       ).toBe(true);
     }
+  });
+
+  it('ships the README that the declarations of flower-agent/testing point at (issue 21)', () => {
+    expect(files).toContain(TESTING_README);
+    expect(readFileSync(join(repoRoot, 'dist', 'testing', 'index.d.ts'), 'utf8')).toContain(
+      `written down in ${TESTING_README}, which the`,
+    );
   });
 
   it('has a README that says how to put flower on PATH and keeps its two set-up commands', () => {

@@ -4,43 +4,19 @@
  * devDependency such as @types/pg or @types/better-sqlite3), plus what any Node TypeScript project
  * has itself (typescript, @types/node). Every .d.ts reachable from the two entry points is checked.
  */
-import { execFileSync, spawnSync } from 'node:child_process';
-import { mkdirSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
-import { dirname, join } from 'node:path';
+import { spawnSync } from 'node:child_process';
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { repoRoot, tempDir } from './cli-harness.js';
-
-/** `npm pack` the checkout as it is built (scripts off: it must not rebuild dist/); the tarball's path. */
-function packTarball(): string {
-  const into = tempDir('pack');
-  const output = execFileSync('npm', ['pack', '--json', '--ignore-scripts', '--pack-destination', into], {
-    cwd: repoRoot,
-    encoding: 'utf8',
-    stdio: ['ignore', 'pipe', 'ignore'],
-  });
-  const [pack] = JSON.parse(output) as Array<{ filename: string }>;
-  return join(into, pack!.filename);
-}
-
-/** Put `name` into `project`'s node_modules as a link to this checkout's installed copy (offline). */
-function linkModule(project: string, name: string): void {
-  const target = join(project, 'node_modules', name);
-  mkdirSync(dirname(target), { recursive: true });
-  symlinkSync(join(repoRoot, 'node_modules', name), target, 'dir');
-}
+import { installPacked, linkModule, packTarball } from './packed-package.js';
 
 /** A consumer project with the tarball installed; its `dependencies` only, never the devDependencies. */
 function consumerProject(tarball: string): string {
   const project = tempDir('consumer');
-  const installed = join(project, 'node_modules', 'flower-agent');
-  mkdirSync(installed, { recursive: true });
-  execFileSync('tar', ['-xzf', tarball, '-C', installed, '--strip-components=1']);
-  const pkg = JSON.parse(readFileSync(join(installed, 'package.json'), 'utf8')) as {
-    dependencies: Record<string, string>;
-  };
-  for (const name of Object.keys(pkg.dependencies)) linkModule(project, name);
+  installPacked(tarball, join(project, 'node_modules'));
   // The consumer's own tools, as any Node TypeScript project has them.
-  linkModule(project, '@types/node');
+  linkModule(join(project, 'node_modules'), '@types/node');
   writeFileSync(
     join(project, 'package.json'),
     JSON.stringify({ name: 'consumer', private: true, type: 'module' }, null, 2),

@@ -11,7 +11,7 @@ export interface MockModelEnvOptions {
   configDir: string;
   /**
    * CLAUDE_CODE_MAX_RETRIES. Default 0: a scripted fault reaches the caller at once instead of
-   * being retried by the binary with growing waits (see README.md for the retry timings).
+   * being retried by the binary with growing waits (see src/testing/README.md for the retry timings).
    */
   maxRetries?: number;
   /** Variables to start from; default `process.env`. Host Anthropic/Claude settings are removed. */

@@ -1,7 +1,7 @@
 /**
  * Which agent sent a request: the main thread, a named subagent, or the binary's own side request.
  *
- * What the binary sends (Claude Code 2.1.332, SDK 0.3.332; see README.md):
+ * What the binary sends (Claude Code 2.1.332, SDK 0.3.332; see src/testing/README.md):
  * - A subagent's requests carry an `x-claude-code-agent-id` header (a random id per subagent run)
  *   and `cc_is_subagent=true` in the first system block; its system prompt contains the
  *   AgentDefinition's `prompt`, its first user message is the `prompt` the main thread passed to

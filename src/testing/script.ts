@@ -9,7 +9,7 @@
  * - Steps are consumed in order and exactly once; a request with nothing left for it gets the
  *   script's `fallback` and is recorded as unmatched, so a test can assert that nothing went
  *   unscripted instead of silently passing on a default answer.
- * - Side requests (see README.md) never consume main-thread or subagent steps; an unscripted side
+ * - Side requests (see src/testing/README.md) never consume main-thread or subagent steps; an unscripted side
  *   request gets a canned reply and is not counted as unmatched (it is not the test's business).
  * - Everything here is plain data, so a script can be written inline in a test.
  */
@@ -200,7 +200,7 @@ export const mock = {
   refuse: (forMs: number): MockRefuseFault => ({ kind: 'refuse', forMs }),
   /**
    * The same step `count` times: for faults the binary answers with several requests (a 400 is
-   * re-sent up to six times with fewer beta headers; see README.md).
+   * re-sent up to six times with fewer beta headers; see src/testing/README.md).
    */
   times: (count: number, step: MockStep): MockStep[] => Array.from({ length: count }, () => step),
   /** The 400 the API gives for a model it does not know, naming the model the request asked for. */

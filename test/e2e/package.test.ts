@@ -66,8 +66,16 @@ describe('the npm package', () => {
 
   it('ships the README that the declarations of flower-agent/testing point at (issue 21)', () => {
     expect(files).toContain(TESTING_README);
-    expect(readFileSync(join(repoRoot, 'dist', 'testing', 'index.d.ts'), 'utf8')).toContain(
-      `written down in ${TESTING_README}, which the`,
+    const declarations = files.filter((path) => /^dist\/testing\/.*\.d\.ts$/.test(path));
+    const pointers = declarations.flatMap((path) =>
+      [...readFileSync(join(repoRoot, path), 'utf8').matchAll(/[\w./-]*README\.md/g)].map(
+        (match) => match[0],
+      ),
+    );
+    expect(pointers.length).toBeGreaterThan(0);
+    // Every mention names the shipped file: "README.md next to this file" was not in the package.
+    expect(new Set(pointers)).toEqual(
+      new Set([TESTING_README, `node_modules/flower-agent/${TESTING_README}`]),
     );
   });
 

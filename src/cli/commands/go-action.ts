@@ -26,7 +26,7 @@
 
 import { homedir } from 'node:os';
 import { loadEnvironment } from '../../config/env-chain.js';
-import { writeErr, writeOut } from '../../output/sink.js';
+import { writeErr } from '../../output/sink.js';
 import type { Runtime } from '../../runtime/runtime.js';
 import { starterFlow, type WakeState, WORK_STEP, wakeState } from '../../workflow/starter.js';
 import type { Workflow } from '../../workflow/workflow.js';
@@ -46,12 +46,14 @@ import {
   NOTHING_TO_DO,
 } from '../interaction/task-notice.js';
 import { holdTask } from '../interaction/task-store.js';
-import { colorsFor, stdoutColor } from '../terminal/colors.js';
+import { MachineOutput, withDocument } from '../machine-output/machine-output.js';
+import { applyModelFlag, type MachineFlags } from '../machine-output/output-format.js';
+import { colorEnabled, colorsFor } from '../terminal/colors.js';
 import { formatTokens } from '../terminal/format.js';
 import { settingsLines } from '../terminal/settings-lines.js';
 import { Terminal } from '../terminal/terminal.js';
 
-export interface GoFlags extends SandboxFlags {
+export interface GoFlags extends SandboxFlags, MachineFlags {
   asks: number;
   rounds: number;
   goal: boolean;
@@ -90,29 +92,45 @@ export function wakeBanner(workspace: string, state: WakeState, workContext: num
 }
 
 export async function runGo(request: string, flags: GoFlags, global: GlobalOptions): Promise<void> {
-  const color = stdoutColor();
-  const paint = colorsFor();
+  const output = new MachineOutput(flags.outputFormat ?? 'text', 'go', global, {
+    stdin: process.stdin,
+    stdout: process.stdout,
+    stderr: process.stderr,
+  });
+  await withDocument(output, () => go(request, flags, global, output));
+}
+
+async function go(
+  request: string,
+  flags: GoFlags,
+  global: GlobalOptions,
+  output: MachineOutput,
+): Promise<void> {
+  // Human lines go where people read them: standard output, or standard error beside JSON.
+  const color = colorEnabled(process.env, Boolean(output.screen.isTTY));
+  const paint = colorsFor(output.screen);
+  applyModelFlag(flags.model, process.env);
   loadEnvironment();
   if (global.verbose) for (const line of settingsLines()) writeErr(`${line}\n`);
   // Before the lock or anything else is created: a refusal leaves the workspace untouched.
   const sandbox = await ensureSandbox(resolveSandboxPolicy(flags, process.env), {
-    interactive: Boolean(process.stdin.isTTY && process.stdout.isTTY),
-    say: (line) => writeOut(`${paint.yellow(line)}\n`),
+    interactive: output.interactive,
+    say: (line) => output.say(`${paint.yellow(line)}\n`),
   });
   if (global.verbose) writeErr(`${sandboxLine(sandbox)}\n`);
   // Before the wake state is read or anything is archived; held until this process ends.
   const shared = await holdTask(global);
   try {
     await ensureCredentials({
-      interactive: Boolean(process.stdin.isTTY && process.stdout.isTTY),
-      say: (line) => writeOut(`${paint.yellow(line)}\n`),
+      interactive: output.interactive,
+      say: (line) => output.say(`${paint.yellow(line)}\n`),
     });
 
     const location = { workspace: global.workspace, runDir: global.runDir, isolate: flags.isolate };
     let startOver = flags.new;
     const state = wakeState(location);
     let waking = state.waking && !startOver;
-    const terminal = new Terminal({ input: process.stdin, output: process.stdout });
+    const terminal = new Terminal({ input: process.stdin, output: output.screen });
     const wait = questionWait({
       timeoutSeconds: flags.timeout,
       timeoutGiven: flags.timeoutGiven ?? false,
@@ -136,7 +154,7 @@ export async function runGo(request: string, flags: GoFlags, global: GlobalOptio
           : await readRequest(terminal, waking, paint.cyan);
         if (achieved && request === '') {
           terminal.close();
-          writeOut(`${NOTHING_TO_DO}\n`);
+          output.say(`${NOTHING_TO_DO}\n`);
           return;
         }
         if (waking && request === '' && !terminal.inputIsTerminal)
@@ -186,6 +204,7 @@ export async function runGo(request: string, flags: GoFlags, global: GlobalOptio
       handoff: flags.handoff ? (flags.window ? { window: flags.window } : true) : false,
       interactive: true,
       color,
+      output,
       ...(shared ? { shared } : {}),
       ...(flags.budget === undefined ? {} : { budget: flags.budget }),
       ...(waking

@@ -11,6 +11,7 @@ import { parseInteger, parseSeconds, wholeNumberAtLeast } from '../command-line/
 import { globalOptions } from '../command-line/global-options.js';
 import { NETWORK_HELP, NO_SANDBOX_HELP, parseNetworkFlag } from '../command-line/sandbox-flags.js';
 import { BUDGET_HELP, parseBudgetUsd, parseStallRounds, STALL_HELP } from '../command-line/task-limits.js';
+import { MODEL_HELP, outputFormatOption, parseModel } from '../machine-output/output-format.js';
 import type { GoFlags } from './go-action.js';
 
 export { parseInteger, parseSeconds };
@@ -59,6 +60,8 @@ export function registerGo(program: Command): void {
     .option('--no-bequest', 'do not leave a handoff for the next tool in CLAUDE.md and AGENTS.md at the end')
     .option('--network <policy>', NETWORK_HELP, parseNetworkFlag)
     .option('--no-sandbox', NO_SANDBOX_HELP)
+    .addOption(outputFormatOption())
+    .option('--model <name>', MODEL_HELP, parseModel)
     .addHelpText(
       'after',
       '\nGlobal flags (-w -r -v -W -T, see `flower --help`) may come before or after the request.\n' +
@@ -67,7 +70,8 @@ export function registerGo(program: Command): void {
         '  flower -w ~/proj --rounds 5 "get the build green"\n' +
         '  flower --timeout 0 "port utils.py to TypeScript"   # nobody will answer questions\n' +
         '  flower --network registries,github.com "vendor the deps"   # workers may also reach github.com\n' +
-        '  flower go run                                     # the word "run" as the request',
+        '  flower go run                                     # the word "run" as the request\n' +
+        '  flower --timeout 0 --output-format json "fix the lint" > result.json   # CI: one JSON document',
     )
     .action(async (words: string[], flags: GoFlags, command: Command) => {
       const { runGo } = await import('./go-action.js');

@@ -9,7 +9,8 @@
  *   is refused like in every role: the process ends with the agent's turn (guards/later-turns.ts).
  * - Exit 0 on success; 1 with the reason on failure (missing credentials, a failed step); 2 for
  *   bad arguments (commander's usage errors, and a `-t` name that is no tool, checked first).
- * - `once` keeps no lineage: continuing is explicit (`--resume <session id>`).
+ * - `once` keeps no lineage: continuing is explicit (`--resume <session id>`), so the session id
+ *   and the command that continues it are always printed (not only with `-v`), failed runs too.
  * - It holds the task's lock from before it creates anything in the run directory until it exits:
  *   a second flower on the same task stops with one line naming the first. The sandbox gate comes
  *   before the lock: a sandbox that cannot run, unattended and without `--no-sandbox`, creates nothing.
@@ -24,7 +25,7 @@ import { Workbench } from '../../agents/workbench.js';
 import { checkCredentials } from '../../config/credentials.js';
 import { loadEnvironment } from '../../config/env-chain.js';
 import { maskSecrets } from '../../output/secrets.js';
-import { writeErr, writeOut } from '../../output/sink.js';
+import { writeErr } from '../../output/sink.js';
 import type { AgentSpec } from '../../runtime/agent-spec.js';
 import { mergeHooks } from '../../runtime/agent-spec.js';
 import { Runtime } from '../../runtime/runtime.js';
@@ -32,7 +33,9 @@ import type { GlobalOptions } from '../command-line/global-options.js';
 import { resolveSandboxPolicy, type SandboxFlags } from '../command-line/sandbox-flags.js';
 import { ensureSandbox, sandboxLine } from '../interaction/sandbox-gate.js';
 import { holdTask } from '../interaction/task-store.js';
-import { pc, stdoutColor } from '../terminal/colors.js';
+import { MachineOutput, taskSpendOrNull, withDocument } from '../machine-output/machine-output.js';
+import { applyModelFlag, type MachineFlags } from '../machine-output/output-format.js';
+import { colorEnabled, colorsFor } from '../terminal/colors.js';
 import { formatElapsed, formatTurns } from '../terminal/format.js';
 import { LiveStatus, showLiveStatus } from '../terminal/live-status.js';
 import { TerminalRenderer } from '../terminal/renderer.js';
@@ -44,7 +47,7 @@ import { requireKnownTools } from './tool-list.js';
 /** The manifest step name of every `once` run. */
 export const ONCE_STEP = 'ad-hoc';
 
-export interface OnceFlags extends SandboxFlags {
+export interface OnceFlags extends SandboxFlags, MachineFlags {
   instructions: string;
   tools: string[];
   permissionMode: PermissionMode;
@@ -78,9 +81,44 @@ export function adHocSpec(flags: OnceFlags, workbench?: Workbench): AgentSpec {
   return spec;
 }
 
+/** A path as a shell word: left alone when it is plain, else in single quotes. */
+function shellWord(word: string): string {
+  return /^[\w@%+=:,./~-]+$/.test(word) ? word : `'${word.replace(/'/g, "'\\''")}'`;
+}
+
+/**
+ * `session <id> — continue it with: flower [-w DIR] [-r DIR] once --resume <id> "..."`: the line a
+ * person needs to continue the session, with the directories when they are not the defaults.
+ */
+export function resumeLine(sessionId: string, global: GlobalOptions, cwd: string = process.cwd()): string {
+  const where = [
+    ...(global.workspace === cwd ? [] : ['-w', shellWord(global.workspace)]),
+    ...(global.runDir === join(global.workspace, 'runs') ? [] : ['-r', shellWord(global.runDir)]),
+  ];
+  const command = ['flower', ...where, 'once', '--resume', sessionId, '"..."'].join(' ');
+  return `session ${sessionId} — continue it with: ${command}`;
+}
+
 export async function runOnce(prompt: string, flags: OnceFlags, global: GlobalOptions): Promise<void> {
-  const err = (line: string) => writeErr(`${line}\n`);
   requireKnownTools(flags.tools);
+  const output = new MachineOutput(flags.outputFormat ?? 'text', 'once', global, {
+    stdin: process.stdin,
+    stdout: process.stdout,
+    stderr: process.stderr,
+  });
+  await withDocument(output, () => once(prompt, flags, global, output));
+}
+
+async function once(
+  prompt: string,
+  flags: OnceFlags,
+  global: GlobalOptions,
+  output: MachineOutput,
+): Promise<void> {
+  const err = (line: string) => writeErr(`${line}\n`);
+  // Human lines go where people read them: standard output, or standard error beside JSON.
+  const pc = colorsFor(output.screen);
+  applyModelFlag(flags.model, process.env);
   loadEnvironment();
   if (global.verbose) for (const line of settingsLines()) err(line);
   const missing = checkCredentials(process.env);
@@ -88,7 +126,7 @@ export async function runOnce(prompt: string, flags: OnceFlags, global: GlobalOp
   if (prompt.trim() === '')
     throw new Error("give the agent something to do, e.g. flower once 'list the TODOs in src/'");
   const sandbox = await ensureSandbox(resolveSandboxPolicy(flags, process.env), {
-    interactive: Boolean(process.stdin.isTTY && process.stdout.isTTY),
+    interactive: output.interactive,
     say: (line) => err(pc.yellow(line)),
   });
   if (global.verbose) writeErr(`${sandboxLine(sandbox)}\n`);
@@ -100,7 +138,7 @@ export async function runOnce(prompt: string, flags: OnceFlags, global: GlobalOp
       : undefined;
     // The same renderer and screen as `go`: a pipe gets no colour, a terminal without a size 80
     // columns, and while the model works a live status row says what it is waiting for.
-    const terminal = new Terminal({ input: process.stdin, output: process.stdout });
+    const terminal = new Terminal({ input: process.stdin, output: output.screen });
     // Warnings go to stderr, except on a screen with a status row, where they must pass above it.
     const note = (line: string) => (terminal.drawsFooter ? terminal.print([line]) : err(line));
     const mask = maskSecrets;
@@ -116,29 +154,42 @@ export async function runOnce(prompt: string, flags: OnceFlags, global: GlobalOp
     });
     const renderer = new TerminalRenderer({
       verbose: global.verbose,
-      color: stdoutColor(),
+      color: colorEnabled(process.env, Boolean(output.screen.isTTY)),
       width: () => terminal.width(),
       mask,
     });
     const live = new LiveStatus();
     const stopLive = showLiveStatus(terminal, live, { paint: pc.dim });
     try {
+      output.emit([output.record.stepStarted(ONCE_STEP, ONCE_STEP, flags.resume)]);
       const result = await runtime.run(adHocSpec(flags, workbench), prompt, {
         stepName: ONCE_STEP,
         ...(flags.resume ? { resume: flags.resume, fork: flags.fork ?? false } : {}),
         onEvent: (event) => {
           live.observe(event);
           terminal.print(renderer.render(event));
+          output.emit(output.record.observe(event));
         },
       });
       stopLive();
+      output.emit([output.record.stepEnded(result, ONCE_STEP)]);
+      output.note({
+        runCostUsd: runtime.totalCost(),
+        taskCostUsd: taskSpendOrNull(global.runDir),
+        manifest: runtime.manifestPath,
+        ...(result.sessionId
+          ? { sessionId: result.sessionId, sessions: { [ONCE_STEP]: result.sessionId } }
+          : {}),
+      });
       const summary = `${formatTurns(result.numTurns)} · $${result.costUsd.toFixed(4)} · ${formatElapsed(result.durationS * 1000)}`;
+      // Without lineage, this line is the only way back into the session: always shown, failed runs too.
+      const session = result.sessionId ? [pc.dim(`  ${resumeLine(result.sessionId, global)}`)] : [];
       if (!result.ok) {
-        writeOut(`${pc.red(`  x failed · ${summary}`)}\n`);
+        output.say([pc.red(`  x failed · ${summary}`), ...session, ''].join('\n'));
         throw new Error(`step "${ONCE_STEP}" failed: ${result.error ?? 'unknown reason'}`);
       }
-      writeOut(`${pc.green(`  + finished · ${summary}`)}\n`);
-      if (global.verbose) err(pc.dim(`session ${result.sessionId} · ${runtime.manifestPath}`));
+      output.say([pc.green(`  + finished · ${summary}`), ...session, ''].join('\n'));
+      if (global.verbose) err(pc.dim(`manifest ${runtime.manifestPath}`));
       const unsaved = runtime.transcriptProblem();
       if (unsaved !== undefined) throw new Error(unsaved);
     } finally {

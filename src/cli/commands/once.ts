@@ -9,6 +9,7 @@ import type { PermissionMode } from '@anthropic-ai/claude-agent-sdk';
 import { type Command, InvalidArgumentError, Option } from 'commander';
 import { globalOptions } from '../command-line/global-options.js';
 import { NETWORK_HELP, NO_SANDBOX_HELP, parseNetworkFlag } from '../command-line/sandbox-flags.js';
+import { MODEL_HELP, outputFormatOption, parseModel } from '../machine-output/output-format.js';
 import type { OnceFlags } from './once-action.js';
 
 /** Read-only by default: looking costs nothing, changing things should be asked for. */
@@ -52,6 +53,15 @@ export function registerOnce(program: Command): void {
     .option('--fork', 'with --resume: continue in a fork of the session')
     .option('--network <policy>', NETWORK_HELP, parseNetworkFlag)
     .option('--no-sandbox', NO_SANDBOX_HELP)
+    .addOption(outputFormatOption())
+    .option('--model <name>', MODEL_HELP, parseModel)
+    .addHelpText(
+      'after',
+      '\nIt ends with the session id and the command that continues the session (--resume).\n' +
+        'Examples:\n' +
+        "  flower once 'list the TODOs in src/'\n" +
+        "  flower once --output-format json --model claude-sonnet-4-5 'summarise README.md' | jq -r .session_id",
+    )
     .action(async (prompt: string, flags: OnceFlags, command: Command) => {
       const { runOnce } = await import('./once-action.js');
       await runOnce(prompt, flags, globalOptions(command));

@@ -18,14 +18,16 @@
  */
 
 import { loadEnvironment } from '../../config/env-chain.js';
-import { writeErr, writeOut } from '../../output/sink.js';
+import { writeErr } from '../../output/sink.js';
 import type { GlobalOptions } from '../command-line/global-options.js';
 import { resolveSandboxPolicy, type SandboxFlags } from '../command-line/sandbox-flags.js';
 import { ensureCredentials } from '../interaction/credentials-gate.js';
 import { drive } from '../interaction/drive.js';
 import { ensureSandbox, sandboxLine } from '../interaction/sandbox-gate.js';
 import { holdTask } from '../interaction/task-store.js';
-import { stdoutColor } from '../terminal/colors.js';
+import { MachineOutput, withDocument } from '../machine-output/machine-output.js';
+import { applyModelFlag, type MachineFlags } from '../machine-output/output-format.js';
+import { colorEnabled } from '../terminal/colors.js';
 import { settingsLines } from '../terminal/settings-lines.js';
 import { Terminal } from '../terminal/terminal.js';
 import { loadWorkflow, parseTarget } from './workflow-target.js';
@@ -34,16 +36,33 @@ export async function runWorkflow(
   target: string,
   global: GlobalOptions,
   budget?: number,
-  sandboxFlags: SandboxFlags = {},
+  flags: SandboxFlags & MachineFlags = {},
 ): Promise<void> {
-  // A target that cannot be right is reported before anything else is looked at.
+  // A target that cannot be right is reported before anything else is looked at (a usage error,
+  // before any document: nothing was started).
   parseTarget(target);
+  const output = new MachineOutput(flags.outputFormat ?? 'text', 'run', global, {
+    stdin: process.stdin,
+    stdout: process.stdout,
+    stderr: process.stderr,
+  });
+  await withDocument(output, () => run(target, global, budget, flags, output));
+}
+
+async function run(
+  target: string,
+  global: GlobalOptions,
+  budget: number | undefined,
+  flags: SandboxFlags & MachineFlags,
+  output: MachineOutput,
+): Promise<void> {
+  applyModelFlag(flags.model, process.env);
   loadEnvironment();
   if (global.verbose) for (const line of settingsLines()) writeErr(`${line}\n`);
-  const interactive = Boolean(process.stdin.isTTY && process.stdout.isTTY);
-  const sandbox = await ensureSandbox(resolveSandboxPolicy(sandboxFlags, process.env), {
+  const interactive = output.interactive;
+  const sandbox = await ensureSandbox(resolveSandboxPolicy(flags, process.env), {
     interactive,
-    say: (line) => writeOut(`${line}\n`),
+    say: (line) => output.say(`${line}\n`),
   });
   if (global.verbose) writeErr(`${sandboxLine(sandbox)}\n`);
   // One writer per task (task-lock.ts), held until this process ends.
@@ -51,18 +70,19 @@ export async function runWorkflow(
   try {
     await ensureCredentials({
       interactive,
-      say: (line) => writeOut(`${line}\n`),
+      say: (line) => output.say(`${line}\n`),
     });
     const workflow = await loadWorkflow(target, { workspace: global.workspace, runDir: global.runDir });
     await drive({
       workflow,
       global,
-      terminal: new Terminal({ input: process.stdin, output: process.stdout }),
+      terminal: new Terminal({ input: process.stdin, output: output.screen }),
       trim: global.trim,
       sandbox,
       handoff: true,
       interactive: true,
-      color: stdoutColor(),
+      color: colorEnabled(process.env, Boolean(output.screen.isTTY)),
+      output,
       ...(shared ? { shared } : {}),
       ...(budget === undefined ? {} : { budget }),
     });

@@ -12,6 +12,12 @@ import {
   type SandboxFlags,
 } from '../command-line/sandbox-flags.js';
 import { BUDGET_HELP, parseBudgetUsd } from '../command-line/task-limits.js';
+import {
+  type MachineFlags,
+  MODEL_HELP,
+  outputFormatOption,
+  parseModel,
+} from '../machine-output/output-format.js';
 
 export function registerRun(program: Command): void {
   program
@@ -26,12 +32,16 @@ export function registerRun(program: Command): void {
     .option('--budget <usd>', BUDGET_HELP, parseBudgetUsd)
     .option('--network <policy>', NETWORK_HELP, parseNetworkFlag)
     .option('--no-sandbox', NO_SANDBOX_HELP)
+    .addOption(outputFormatOption())
+    .option('--model <name>', MODEL_HELP, parseModel)
     .addHelpText(
       'after',
       '\nExample:\n  flower run ./examples/my-flow.ts:main\n  flower -w /tmp/proj -T run ./flows.js:nightly',
     )
-    .action(async (target: string, flags: { budget?: number } & SandboxFlags, command: Command) => {
-      const { runWorkflow } = await import('./run-action.js');
-      await runWorkflow(target, globalOptions(command), flags.budget, flags);
-    });
+    .action(
+      async (target: string, flags: { budget?: number } & SandboxFlags & MachineFlags, command: Command) => {
+        const { runWorkflow } = await import('./run-action.js');
+        await runWorkflow(target, globalOptions(command), flags.budget, flags);
+      },
+    );
 }

@@ -19,6 +19,9 @@
  * - `budget` caps every step of the run at what is left of the task's budget (`workflow/budget.ts`).
  * - The one sandbox policy (after the gate, sandbox-gate.ts) reaches every Runtime the run builds:
  *   the workflow's and each aside's.
+ * - With `--output-format json|stream-json` (`output`), every event, step and ruling is also told to
+ *   the machine output, which learns how the run ended before the command's error is thrown; the
+ *   setup dialog, which writes to standard output, is then not offered.
  */
 import { join } from 'node:path';
 import { createColors } from 'picocolors';
@@ -40,6 +43,7 @@ import type { WorkflowContext } from '../../workflow/context.js';
 import { type StepRunner, wrapRunner } from '../../workflow/runner.js';
 import type { Workflow } from '../../workflow/workflow.js';
 import type { GlobalOptions } from '../command-line/global-options.js';
+import { type MachineOutput, taskSpendOrNull } from '../machine-output/machine-output.js';
 import { LiveStatus, showLiveStatus } from '../terminal/live-status.js';
 import { TerminalRenderer } from '../terminal/renderer.js';
 import { shownMessage } from '../terminal/shown-text.js';
@@ -84,6 +88,8 @@ export interface DriveOptions {
   readonly budget?: number;
   /** The task's state is also kept in PostgreSQL (cli/interaction/task-store.ts). */
   readonly shared?: RuntimeSharing;
+  /** `--output-format json|stream-json`: where the events and the final document go. */
+  readonly output?: MachineOutput;
 }
 
 export interface DriveOutcome {
@@ -226,6 +232,7 @@ export async function drive(options: DriveOptions): Promise<DriveOutcome> {
     print(renderer.render(event));
     interaction?.observe(event);
     options.observe?.(event);
+    options.output?.emit(options.output.record.observe(event));
   };
 
   if (options.banner) print([...options.banner(runtime)]);
@@ -247,7 +254,8 @@ export async function drive(options: DriveOptions): Promise<DriveOutcome> {
     interaction?.start();
     // -W on a workflow without a workbench of its own: its steps get the workbench's guards too.
     const guarded = workbench && !workflow.workbench ? withWorkbenchGuards(runtime, workbench) : runtime;
-    const announcing = announcingRunner(guarded, (spec) => renderer.speaker(spec.role ?? spec.name));
+    const observed = options.output ? options.output.observingRunner(guarded) : guarded;
+    const announcing = announcingRunner(observed, (spec) => renderer.speaker(spec.role ?? spec.name));
     // The budget goes outside, so a step it refuses is never announced.
     const runner = budget === undefined ? announcing : budgetedRunner(announcing, budget);
     context = await workflow.run(runner, { onEvent: sink });
@@ -277,6 +285,18 @@ export async function drive(options: DriveOptions): Promise<DriveOutcome> {
     `${totalLine(global.runDir, totalCostUsd, startedAt, costNote)} · manifest ${runtime.manifestPath}`,
   ]);
   const unsaved = runtime.transcriptProblem();
+  if (options.output) {
+    // The session that continues the work is the last workflow step's that ran (not the judge's).
+    const ran = workflow.steps.filter((step) => context.results[step.name] !== undefined).at(-1);
+    const sessionId = ran === undefined ? undefined : context.sessions[ran.name];
+    options.output.note({
+      runCostUsd: totalCostUsd,
+      taskCostUsd: taskSpendOrNull(global.runDir),
+      manifest: runtime.manifestPath,
+      sessions: { ...context.sessions },
+      ...(sessionId ? { sessionId } : {}),
+    });
+  }
 
   if (context.failedAt !== undefined) {
     const failed = context.results[context.failedAt];
@@ -284,13 +304,16 @@ export async function drive(options: DriveOptions): Promise<DriveOutcome> {
     const deliberate =
       context.aborted ??
       (failed && (isBudgetStop(failed) || failed.ownershipLost) ? failed.error : undefined);
-    if (deliberate) throw new Error(deliberate);
+    if (deliberate) {
+      options.output?.note({ stopped: deliberate });
+      throw new Error(deliberate);
+    }
     const reason = failureText(context, context.failedAt);
     let credentials = '';
     if (CREDENTIAL_FAILURE.test(reason)) {
       credentials =
         ' The API refused the credentials: run `flower setup`, then the same command again to continue.';
-      if (options.interactive && terminal.inputIsTerminal) {
+      if (options.interactive && terminal.inputIsTerminal && (options.output?.dialogs ?? true)) {
         print([paint.yellow(`! this looks like a credential problem: ${reason.slice(0, 120)}`)]);
         if (
           await configure(

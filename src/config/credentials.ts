@@ -77,6 +77,21 @@ export function checkCredentials(
   return lines.join('\n');
 }
 
+/**
+ * `$MY_TOKEN` or `${MY_TOKEN}` as the whole value: `.env` files do not expand variables, so this is
+ * sent as the key itself and refused. Present, but not usable.
+ */
+export function isUnexpandedReference(value: string): boolean {
+  return /^\$(\{[A-Za-z_][A-Za-z0-9_]*\}|[A-Za-z_][A-Za-z0-9_]*)$/.test(value.trim());
+}
+
+/** Why the credential in use cannot work although it is present, or undefined. */
+export function unusableCredential(env: EnvMap): string | undefined {
+  const key = activeCredentialKey(env);
+  if (key === undefined || !isUnexpandedReference(env[key]!)) return undefined;
+  return `${key} is a variable reference, not a key: .env files do not expand variables, so it would be sent as written; put the key itself there`;
+}
+
 /** Names that hold secrets: anything with KEY or TOKEN in it. */
 export function isSecretKey(name: string): boolean {
   return /KEY|TOKEN/.test(name.toUpperCase());

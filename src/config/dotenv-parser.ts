@@ -28,7 +28,8 @@ export type DotenvPitfallKind =
   | 'unpaired-quote'
   | 'duplicate-key'
   | 'ignored-line'
-  | 'empty-key';
+  | 'empty-key'
+  | 'lowercase-key';
 
 /** A line whose meaning under the rules probably differs from what its author intended. */
 export interface DotenvPitfall {
@@ -56,6 +57,18 @@ function stripQuotes(value: string): string {
   while (start < end && QUOTES.includes(value[start]!)) start++;
   while (end > start && QUOTES.includes(value[end - 1]!)) end--;
   return value.slice(start, end);
+}
+
+/** The prefixes of every variable flower, the SDK or Claude Code reads. */
+const READ_PREFIX = /^(anthropic|claude|flower)_/i;
+
+/**
+ * `anthropic_api_key=…`: a name that means one of the variables flower reads, but not in capitals.
+ * Names are case-sensitive, so it sets a variable nobody reads; no program reads such a name in
+ * lower case, so every one is a mistake.
+ */
+export function isMiscasedName(key: string): boolean {
+  return READ_PREFIX.test(key) && key !== key.toUpperCase();
 }
 
 interface RawLine {
@@ -140,6 +153,15 @@ function findPitfalls(lines: RawLine[]): DotenvPitfall[] {
         line,
         key,
         message: `sets a variable literally named "${key}", not ${exportMatch[1]}; remove "export "`,
+      });
+    }
+
+    if (isMiscasedName(key)) {
+      pitfalls.push({
+        kind: 'lowercase-key',
+        line,
+        key,
+        message: `sets "${key}", which is not ${key.toUpperCase()} (names are case-sensitive); write the name in capitals`,
       });
     }
 

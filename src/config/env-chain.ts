@@ -22,6 +22,7 @@ import { resolve } from 'node:path';
 import { packageRoot } from '../version.js';
 import { type DotenvPitfall, parseDotenv } from './dotenv-parser.js';
 import { type EnvMap, homeDirectory, isSourceCheckout, userEnvPath } from './paths.js';
+import { windowSettingProblem } from './window.js';
 
 /**
  * The keys flower itself reads: borrowed from Claude Code's settings, shown by `describe()` and by
@@ -321,6 +322,37 @@ export function chainWarnings(report: EnvChainReport): string[] {
   }
   for (const shadow of report.shadowWarnings) warnings.push(shadow.message);
   return warnings;
+}
+
+/**
+ * Where each mistake `chainWarnings` names sits (`file:line`, or the file), plus a `FLOWER_WINDOW`
+ * that is ignored; in the same order. Locations only: a warning's text can quote a secret.
+ */
+export function chainMistakeLocations(report: EnvChainReport, env: EnvMap): string[] {
+  const locations: string[] = [];
+  for (const { source, pitfalls, status } of report.sources) {
+    const where = source.path ?? source.label;
+    for (const pitfall of pitfalls) locations.push(`${where}:${pitfall.line}`);
+    const namedButMissing =
+      status === 'missing' && (source.kind === 'flower-env' || source.kind === 'explicit');
+    if (status === 'invalid' || status === 'unreadable' || namedButMissing) locations.push(where);
+  }
+  for (const shadow of report.shadowWarnings) locations.push(settingLocation(shadow.empty));
+  const window = sourceOf(report, 'FLOWER_WINDOW', env);
+  if (window && windowSettingProblem(window.value)) locations.push(settingLocation(window));
+  return locations;
+}
+
+/**
+ * The one line a run prints before it starts when its configuration holds mistakes `flower doctor`
+ * shows (a run would otherwise go on with a value its author did not mean, issue 21); undefined
+ * when there are none.
+ */
+export function chainMistakesNotice(report: EnvChainReport, env: EnvMap): string | undefined {
+  const locations = chainMistakeLocations(report, env);
+  if (locations.length === 0) return undefined;
+  const count = locations.length === 1 ? 'a likely mistake' : `${locations.length} likely mistakes`;
+  return `! the configuration has ${count} (first at ${locations[0]}); \`flower doctor\` shows what and how to fix it`;
 }
 
 /** Adds the chain's file values to `target`; a key already present (even empty) is never overwritten. */

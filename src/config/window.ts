@@ -34,6 +34,27 @@ export function parsePositiveInteger(text: string | undefined): number | undefin
   return Number.isSafeInteger(value) && value > 0 ? value : undefined;
 }
 
+/** `200k` → 200000, `1.5m` → 1500000: what a suffixed value was meant to say, for the advice only. */
+function suffixedTokens(text: string): number | undefined {
+  const match = /^(\d+(?:\.\d+)?)\s*([km])$/i.exec(text.trim());
+  if (!match) return undefined;
+  const tokens = Number(match[1]) * (match[2]!.toLowerCase() === 'k' ? 1_000 : 1_000_000);
+  return Number.isSafeInteger(tokens) && tokens > 0 ? tokens : undefined;
+}
+
+/**
+ * Why a `FLOWER_WINDOW` value is ignored, with what to write instead; undefined when it is used or
+ * unset. Silent ignoring is the rule above (priority 1), so this is the only place a person learns
+ * that `200k` did nothing (issue 21).
+ */
+export function windowSettingProblem(value: string | undefined): string | undefined {
+  if (value === undefined || value.trim() === '' || parsePositiveInteger(value) !== undefined)
+    return undefined;
+  const meant = suffixedTokens(value);
+  const example = meant === undefined ? 'e.g. 200000' : `here ${meant}`;
+  return `FLOWER_WINDOW=${value} is not a whole number of tokens and is ignored; write the number itself, ${example} (digits only, _ allowed)`;
+}
+
 /** The model whose window matters: the main model, else the opus-tier mapping. */
 export function windowModel(env: EnvMap): string {
   return env.ANTHROPIC_MODEL || env.ANTHROPIC_DEFAULT_OPUS_MODEL || '';

@@ -52,7 +52,9 @@ const withoutBwrap = (extra: Record<string, string> = {}) => mockedEnv(model, { 
 describe('without bubblewrap', () => {
   it('flower doctor names the problem and the command that installs it, as a warning', async () => {
     const run = await runFlower(['doctor'], { env: isolatedEnv({ PATH: noBwrap, ANTHROPIC_API_KEY: 'k' }) });
-    expect(run.status).toBe(0);
+    // It stops an unattended run, so doctor fails for it (exit 1) and says so last.
+    expect(run.status).toBe(1);
+    expect(run.stderr).toContain('the sandbox settings stop unattended runs');
     expect(run.stdout).toMatch(/Warnings: \d+[\s\S]*! the sandbox cannot run here: bubblewrap \(bwrap\)/);
     expect(run.stdout).toContain('Sandbox: cannot run here: bubblewrap (bwrap) not found on PATH');
     expect(run.stdout).toContain('fix: sudo apt-get install -y bubblewrap socat');

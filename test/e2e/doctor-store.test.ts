@@ -6,8 +6,9 @@
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { PostgresSessionStore } from '../../src/store/postgres/session-store.js';
+import { type MockModel, startMockModel } from '../../src/testing/server.js';
 import { closedPort } from '../support/closed-port.js';
 import { usePostgres } from '../support/postgres.js';
 import { startRefuser, WRONG_PASSWORD } from '../support/postgres-refuser.js';
@@ -19,6 +20,14 @@ const postgres = usePostgres();
 
 let root: string;
 let project: string;
+/** An endpoint that answers on loopback: doctor fails for one that does not (issue 21). */
+let endpoint: MockModel;
+beforeAll(async () => {
+  endpoint = await startMockModel({ side: [] });
+});
+afterAll(async () => {
+  await endpoint.close();
+});
 const cleanups: Array<() => Promise<void>> = [];
 
 beforeEach(() => {
@@ -40,7 +49,7 @@ async function doctor(env: Record<string, string> = {}, args: string[] = []) {
       HOME: join(root, 'home'),
       FLOWER_NO_UPDATE: '1',
       ANTHROPIC_API_KEY: 'test-key',
-      ANTHROPIC_BASE_URL: 'http://127.0.0.1:9',
+      ANTHROPIC_BASE_URL: endpoint.url,
       ...env,
     },
     { cwd: project },

@@ -4,6 +4,7 @@
  */
 import { spawn } from 'node:child_process';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { createServer as createHttpServer } from 'node:http';
 import { createServer, type Server } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -35,9 +36,16 @@ afterEach(async () => {
   rmSync(root, { recursive: true, force: true });
 });
 
-/** A TCP listener on 127.0.0.1 standing in for a reachable endpoint. */
+/**
+ * An HTTP server on 127.0.0.1 standing in for a reachable endpoint: it answers every request with
+ * the API's 401. A port that only accepts and hangs up is a wrong endpoint now (issue 21), and
+ * doctor fails for it.
+ */
 async function reachableUrl(): Promise<string> {
-  listener = createServer((socket) => socket.destroy());
+  listener = createHttpServer((_request, response) => {
+    response.writeHead(401, { 'content-type': 'application/json' });
+    response.end('{"type":"error","error":{"type":"authentication_error","message":"x"}}');
+  });
   await new Promise<void>((resolve) => listener!.listen(0, '127.0.0.1', resolve));
   const address = listener.address();
   if (address === null || typeof address === 'string') throw new Error('no port');
@@ -207,11 +215,70 @@ describe('flower doctor', () => {
     expect(run.stdout).toContain(`the "env" block of ${join(home, '.claude', 'settings.json')}`);
   });
 
-  it('reports an unreachable endpoint without failing for it', async () => {
+  it('fails (exit 1) for an unreachable endpoint, and says so on its last line', async () => {
     const url = await closedPortUrl();
     const run = await doctor({ ANTHROPIC_API_KEY: 'test-key', ANTHROPIC_BASE_URL: url });
     expect(run.stdout).toMatch(/Endpoint: 127\.0\.0\.1:\d+ unreachable: .*ECONNREFUSED/);
+    expect(run.stdout).toContain('Credentials: usable');
+    expect(run.status).toBe(1);
+    expect(run.stderr.trim()).toBe('flower: the endpoint does not answer (see above)');
+  });
+
+  it('fails (exit 1) for an endpoint that accepts and hangs up, and for a setting that stops runs', async () => {
+    listener = createServer((socket) => socket.destroy());
+    await new Promise<void>((resolve) => listener!.listen(0, '127.0.0.1', resolve));
+    const address = listener.address();
+    if (address === null || typeof address === 'string') throw new Error('no port');
+    const run = await doctor({
+      ANTHROPIC_API_KEY: 'test-key',
+      ANTHROPIC_BASE_URL: `http://127.0.0.1:${address.port}`,
+      FLOWER_NETWORK: 'bogus!',
+    });
+    expect(run.stdout).toContain('Credentials: usable');
+    expect(run.status).toBe(1);
+    expect(run.stderr.trim()).toBe(
+      'flower: the endpoint does not speak the API at that URL; the sandbox settings stop unattended runs (see above)',
+    );
+  });
+
+  it('warns about a FLOWER_WINDOW that is ignored and says what to write, without failing', async () => {
+    const userFile = join(home, '.config', 'flower', '.env');
+    userEnv('ANTHROPIC_API_KEY=sk-ant-api03-secretsecret\nFLOWER_WINDOW=200k\n');
+    const run = await doctor({ ANTHROPIC_BASE_URL: await reachableUrl() });
+    expect(warningLines(run.stdout)).toEqual([
+      `  ! ${userFile}:2: FLOWER_WINDOW=200k is not a whole number of tokens and is ignored; ` +
+        'write the number itself, here 200000 (digits only, _ allowed)',
+    ]);
+    expect(run.stdout).toMatch(/context window +1000000 +guessed from the model name/);
     expect(run.status).toBe(0);
+  });
+
+  it('warns about a key name in lower case: it is another variable, so the credential is missing', async () => {
+    projectEnv('anthropic_api_key=sk-ant-api03-secretsecret\n');
+    const run = await doctor({ ANTHROPIC_BASE_URL: await reachableUrl() });
+    expect(warningLines(run.stdout)).toEqual([
+      `  ! ${join(project, '.env')}:1: sets "anthropic_api_key", which is not ANTHROPIC_API_KEY ` +
+        '(names are case-sensitive); write the name in capitals',
+    ]);
+    expect(run.stdout).toContain('Credentials: missing');
+    expect(run.status).toBe(1);
+  });
+
+  it('does not call a literal $VARIABLE a usable credential', async () => {
+    projectEnv('ANTHROPIC_AUTH_TOKEN=$MY_TOKEN\n');
+    const run = await doctor({ ANTHROPIC_BASE_URL: await reachableUrl(), MY_TOKEN: 'the-real-token' });
+    expect(run.stdout).not.toContain('Credentials: usable');
+    expect(run.stdout).toContain(
+      `Credentials: not usable (ANTHROPIC_AUTH_TOKEN from ${join(project, '.env')}:1)`,
+    );
+    expect(run.stdout).toContain(
+      'ANTHROPIC_AUTH_TOKEN is a variable reference, not a key: .env files do not expand variables',
+    );
+    expect(warningLines(run.stdout).join('\n')).toContain(
+      'the value of ANTHROPIC_AUTH_TOKEN is taken literally',
+    );
+    expect(run.status).toBe(1);
+    expect(run.stderr.trim()).toBe('flower: no usable credentials (see above)');
   });
 
   describe('--probe', () => {

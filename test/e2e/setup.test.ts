@@ -225,6 +225,54 @@ describe('flower setup offers the credential check after saving', () => {
   });
 });
 
+describe('flower setup when the shell exports a credential (issue 21)', () => {
+  let model: MockModel | undefined;
+  afterEach(async () => {
+    await model?.close();
+    model = undefined;
+  });
+
+  it('never calls the saved key in force, says the exported one wins and how to stop it, and checks the new key', async () => {
+    model = await startMockModel({ main: [] });
+    mkdirSync(join(xdg, 'flower'), { recursive: true });
+    writeFileSync(envFile, 'ANTHROPIC_API_KEY=sk-ant-saved-earlier-0000\n', { mode: 0o600 });
+    const env = isolatedEnv({
+      HOME: home,
+      XDG_CONFIG_HOME: xdg,
+      TERM: 'xterm',
+      ANTHROPIC_API_KEY: 'sk-ant-old-exported-1111',
+    });
+    delete env.FLOWER_NO_PROBE;
+    const pty = PtySession.flower(['setup'], env);
+    let at = await pty.waitFor(
+      '! ANTHROPIC_API_KEY is exported in your shell (sk-a***(24 chars)), which wins over this file: ' +
+        'a key saved here is used only after you run `unset ANTHROPIC_API_KEY` and remove the export from your shell profile.',
+    );
+    at = await pty.answerSetup('sk-ant-api03-brand-new-key', model.url, at);
+    at = await pty.waitFor(`+ Saved: ${envFile}`, at);
+    at = await pty.waitFor(
+      '! ANTHROPIC_API_KEY is exported in your shell (sk-a***(24 chars)), which is used instead of the key saved here: ' +
+        'to use the saved one, run `unset ANTHROPIC_API_KEY` and remove the export from your shell profile.',
+      at,
+    );
+    at = await pty.waitFor('Check them now', at);
+    pty.type('\r');
+    await pty.waitFor('+ the credentials, endpoint and model work', at);
+    expect(await pty.exited()).toBe(0);
+    // The check asked with the key just saved, the one the person wants to know about.
+    expect(model.messageRequests().map((request) => request.headers['x-api-key'])).toEqual([
+      'sk-ant-api03-brand-new-key',
+    ]);
+    // The saved key was offered as what Enter keeps in the file, not as what is in force.
+    expect(pty.screen).toContain(
+      '1. Your API key or gateway token (an Anthropic sk-ant-... key, or the token your gateway issued) ' +
+        '(Enter = keep sk-a***(25 chars) in the file (not in force: the exported one wins))',
+    );
+    expect(pty.screen).not.toContain('ANTHROPIC_API_KEY is also set');
+    expect(readFileSync(envFile, 'utf8')).toContain('ANTHROPIC_API_KEY=sk-ant-api03-brand-new-key');
+  });
+});
+
 describe('flower setup without a terminal', () => {
   it('changes nothing, names the file and the keys, and exits 1', () => {
     const result = spawnSync(process.execPath, [bin, 'setup'], {

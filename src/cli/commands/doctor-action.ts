@@ -12,13 +12,22 @@
  * Everything from a file is masked where secret and sanitised like model text before it is shown
  * (a `.env` can hold random bytes or escape sequences, see `terminal/shown-text.ts`).
  *
- * Exit 0 when credentials are usable, the store is usable (and, with `--probe`, the probe passed);
- * 1 otherwise. An unreachable endpoint alone is reported but is not a failure: the runtime waits
- * out outages. A sandbox that cannot run is a warning: doctor is where one learns the fix.
+ * Exit code (cli/command-line/exit-errors.ts): 0 when a run could start as configured; 1
+ * (`EXIT.failed`) when something shown would stop one, named on the last line: no usable credential
+ * (missing, or a `$VARIABLE` written where the key belongs), an endpoint that does not answer or
+ * speaks another protocol, a task store that cannot be used, a sandbox that cannot run or a
+ * `FLOWER_NETWORK` that does not parse (runs refuse both unattended), or, with `--probe`, a probe
+ * that did not pass. Warnings that only explain (a `.env` pitfall, an ignored `FLOWER_WINDOW`, an
+ * exported key that hides the saved one) do not fail it: the run goes on with what is shown.
  */
 
 import { hiddenSavedCredential } from '../../config/credential-shadow.js';
-import { activeCredentialKey, checkCredentials, DEFAULT_BASE_URL } from '../../config/credentials.js';
+import {
+  activeCredentialKey,
+  checkCredentials,
+  DEFAULT_BASE_URL,
+  unusableCredential,
+} from '../../config/credentials.js';
 import {
   chainWarnings,
   type EnvChainReport,
@@ -35,7 +44,7 @@ import { type ProbeVerdict, probeCredentials, probeDisabled } from '../../config
 import { checkProtocol, checkReachable, protocolMistakeText } from '../../config/reachability.js';
 import { maskStoreUrl } from '../../config/store-url.js';
 import { readEnvFileValues } from '../../config/user-env-file.js';
-import { resolveWindow, type WindowSource } from '../../config/window.js';
+import { resolveWindow, type WindowSource, windowSettingProblem } from '../../config/window.js';
 import { maskSecrets, rememberSecrets } from '../../output/secrets.js';
 import { writeOut } from '../../output/sink.js';
 import { sandboxAvailability } from '../../runtime/sandbox/availability.js';
@@ -150,7 +159,14 @@ export async function runDoctor(flags: DoctorFlags): Promise<void> {
     availability: sandboxAvailability(env),
     verbose: flags.verbose ?? false,
   });
-  const warnings = [...chainWarnings(report), ...(hidden ? [hidden] : []), ...sandbox.warnings];
+  const windowSetting = sourceOf(report, 'FLOWER_WINDOW', env);
+  const windowProblem = windowSettingProblem(windowSetting?.value);
+  const warnings = [
+    ...chainWarnings(report),
+    ...(windowSetting && windowProblem ? [`${settingLocation(windowSetting)}: ${windowProblem}`] : []),
+    ...(hidden ? [hidden] : []),
+    ...sandbox.warnings,
+  ];
   out(pc.bold(`Warnings: ${warnings.length === 0 ? 'none' : warnings.length}`));
   const mask = chainMask(report, env);
   for (const warning of warnings) out(pc.yellow(`  ! ${oneLine(mask(warning))}`));
@@ -182,7 +198,14 @@ export async function runDoctor(flags: DoctorFlags): Promise<void> {
 
   const credential = activeCredentialKey(env);
   const missing = checkCredentials(env, processChainContext(), report);
-  if (missing === undefined && credential !== undefined) {
+  const unusable = missing === undefined ? unusableCredential(env) : undefined;
+  if (unusable !== undefined && credential !== undefined) {
+    const setting = sourceOf(report, credential, env);
+    out(
+      `${pc.bold('Credentials:')} ${pc.red('not usable')} (${credential}${setting ? ` from ${oneLine(settingLocation(setting))}` : ''})`,
+    );
+    out(`  ${oneLine(unusable)}`);
+  } else if (missing === undefined && credential !== undefined) {
     const setting = sourceOf(report, credential, env);
     out(
       `${pc.bold('Credentials:')} ${pc.green('usable')} (${credential}${setting ? ` from ${oneLine(settingLocation(setting))}` : ''})`,
@@ -194,10 +217,18 @@ export async function runDoctor(flags: DoctorFlags): Promise<void> {
   if (!flags.probe)
     out(`${pc.bold('Probe:')} ${pc.dim('not run (add --probe to send one small real request)')}`);
 
-  const probePassed = flags.probe ? await reportProbe(env, missing === undefined, out) : true;
-  if (missing !== undefined) throw new Error('no usable credentials (see above)');
-  if (!store.ok) throw new Error('the task store is not usable (see above)');
-  if (!probePassed) throw new Error('the credential probe did not pass (see above)');
+  const usable = missing === undefined && unusable === undefined;
+  const probePassed = flags.probe ? await reportProbe(env, usable, out) : true;
+  const stops = [
+    ...(usable ? [] : ['no usable credentials']),
+    ...(reach.reachable ? [] : ['the endpoint does not answer']),
+    ...(mistake === undefined ? [] : ['the endpoint does not speak the API at that URL']),
+    ...(store.ok ? [] : ['the task store is not usable']),
+    ...(sandbox.warnings.length === 0 ? [] : ['the sandbox settings stop unattended runs']),
+    ...(probePassed ? [] : ['the credential probe did not pass']),
+  ];
+  // One line naming everything a run would stop for; main prints it and exits 1 (EXIT.failed).
+  if (stops.length > 0) throw new Error(`${stops.join('; ')} (see above)`);
 }
 
 export const PROBE_ADVICE: Record<ProbeVerdict, string> = {

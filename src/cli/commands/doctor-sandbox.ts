@@ -5,7 +5,8 @@
  *
  * Invariants:
  * - A sandbox that cannot run, or a `FLOWER_NETWORK` that does not parse, is a warning in doctor's
- *   summary, never a failure of doctor itself: both stop a run, and doctor is where one learns why.
+ *   summary, and doctor exits 1 for it (doctor-action.ts): both stop an unattended run, and doctor
+ *   is where one learns why.
  * - The list shown is the one the runtime hides (config/credential-stores.ts) for this workspace,
  *   never a copy of it.
  * - Pure apart from `exists`: availability is passed in, so the section can be tested anywhere.

@@ -16,13 +16,32 @@
  *   Ctrl-C or end of input leaves it untouched.
  * - A model name is written to ANTHROPIC_MODEL, ANTHROPIC_DEFAULT_OPUS_MODEL and
  *   ANTHROPIC_DEFAULT_SONNET_MODEL together, so every tier Claude Code may pick uses it.
+ * - Never claims a value is in force when an earlier source wins (issue 21): a credential exported
+ *   in the shell (or set in `$FLOWER_ENV` or the project's `.env`) is named before the first
+ *   question with how to take it out of the way, a file value it beats is marked "not in force",
+ *   and after saving the dialog says again which key the next start will use. The offered check
+ *   asks with the key just saved, because that is the one the person wants to know about.
+ * - For the credential gate (`forThisRun`), the credential chosen here is the one this run uses,
+ *   whatever the shell exports; the dialog says so, and that later runs use the exported one again.
  */
 
 import { createInterface, type Interface } from 'node:readline';
 import { Writable } from 'node:stream';
-import { BEFORE_USER_FILE } from '../../config/credential-shadow.js';
+import {
+  BEFORE_USER_FILE,
+  credentialBeforeUserFile,
+  credentialHiding,
+  fileCredential,
+  overrideWords,
+  useCredential,
+} from '../../config/credential-shadow.js';
 import { activeCredentialKey, CREDENTIAL_KEYS, maskSecret } from '../../config/credentials.js';
-import { type EnvChainReport, loadEnvironment, settingLocation } from '../../config/env-chain.js';
+import {
+  type EnvChainReport,
+  type EnvSetting,
+  loadEnvironment,
+  settingLocation,
+} from '../../config/env-chain.js';
 import { type EnvMap, userEnvPath } from '../../config/paths.js';
 import { probeCredentials, probeDisabled } from '../../config/probe.js';
 import {
@@ -162,6 +181,13 @@ interface CurrentValue {
   readonly value: string;
   /** Where it comes from when that is not the file being written. */
   readonly from?: string;
+  /** The file's value loses to an earlier source: which one, in words ("the exported one"). */
+  readonly beatenBy?: string;
+}
+
+/** How the hint names a value from before the user file that wins over the file's own. */
+function winnerWords(kind: string, location: string): string {
+  return kind === 'process' ? 'the exported one' : `the one in ${location}`;
 }
 
 /**
@@ -174,10 +200,19 @@ export function currentValue(
   env: EnvMap,
   report: EnvChainReport,
 ): CurrentValue | undefined {
-  if (stored[key]) return { value: stored[key] };
+  const setting = report.winners.get(key);
+  if (stored[key]) {
+    const beaten =
+      setting !== undefined &&
+      BEFORE_USER_FILE.has(setting.source.kind) &&
+      setting.value !== '' &&
+      setting.value !== stored[key];
+    return beaten
+      ? { value: stored[key], beatenBy: winnerWords(setting.source.kind, settingLocation(setting)) }
+      : { value: stored[key] };
+  }
   const value = env[key];
   if (!value) return undefined;
-  const setting = report.winners.get(key);
   return { value, from: setting ? settingLocation(setting) : 'the process environment' };
 }
 
@@ -190,7 +225,10 @@ function keepHint(current: CurrentValue | undefined, fallback?: string, secret =
   if (current === undefined) return `Enter = ${fallback}`;
   const shown = secret ? maskSecret(current.value) : current.value;
   if (current.from) return `Enter = keep ${shown} from ${current.from}`;
-  return fallback === undefined ? `Enter = keep ${shown}` : `Enter = keep ${shown}; ${REMOVE} = ${fallback}`;
+  const kept = current.beatenBy
+    ? `Enter = keep ${shown} in the file (not in force: ${current.beatenBy} wins)`
+    : `Enter = keep ${shown}`;
+  return fallback === undefined ? kept : `${kept}; ${REMOVE} = ${fallback}`;
 }
 
 /** Asks until `accept` returns a value (or undefined for "no change"); each refusal says why. */
@@ -210,6 +248,30 @@ async function askUntilValid<T>(
 export interface SetupDialogOptions {
   /** After saving, offer the credential probe (the `flower setup` command; the gate probes itself). */
   readonly offerProbe?: boolean;
+  /**
+   * The credential gate: the credential chosen here is applied to this run (credentials-gate.ts),
+   * so the texts say "for this run" where an earlier source will win again at the next start.
+   */
+  readonly forThisRun?: boolean;
+}
+
+/**
+ * Said before the first question when an earlier source supplies a credential: whatever is saved
+ * here, that one is read first at every start (issue 21: the "saved but ignored" loop).
+ */
+export function overrideNotice(earlier: EnvSetting, forThisRun: boolean): string {
+  const { where, undo } = overrideWords(earlier);
+  return forThisRun
+    ? `! ${where}, which wins over this file: a key entered here is used for this run, and later runs use that one again until you ${undo}.`
+    : `! ${where}, which wins over this file: a key saved here is used only after you ${undo}.`;
+}
+
+/** Said after saving when the next start will still use the earlier credential instead of the saved one. */
+export function hiddenAfterSaveNotice(earlier: EnvSetting, forThisRun: boolean): string {
+  const { where, undo } = overrideWords(earlier);
+  return forThisRun
+    ? `! This run uses the key saved here, but ${where} and wins again at the next start: to use the saved one from then on, ${undo}.`
+    : `! ${where}, which is used instead of the key saved here: to use the saved one, ${undo}.`;
 }
 
 /**
@@ -227,6 +289,9 @@ export async function runSetupDialog(
   const current = (key: string) => currentValue(key, stored, env, report);
   const credentialKey = CREDENTIAL_KEYS.find((key) => current(key) !== undefined);
   const credential = credentialKey && current(credentialKey);
+  const forThisRun = options.forThisRun ?? false;
+  const earlier = credentialBeforeUserFile(report);
+  const storedCredential = fileCredential(stored);
   const dialog = new Dialog();
   const updates: EnvFileUpdates = {};
   try {
@@ -235,10 +300,19 @@ export async function runSetupDialog(
     dialog.say(
       pc.dim(`Will be saved to ${path} (readable only by you). Set up once, used by every project.`),
     );
+    if (earlier && earlier.value !== storedCredential?.value)
+      dialog.say(pc.yellow(overrideNotice(earlier, forThisRun)));
 
+    const hidden = credentialHiding(report, storedCredential);
     const token = await dialog.ask(
       '1. Your API key or gateway token (an Anthropic sk-ant-... key, or the token your gateway issued)',
-      credential ? keepHint(credential, undefined, true) : 'required; not shown while typed',
+      hidden && storedCredential
+        ? forThisRun
+          ? `Enter = use ${maskSecret(storedCredential.value)} from the file for this run`
+          : `Enter = keep ${maskSecret(storedCredential.value)} in the file (not in force: ${winnerWords(hidden.source.kind, settingLocation(hidden))} wins)`
+        : credential
+          ? keepHint(credential, undefined, true)
+          : 'required; not shown while typed',
       true,
     );
     if (token === '' && credential === undefined) {
@@ -306,18 +380,43 @@ export async function runSetupDialog(
       ...(removed.length > 0 ? [`removed ${removed.join(', ')}`] : []),
     ];
     dialog.say(pc.dim(`  ${summary.length === 0 ? 'nothing changed' : summary.join('; ')}`));
-    if (options.offerProbe) await offerProbe(dialog, effectiveAfterSave(env, report, updates));
+    const saved = fileCredential(savedValues(stored, updates));
+    const hiddenNow = credentialHiding(report, saved);
+    if (hiddenNow) dialog.say(pc.yellow(hiddenAfterSaveNotice(hiddenNow, forThisRun)));
+    if (options.offerProbe) {
+      const next = effectiveAfterSave(env, report, updates);
+      // The check is about the key just saved, not the one that still hides it.
+      if (hiddenNow && saved) useCredential(next, saved.key, saved.value);
+      await offerProbe(dialog, next);
+    }
     return updates;
   } finally {
     dialog.close();
   }
 }
 
+/** The user file's values once `updates` are applied to `stored`. */
+export function savedValues(
+  stored: Readonly<Record<string, string>>,
+  updates: EnvFileUpdates,
+): Record<string, string> {
+  const values: Record<string, string> = { ...stored };
+  for (const [key, value] of Object.entries(updates)) {
+    if (value === null) delete values[key];
+    else values[key] = value;
+  }
+  return values;
+}
+
 /**
  * The environment the next run will see once `updates` are in the file: a key set before the user
  * file in the chain keeps its value; every other key takes the file's new value (or is gone).
  */
-export function effectiveAfterSave(env: EnvMap, report: EnvChainReport, updates: EnvFileUpdates): EnvMap {
+export function effectiveAfterSave(
+  env: EnvMap,
+  report: EnvChainReport,
+  updates: EnvFileUpdates,
+): Record<string, string | undefined> {
   const next: Record<string, string | undefined> = { ...env };
   for (const [key, value] of Object.entries(updates)) {
     const winner = report.winners.get(key);
@@ -342,9 +441,14 @@ async function offerProbe(dialog: Dialog, env: EnvMap): Promise<void> {
     dialog.say(pc.dim(`  POST ${probe.url} (model ${probe.model}) → ${probe.detail}`));
 }
 
-/** For each key just written, where a value that takes precedence over the user file lives. */
+/**
+ * For each key just written, where a value that takes precedence over the user file lives. The
+ * credential is left out: the dialog has said which one the next start uses (the other kind can
+ * win too, which a per-key look cannot tell).
+ */
 export function overriddenKeys(report: EnvChainReport, keys: readonly string[]): string[] {
   return keys.flatMap((key) => {
+    if ((CREDENTIAL_KEYS as readonly string[]).includes(key)) return [];
     const winner = report.winners.get(key);
     return winner && BEFORE_USER_FILE.has(winner.source.kind)
       ? [

@@ -188,4 +188,29 @@ describe('the credential gate when the probe is refused', () => {
       expect(model.mainRequests()).toHaveLength(0);
     });
   }, 60_000);
+
+  it('when the run itself is refused (no start-up probe), the dialog says the exported key wins and how to stop it', async () => {
+    await withMock(async (model) => {
+      const env = mockedEnv(model);
+      expect(env.FLOWER_NO_PROBE).toBe('1');
+      const pty = PtySession.flower(
+        ['-w', tempDir('run-refused'), '--clarify-only', '--timeout', '0', 'count the words'],
+        env,
+      );
+      let at = await pty.waitFor('this looks like a credential problem');
+      at = await pty.waitFor(
+        '! ANTHROPIC_API_KEY is exported in your shell (test***(8 chars)), which wins over this file: ' +
+          'a key saved here is used only after you run `unset ANTHROPIC_API_KEY` and remove the export from your shell profile.',
+        at,
+      );
+      at = await pty.answerSetup(ACCEPTED_KEY, '', at);
+      at = await pty.waitFor('+ Saved', at);
+      await pty.waitFor(
+        '! ANTHROPIC_API_KEY is exported in your shell (test***(8 chars)), which is used instead of the key saved here',
+        at,
+      );
+      expect(await pty.exited()).toBe(1);
+      expect(pty.screen).not.toContain(ACCEPTED_KEY);
+    });
+  }, 90_000);
 });

@@ -6,6 +6,8 @@
  * - Never loads or changes the environment: it reads the report `loadEnvironment` kept, if any.
  * - The chain's report describes `process.env` only; for any other map (a library caller's own
  *   environment) the place is "the environment flower was given", never a file it did not read.
+ * - A setting a command-line flag put into `process.env` (`--model`) is named by its flag: the
+ *   chain would otherwise call it "set in the shell", the one place it was not (observed).
  */
 import { activeCredentialKey } from './credentials.js';
 import { loadedEnvironment, settingLocation, sourceOf } from './env-chain.js';
@@ -28,8 +30,18 @@ export function apiModelName(name: string): string {
   return name.trim().replace(/\[[^\]]*\]$/, '');
 }
 
+/** Keys a command-line flag set in `process.env`, and the flag's name. */
+const flagSettings = new Map<string, string>();
+
+/** Records that `flag` set `key` in `process.env`, so a stop about it names the flag. */
+export function noteFlagSetting(key: string, flag: string): void {
+  flagSettings.set(key, flag);
+}
+
 /** `KEY, set in <file:line>` / `KEY, set in the shell environment` / `KEY, set in the environment flower was given`. */
 export function settingOrigin(key: string, env: EnvMap): string {
+  const flag = env === process.env ? flagSettings.get(key) : undefined;
+  if (flag !== undefined) return `${key}, set by ${flag} on the command line`;
   const report = loadedEnvironment();
   if (report !== undefined && env === process.env) {
     const setting = sourceOf(report, key, env);

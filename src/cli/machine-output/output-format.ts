@@ -10,6 +10,7 @@
  *   the handoff window and the agents all see the one model.
  */
 import { InvalidArgumentError, Option } from 'commander';
+import { noteFlagSetting } from '../../config/setting-origin.js';
 
 export const OUTPUT_FORMATS = ['text', 'json', 'stream-json'] as const;
 export type OutputFormat = (typeof OUTPUT_FORMATS)[number];
@@ -42,7 +43,9 @@ export const MODEL_VARIABLE = 'ANTHROPIC_MODEL';
 
 /** Puts `--model` into `env` (before the `.env` chain is loaded, which never overwrites a set key). */
 export function applyModelFlag(model: string | undefined, env: Record<string, string | undefined>): void {
-  if (model !== undefined) env[MODEL_VARIABLE] = model;
+  if (model === undefined) return;
+  env[MODEL_VARIABLE] = model;
+  if (env === process.env) noteFlagSetting(MODEL_VARIABLE, '--model');
 }
 
 /** What the machine-readable flags add to a command's flags. */

@@ -50,35 +50,50 @@ function scriptJson(value: unknown): string {
     .replace(/\u2029/g, '\\u2029');
 }
 
-function cell(field: string, text: string, numeric = false): string {
-  return `<td data-field="${escapeHtml(field)}"${numeric ? ' class="n"' : ''}>${escapeHtml(text)}</td>`;
+/** How a cell's text may wrap: numbers and names are tokens, read whole; prose wraps freely. */
+type CellKind = 'text' | 'number' | 'token';
+
+const CELL_CLASS: Record<CellKind, string> = { text: '', number: ' class="n"', token: ' class="t"' };
+
+function cell(field: string, text: string, kind: CellKind = 'text'): string {
+  return `<td data-field="${escapeHtml(field)}"${CELL_CLASS[kind]}>${escapeHtml(text)}</td>`;
+}
+
+/**
+ * A table in a box that scrolls sideways: a wide table (the ledger has twelve columns) scrolls
+ * inside itself on a phone instead of making the whole page wider than the screen.
+ */
+function scrolling(table: string): string {
+  return `<div class="scroll">${table}</div>`;
 }
 
 function head(...names: string[]): string {
   return `<thead><tr>${names.map((name) => `<th>${escapeHtml(name)}</th>`).join('')}</tr></thead>`;
 }
 
-function stepsTable(steps: readonly StepReport[]): string {
+function stepsTable(steps: readonly StepReport[], dollars: Label): string {
   const rows = steps.map(
     (step, index) =>
       `<tr data-index="${index}" data-step="${escapeHtml(step.step)}" class="${step.outcome}">${[
-        cell('step', step.step),
+        cell('step', step.step, 'token'),
         cell('outcome', outcomeText(step)),
-        cell('cost_usd', usd(step.cost_usd), true),
-        cell('num_turns', String(step.num_turns), true),
-        cell('attempts', String(step.attempts), true),
+        cell('cost_usd', usd(step.cost_usd), 'number'),
+        cell('num_turns', String(step.num_turns), 'number'),
+        cell('attempts', String(step.attempts), 'number'),
         cell('resumed', step.resumed ? 'yes' : 'no'),
-        cell('handoffs', String(step.handoffs), true),
-        cell('duration_s', duration(step.duration_s), true),
-        cell('reconciliation.ledger_usd', usd(step.reconciliation.ledger_usd), true),
+        cell('handoffs', String(step.handoffs), 'number'),
+        cell('duration_s', duration(step.duration_s), 'number'),
+        cell('reconciliation.ledger_usd', usd(step.reconciliation.ledger_usd), 'number'),
         cell(
           'reconciliation.difference_usd',
           step.reconciliation.difference_usd === null ? 'n/a' : step.reconciliation.difference_usd.toFixed(4),
-          true,
+          'number',
         ),
       ].join('')}</tr>`,
   );
-  return `<table id="steps">${head('step', 'outcome', 'cost (SDK)', 'turns', 'attempts', 'resumed', 'handoffs', 'time', 'ledger', 'ledger − SDK')}<tbody>${rows.join('')}</tbody></table>`;
+  return scrolling(
+    `<table id="steps">${head('step', 'outcome', dollars('cost (SDK)'), 'turns', 'attempts', 'resumed', 'handoffs', 'time', dollars('ledger'), 'ledger − SDK')}<tbody>${rows.join('')}</tbody></table>`,
+  );
 }
 
 function ledgerRow(
@@ -90,22 +105,22 @@ function ledgerRow(
 ): string {
   const attributes = `data-index="${index}" data-thread="${extra.worker === undefined ? 'main' : `worker-${extra.worker}`}"`;
   return `<tr ${attributes}>${[
-    cell('step', step.step),
+    cell('step', step.step, 'token'),
     cell('who', who),
     cell('description', extra.description ?? ''),
-    cell('model', thread.model ?? ''),
-    cell('turns', String(thread.turns), true),
-    cell('input_tokens', String(thread.input_tokens), true),
-    cell('cache_read_input_tokens', String(thread.cache_read_input_tokens), true),
-    cell('cache_creation_input_tokens', String(thread.cache_creation_input_tokens), true),
-    cell('output_tokens', String(thread.output_tokens), true),
-    cell('cost_usd', usd(thread.cost_usd), true),
-    cell('tool_calls', String(thread.tool_calls), true),
-    cell('duration_s', extra.duration === undefined ? '' : String(extra.duration), true),
+    cell('model', thread.model ?? '', 'token'),
+    cell('turns', String(thread.turns), 'number'),
+    cell('input_tokens', String(thread.input_tokens), 'number'),
+    cell('cache_read_input_tokens', String(thread.cache_read_input_tokens), 'number'),
+    cell('cache_creation_input_tokens', String(thread.cache_creation_input_tokens), 'number'),
+    cell('output_tokens', String(thread.output_tokens), 'number'),
+    cell('cost_usd', usd(thread.cost_usd), 'number'),
+    cell('tool_calls', String(thread.tool_calls), 'number'),
+    cell('duration_s', extra.duration === undefined ? '' : String(extra.duration), 'number'),
   ].join('')}</tr>`;
 }
 
-function ledgerTable(steps: readonly StepReport[]): string {
+function ledgerTable(steps: readonly StepReport[], dollars: Label): string {
   const rows: string[] = [];
   steps.forEach((step, index) => {
     rows.push(ledgerRow(step, index, 'main thread', step.main));
@@ -119,19 +134,25 @@ function ledgerTable(steps: readonly StepReport[]): string {
       );
     });
   });
-  return `<table id="ledger">${head('step', 'who', 'dispatched to', 'model', 'turns', 'input', 'cache read', 'cache write', 'output', 'cost', 'tool calls', 'seconds')}<tbody>${rows.join('')}</tbody></table>`;
+  return scrolling(
+    `<table id="ledger">${head('step', 'who', 'dispatched to', 'model', 'turns', 'input', 'cache read', 'cache write', 'output', dollars('cost'), 'tool calls', 'seconds')}<tbody>${rows.join('')}</tbody></table>`,
+  );
 }
 
 function keyValueTable(id: string, rows: Array<[string, string, string]>): string {
-  return `<table id="${id}"><tbody>${rows
-    .map(([field, label, value]) => `<tr><th>${escapeHtml(label)}</th>${cell(field, value, true)}</tr>`)
-    .join('')}</tbody></table>`;
+  return scrolling(
+    `<table id="${id}"><tbody>${rows
+      .map(([field, label, value]) => `<tr><th>${escapeHtml(label)}</th>${cell(field, value, 'number')}</tr>`)
+      .join('')}</tbody></table>`,
+  );
 }
 
 function countsTable(id: string, counts: Record<string, number>): string {
   const sorted = Object.entries(counts).sort((a, b) => b[1] - a[1] || a[0].localeCompare(b[0]));
   if (sorted.length === 0) return `<p class="dim" id="${id}">none</p>`;
-  return `<table id="${id}"><tbody>${sorted.map(([name, count]) => `<tr><th>${escapeHtml(name)}</th>${cell(name, String(count), true)}</tr>`).join('')}</tbody></table>`;
+  return scrolling(
+    `<table id="${id}"><tbody>${sorted.map(([name, count]) => `<tr><th>${escapeHtml(name)}</th>${cell(name, String(count), 'number')}</tr>`).join('')}</tbody></table>`,
+  );
 }
 
 /** What the charts need, small: the page script reads it from the embedded JSON. */
@@ -144,6 +165,7 @@ function chartData(report: RunReport) {
   const now = Date.parse(report.generated_at) / 1000;
   return {
     origin,
+    cost_axis: priced(report.simulated_cost)('USD (ledger)'),
     steps: report.steps.map((step) => ({
       step: step.step,
       outcome: step.outcome,
@@ -162,15 +184,34 @@ function chartData(report: RunReport) {
   };
 }
 
+type Label = (label: string) => string;
+
+/**
+ * A demo's dollars price a scripted model's made-up usage: every dollar label says so, inside the
+ * label's own parentheses when it has them ("main thread (ledger, simulated)").
+ */
+export function priced(simulated: boolean): Label {
+  if (!simulated) return (label) => label;
+  return (label) => (label.endsWith(')') ? `${label.slice(0, -1)}, simulated)` : `${label} (simulated)`);
+}
+
+/** The first line of a demo's page: its dollar figures are not money anyone spent. */
+export const SIMULATED_NOTICE =
+  'Costs are simulated: flower demo ran this against a scripted model, so every dollar figure prices made-up token usage and nothing was paid.';
+
 const STYLE = `
 body{font:14px/1.45 system-ui,-apple-system,Segoe UI,Roboto,sans-serif;margin:24px auto;max-width:1180px;color:#1c1e21;padding:0 16px}
 h1{font-size:20px;margin:0 0 4px}h2{font-size:16px;margin:28px 0 8px;border-bottom:1px solid #ddd;padding-bottom:4px}
 .dim{color:#777}.notice{background:#fff4e5;border-left:4px solid #f0a020;padding:6px 10px;margin:6px 0}
 table{border-collapse:collapse;margin:6px 0;font-size:13px}th,td{padding:3px 8px;border-bottom:1px solid #eee;text-align:left;vertical-align:top}
 td.n{text-align:right;font-variant-numeric:tabular-nums}thead th{background:#f6f7f9}
+.scroll{overflow-x:auto;max-width:100%;margin:6px 0}.scroll table{margin:0}
+td.n,td.t{white-space:nowrap}h1,p,li{overflow-wrap:anywhere}
+@media (max-width:600px){body{margin:12px auto;padding:0 10px}}
 tr.failed td,tr.rejected td{color:#b3261e}tr.running td{color:#6b4fbb}
-.chart{position:relative;height:260px;margin:8px 0 18px}.cards{display:flex;gap:12px;flex-wrap:wrap}
-.card{border:1px solid #e3e3e3;border-radius:6px;padding:8px 12px;min-width:150px}.card b{display:block;font-size:18px}
+.chart{position:relative;height:260px;margin:8px 0 18px}
+.cards{display:grid;gap:12px;grid-template-columns:repeat(auto-fill,minmax(150px,1fr))}
+.card{border:1px solid #e3e3e3;border-radius:6px;padding:8px 12px}.card b{display:block;font-size:18px}
 `;
 
 const SCRIPT = `
@@ -178,6 +219,7 @@ const SCRIPT = `
   var data = JSON.parse(document.getElementById('report-data').textContent);
   var colors = ['#3366cc','#dc3912','#ff9900','#109618','#990099','#0099c6','#dd4477','#66aa00'];
   var outcomeColor = {ok:'#4caf50',verdict:'#3366cc',rejected:'#f0a020',failed:'#d32f2f',running:'#8e6ccf'};
+  var outcomeLabel = {ok:'step ok',verdict:"judge's verdict",rejected:'rejected by its gate',failed:'failed',running:'running'};
   Chart.defaults.animation = false;
   Chart.defaults.maintainAspectRatio = false;
   data.steps.forEach(function(step, index){
@@ -185,25 +227,28 @@ const SCRIPT = `
     if (!canvas) return;
     var sets = step.generations.map(function(g, n){
       return {label:'generation ' + g.generation, data:g.points.map(function(p){return {x:p[0],y:p[1]};}),
-        borderColor:colors[n % colors.length], backgroundColor:colors[n % colors.length], pointRadius:1.5, borderWidth:1.5};
+        borderColor:colors[n % colors.length], backgroundColor:colors[n % colors.length], pointRadius:g.points.length === 1 ? 4 : 1.5, borderWidth:1.5};
     });
     var xs = [].concat.apply([], step.generations.map(function(g){return g.points.map(function(p){return p[0];});}));
+    var lo = Math.min.apply(null, xs), hi = Math.max.apply(null, xs);
+    // x counts responses: whole numbers only. One response would make a zero-width axis (Chart.js
+    // pads it to 0.94-1.06) and a zero-length threshold line: widen it by one response each side.
+    var xmin = lo === hi ? Math.max(0, lo - 1) : lo, xmax = lo === hi ? hi + 1 : hi;
     if (step.handoff_at && xs.length) {
-      var lo = Math.min.apply(null, xs), hi = Math.max.apply(null, xs);
-      sets.push({label:'handoff threshold', data:[{x:lo,y:step.handoff_at},{x:hi,y:step.handoff_at}],
+      sets.push({label:'handoff threshold', data:[{x:xmin,y:step.handoff_at},{x:xmax,y:step.handoff_at}],
         borderColor:'#999', borderDash:[6,4], pointRadius:0, borderWidth:1});
     }
     var handoffs = step.generations.slice(1).filter(function(g){return g.points.length;}).map(function(g){return {x:g.points[0][0], y:g.points[0][1]};});
     if (handoffs.length) sets.push({label:'handoff', type:'scatter', data:handoffs, pointStyle:'triangle', pointRadius:7, borderColor:'#000', backgroundColor:'#ffeb3b'});
     new Chart(canvas, {type:'line', data:{datasets:sets}, options:{parsing:true,
-      scales:{x:{type:'linear', title:{display:true,text:'main-thread response'}}, y:{beginAtZero:true, title:{display:true,text:'context tokens'}}},
+      scales:{x:{type:'linear', min:xmin, max:xmax, ticks:{precision:0}, title:{display:true,text:'main-thread response'}}, y:{beginAtZero:true, title:{display:true,text:'context tokens'}}},
       plugins:{title:{display:true,text:step.step + ': main-thread context'}}}});
   });
   var cost = document.getElementById('cost-chart');
   if (cost) new Chart(cost, {type:'bar', data:{labels:data.steps.map(function(s){return s.step;}), datasets:[
       {label:'main thread', data:data.steps.map(function(s){return s.main_usd;}), backgroundColor:'#3366cc'},
       {label:'workers', data:data.steps.map(function(s){return s.workers_usd;}), backgroundColor:'#ff9900'}]},
-    options:{scales:{x:{stacked:true}, y:{stacked:true, title:{display:true,text:'USD (ledger)'}}}, plugins:{title:{display:true,text:'Cost per step: main thread and workers'}}}});
+    options:{scales:{x:{stacked:true}, y:{stacked:true, title:{display:true,text:data.cost_axis}}}, plugins:{title:{display:true,text:'Cost per step: main thread and workers'}}}});
   var timeline = document.getElementById('timeline-chart');
   if (timeline) {
     var sets = [{label:'steps', data:data.steps.map(function(s){return [s.start, Math.max(s.end, s.start + 0.01)];}),
@@ -216,7 +261,22 @@ const SCRIPT = `
     if (handoffs.length) sets.push({label:'handoff', type:'scatter', data:handoffs, pointStyle:'triangle', pointRadius:8, borderColor:'#000', backgroundColor:'#ffeb3b'});
     new Chart(timeline, {type:'bar', data:{labels:data.steps.map(function(s){return s.step;}), datasets:sets},
       options:{indexAxis:'y', scales:{x:{type:'linear', title:{display:true,text:'minutes since the first step'}}},
-        plugins:{title:{display:true,text:'Timeline: steps, rounds, verdicts, outages, handoffs'}, legend:{display:outages.length + handoffs.length > 0}}}});
+        plugins:{title:{display:true,text:'Timeline: steps, rounds, verdicts, outages, handoffs'}, legend:{
+          // The bars are coloured by outcome, which one dataset's legend cannot say: one entry per
+          // outcome on the chart, then the outage and handoff markers as Chart.js labels them.
+          labels:{generateLabels:function(chart){
+            var seen = {}, items = [];
+            data.steps.forEach(function(s){
+              if (seen[s.outcome]) return;
+              seen[s.outcome] = true;
+              var colour = outcomeColor[s.outcome] || '#999';
+              items.push({text:outcomeLabel[s.outcome] || s.outcome, fillStyle:colour, strokeStyle:colour, lineWidth:0, hidden:false, datasetIndex:0});
+            });
+            var markers = Chart.defaults.plugins.legend.labels.generateLabels(chart).filter(function(item){return item.datasetIndex > 0;});
+            return items.concat(markers);
+          }},
+          // Hiding "steps" would hide every bar: only the markers toggle.
+          onClick:function(event, item, legend){ if (item.datasetIndex > 0) Chart.defaults.plugins.legend.onClick.call(this, event, item, legend); }}}}});
   }
 })();
 `;
@@ -225,14 +285,17 @@ export function reportHtml(given: RunReport): string {
   // Idempotent over a document `buildReport` made; a document built elsewhere gets the same pass.
   const report = shownFields(given);
   const title = `flower report · ${report.workspace}`;
-  const notices = report.notices.map((notice) => `<p class="notice">${escapeHtml(notice)}</p>`).join('');
+  const notices = [...(report.simulated_cost ? [SIMULATED_NOTICE] : []), ...report.notices]
+    .map((notice) => `<p class="notice">${escapeHtml(notice)}</p>`)
+    .join('');
   const totals = report.totals;
+  const dollars = priced(report.simulated_cost);
   const cards = [
-    ['task total', usd(totals.cost_usd), 'totals.cost_usd'],
-    ['steps', usd(totals.steps_cost_usd), 'totals.steps_cost_usd'],
-    ['asides', usd(totals.asides_cost_usd), 'totals.asides_cost_usd'],
-    ['main thread (ledger)', usd(totals.main.cost_usd), 'totals.main.cost_usd'],
-    ['workers (ledger)', usd(totals.workers.cost_usd), 'totals.workers.cost_usd'],
+    [dollars('task total'), usd(totals.cost_usd), 'totals.cost_usd'],
+    [dollars('steps'), usd(totals.steps_cost_usd), 'totals.steps_cost_usd'],
+    [dollars('asides'), usd(totals.asides_cost_usd), 'totals.asides_cost_usd'],
+    [dollars('main thread (ledger)'), usd(totals.main.cost_usd), 'totals.main.cost_usd'],
+    [dollars('workers (ledger)'), usd(totals.workers.cost_usd), 'totals.workers.cost_usd'],
     ['cache hit ratio', percent(report.cache.hit_ratio), 'cache.hit_ratio'],
   ]
     .map(
@@ -263,28 +326,30 @@ export function reportHtml(given: RunReport): string {
     `<div class="cards">${cards}</div>`,
     '<h2>Timeline</h2><div class="chart"><canvas id="timeline-chart"></canvas></div>',
     '<h2>Steps</h2>',
-    stepsTable(report.steps),
+    stepsTable(report.steps, dollars),
     '<h2>Cost per step</h2><div class="chart"><canvas id="cost-chart"></canvas></div>',
     '<h2>Ledger: main thread and workers</h2>',
-    ledgerTable(report.steps),
+    ledgerTable(report.steps, dollars),
     '<h2>Context of the main thread</h2>',
     contextCharts || '<p class="dim">No main-thread responses with usage.</p>',
     '<h2>Main thread vs workers</h2>',
-    `<table id="threads">${head('', 'entries', 'turns', 'characters', 'tokens', 'tool calls')}<tbody>${[
-      ['main', main],
-      ['workers', workers],
-    ]
-      .map(
-        ([label, side]) =>
-          `<tr data-side="${label}"><th>${label}</th>${[
-            cell('entries', String((side as typeof main).entries), true),
-            cell('turns', String((side as typeof main).turns), true),
-            cell('chars', String((side as typeof main).chars), true),
-            cell('tokens', String((side as typeof main).tokens), true),
-            cell('tool_calls', String((side as typeof main).tool_calls), true),
-          ].join('')}</tr>`,
-      )
-      .join('')}</tbody></table>`,
+    scrolling(
+      `<table id="threads">${head('', 'entries', 'turns', 'characters', 'tokens', 'tool calls')}<tbody>${[
+        ['main', main],
+        ['workers', workers],
+      ]
+        .map(
+          ([label, side]) =>
+            `<tr data-side="${label}"><th>${label}</th>${[
+              cell('entries', String((side as typeof main).entries), 'number'),
+              cell('turns', String((side as typeof main).turns), 'number'),
+              cell('chars', String((side as typeof main).chars), 'number'),
+              cell('tokens', String((side as typeof main).tokens), 'number'),
+              cell('tool_calls', String((side as typeof main).tool_calls), 'number'),
+            ].join('')}</tr>`,
+        )
+        .join('')}</tbody></table>`,
+    ),
     `<p>Workers' share of body characters: <b data-field="threads.workers_share_of_chars">${percent(report.threads.workers_share_of_chars)}</b></p>`,
     '<h2>Tools</h2><h3>main thread</h3>',
     countsTable('tools-main', main.tools),

@@ -21,6 +21,7 @@
  */
 
 import { shown, shownFields } from '../output/sink.js';
+import { isDemoRun } from '../runtime/demo-run.js';
 import type { SessionTranscripts } from '../runtime/ledger.js';
 import {
   ledgerCost,
@@ -127,6 +128,8 @@ export interface RunReport {
   workspace: string;
   run_dir: string;
   scope: 'last run' | 'all runs';
+  /** `flower demo` wrote this run directory: its dollar figures price a scripted model's usage. */
+  simulated_cost: boolean;
   /** Problems with the run directory's own files, one line each. */
   notices: string[];
   manifest: { state: 'ok' | 'missing' | 'corrupt'; reason: string | null; set_aside: string[] };
@@ -488,6 +491,7 @@ export function buildReport(input: ReportInput, options: ReportOptions = {}): Ru
     workspace: data.location.workspace,
     run_dir: data.location.runDir,
     scope: options.all ? 'all runs' : 'last run',
+    simulated_cost: isDemoRun(data.location.runDir),
     notices: noticesOf(data),
     manifest: {
       state: data.manifest.state,

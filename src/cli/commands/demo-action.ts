@@ -28,6 +28,7 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { ensurePrivateDirectory } from '../../config/private-files.js';
 import { writeErr, writeOut } from '../../output/sink.js';
+import { DEMO_MARKER } from '../../runtime/demo-run.js';
 import { peekManifest } from '../../runtime/manifest.js';
 import type { SandboxPolicy } from '../../runtime/sandbox/policy.js';
 import { mockModelEnv } from '../../testing/env.js';
@@ -51,9 +52,6 @@ export interface DemoPolicy {
 }
 
 export const defaultDemoPolicy: DemoPolicy = { answerDelayMs: 800, maxRetries: 2, replyDelayMs: 1000 };
-
-/** Written into a demo's run directory when it starts: this directory may be continued as a demo. */
-export const DEMO_MARKER = 'demo.json';
 
 interface DemoWorkspace {
   workspace: string;

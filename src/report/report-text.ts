@@ -52,7 +52,15 @@ export function outcomeText(step: StepReport): string {
   if (step.outcome === 'ok') return 'ok';
   if (step.outcome === 'verdict') return `verdict: ${step.detail}${notPassedText(step)}`;
   if (step.outcome === 'rejected') return `rejected: ${rejectedLine(step)}`;
+  // A running step's detail says it already: `running · pid 4242 since 14:05`, or that it stopped.
+  if (step.outcome === 'running') return step.detail;
   return `${step.outcome}: ${step.detail}`;
+}
+
+/** A step's time; a running one's is the time so far, said as such. */
+function timeText(step: StepReport): string {
+  if (step.outcome !== 'running') return duration(step.duration_s);
+  return step.started_at > 0 ? `${duration(step.duration_s)} so far` : 'running';
 }
 
 function table(rows: string[][], indent = '  '): string[] {
@@ -102,9 +110,17 @@ export function reportLines(report: RunReport): string[] {
 
   lines.push('', 'Steps');
   if (report.steps.length === 0) lines.push('  (no steps recorded)');
-  const stepRows = [['step', 'outcome', 'cost', 'turns', 'attempts', 'resumed', 'handoffs', 'time']];
+  // Every run side by side (--all) needs to say whose each row is: the run, and the task when
+  // `--new` archived one in this directory.
+  const byRun = report.scope === 'all runs';
+  const byTask = byRun && report.steps.some((step) => step.archived);
+  const lead = (task: string, run: string) => [...(byTask ? [task] : []), ...(byRun ? [run] : [])];
+  const stepRows = [
+    [...lead('task', 'run'), 'step', 'outcome', 'cost', 'turns', 'attempts', 'resumed', 'handoffs', 'time'],
+  ];
   for (const step of report.steps) {
     stepRows.push([
+      ...lead(step.archived ? 'archived' : 'this', step.run || '(now)'),
       step.step,
       outcomeText(step).slice(0, 70),
       step.outcome === 'running' ? '-' : usd(step.cost_usd),
@@ -112,7 +128,7 @@ export function reportLines(report: RunReport): string[] {
       String(step.attempts),
       step.resumed ? 'yes' : 'no',
       String(step.handoffs),
-      duration(step.duration_s),
+      timeText(step),
     ]);
   }
   if (report.steps.length > 0) lines.push(...table(stepRows));

@@ -10,8 +10,10 @@
  *   `archived_cost_usd` only (task-spend.ts).
  * - The step's `cost_usd` is the SDK's figure; the ledger's dollars are shown next to it with the
  *   difference (`reconciliation`), never folded into it.
- * - A step still running (its session was written after its last row ended, or it has no row yet)
- *   appears with outcome `running`.
+ * - A step still running (its session was written after its last row ended, it has no row yet, or
+ *   its in-flight marker is there) appears with outcome `running`, its turns and time so far, and
+ *   the process at work when its marker names one (`running · pid 4242 since 14:05`).
+ * - Under `--all`, each step and run says whether it belongs to a task `--new` archived.
  * - Every string in the document, keys too (tool names, Bash command words), has passed through
  *   the output sink's `shownFields` (secrets masked, controls and bidi visible and inert): the
  *   model names its tools, workers, files and steps, and `--json`, the text and the HTML page all
@@ -39,7 +41,7 @@ import type { ResumeRewrite } from '../runtime/step-result.js';
 import { readTaskStart, sumTaskSpend } from '../runtime/task-spend.js';
 import { Brief } from '../workflow/brief.js';
 import { Goal } from '../workflow/goal.js';
-import type { RunData, StoredSession, WorkbenchData } from './run-data.js';
+import type { InFlightAttempt, RunData, StoredSession, TaskWorker, WorkbenchData } from './run-data.js';
 import { type CheckRecord, type Outcome, type StepRecord, stepRecords, verdictLine } from './steps.js';
 import {
   addCount,
@@ -76,6 +78,8 @@ export interface ThreadTotals extends TokenCounts {
 export interface StepReport {
   step: string;
   run: string;
+  /** Whether the step belongs to a task `--new` archived (it started before this task did). */
+  archived: boolean;
   outcome: Outcome;
   detail: string;
   /** For `rejected`: what was missing (a gate's list, or the judge's "Not passed"); else empty. */
@@ -135,7 +139,15 @@ export interface RunReport {
   manifest: { state: 'ok' | 'missing' | 'corrupt'; reason: string | null; set_aside: string[] };
   /** The brief's goal line, the frozen goal's statement and checks, the latest ruling. */
   task: { request: string | null; goal: string | null; checks: string[]; last_verdict: string | null };
-  runs: Array<{ run: string; started_at: number; ended_at: number; steps: number; cost_usd: number }>;
+  runs: Array<{
+    run: string;
+    /** A run of a task `--new` archived (it started before this task did). */
+    archived: boolean;
+    started_at: number;
+    ended_at: number;
+    steps: number;
+    cost_usd: number;
+  }>;
   steps: StepReport[];
   threads: { main: SideStats; workers: SideStats; workers_share_of_chars: number | null };
   cache: CacheTokens & { hit_ratio: number | null };
@@ -175,7 +187,15 @@ export interface RunReport {
 export interface ReportInput {
   data: Pick<
     RunData,
-    'location' | 'manifest' | 'setAside' | 'asides' | 'lineage' | 'store' | 'workbench' | 'fencedOut'
+    | 'location'
+    | 'manifest'
+    | 'setAside'
+    | 'asides'
+    | 'lineage'
+    | 'store'
+    | 'workbench'
+    | 'fencedOut'
+    | 'inFlight'
   >;
   /** Transcripts by session id (every session of every step, read once). */
   transcripts: ReadonlyMap<string, SessionTranscripts>;
@@ -205,13 +225,16 @@ function addThread(total: ThreadTotals, thread: ThreadLedger): void {
 
 /**
  * Steps that are running now (or stopped without a record): a stored session written after the
- * last row covering it ended, a lineage step with no row, or a session nothing covers that was
- * written after the last recorded step (a judge at work). Each gets a record with outcome `running`.
+ * last row covering it ended, a lineage step with no row, a session nothing covers that was
+ * written after the last recorded step (a judge at work), or an in-flight marker (an attempt with
+ * no row yet: its process says which step, since when, and whether it still runs). Each gets a
+ * record with outcome `running`; a marker's record names the process in its detail.
  */
 export function runningSteps(
   records: readonly StepRecord[],
   lineageSteps: Readonly<Record<string, string>>,
   sessions: ReadonlyMap<string, StoredSession>,
+  inFlight: readonly InFlightAttempt[] = [],
 ): StepRecord[] {
   const coveredUntil = new Map<string, { until: number; step: string }>();
   for (const record of records) {
@@ -223,46 +246,103 @@ export function runningSteps(
   }
   const lastEnd = Math.max(0, ...records.map((record) => record.endedAt));
   const nameOf = new Map(Object.entries(lineageSteps).map(([name, id]) => [id, name]));
+  const markers = new Map(inFlight.map((attempt) => [attempt.sessionId, attempt]));
   const running: StepRecord[] = [];
-  for (const session of sessions.values()) {
-    const covered = coveredUntil.get(session.sessionId);
-    const writtenAt = session.mtime / 1000;
-    const named = nameOf.get(session.sessionId);
-    let since: number;
-    if (covered !== undefined) since = covered.until;
-    else if (named !== undefined) since = 0;
-    else since = lastEnd;
-    if (covered !== undefined || named === undefined) {
-      if (writtenAt <= since + WINDOW_SLACK_S) continue;
+  const ids = new Set([...sessions.keys(), ...markers.keys()]);
+  for (const sessionId of ids) {
+    const session = sessions.get(sessionId);
+    const marker = markers.get(sessionId);
+    const covered = coveredUntil.get(sessionId);
+    const named = nameOf.get(sessionId);
+    if (marker === undefined) {
+      const writtenAt = (session?.mtime ?? 0) / 1000;
+      let since: number;
+      if (covered !== undefined) since = covered.until;
+      else if (named !== undefined) since = 0;
+      else since = lastEnd;
+      if ((covered !== undefined || named === undefined) && writtenAt <= since + WINDOW_SLACK_S) continue;
+      running.push(
+        runningRecord(
+          named ?? (covered ? roundedOn(covered.step) : '(unrecorded session)'),
+          sessionId,
+          since,
+          covered !== undefined,
+          RUNNING_UNKNOWN,
+        ),
+      );
+      continue;
     }
-    running.push({
-      step: named ?? (covered ? roundedOn(covered.step) : '(unrecorded session)'),
-      run: '',
-      sessionId: session.sessionId,
-      sessions: [session.sessionId],
-      ok: false,
-      costUsd: 0,
-      numTurns: 0,
-      attempts: 1,
-      resumed: covered !== undefined,
-      handoffs: 0,
-      durationS: 0,
-      startedAt: since,
-      endedAt: 0,
-      error: null,
-      errors: [],
-      text: '',
-      context: 0,
-      outcome: 'running',
-      detail: 'running now, or stopped before it recorded a result',
-      missing: [],
-      verdict: undefined,
-      ledger: undefined,
-      handoffAt: undefined,
-      rewrites: [],
-    });
+    // A marker is removed when the step's row is written: while it is there, the attempt has none.
+    // A row of its session that ended after it started means the marker is stale (a run directory
+    // another machine moved on from, read beside the database): that work is recorded.
+    if (covered !== undefined && covered.until >= marker.since) continue;
+    running.push(
+      runningRecord(
+        marker.step || named || '(unrecorded session)',
+        sessionId,
+        marker.since,
+        covered !== undefined,
+        workerDetail(marker),
+      ),
+    );
   }
   return running.sort((a, b) => a.startedAt - b.startedAt);
+}
+
+/** What a running step without a marker is known to be. */
+export const RUNNING_UNKNOWN = 'running now, or stopped before it recorded a result';
+
+/** `HH:MM`, local time. */
+export function clockTime(epochSeconds: number): string {
+  const at = new Date(epochSeconds * 1000);
+  return `${String(at.getHours()).padStart(2, '0')}:${String(at.getMinutes()).padStart(2, '0')}`;
+}
+
+/**
+ * Who runs a step or the task, from its own record: `running · pid 4242 since 14:05`; a process
+ * that is gone stopped before it recorded a result; one on another host cannot be judged here.
+ */
+export function workerDetail(worker: TaskWorker): string {
+  const since = worker.since > 0 ? ` since ${clockTime(worker.since)}` : '';
+  if (worker.alive === false)
+    return `stopped before it recorded a result: pid ${worker.pid}${since} is gone (the next flower run here books it and continues)`;
+  if (worker.alive === null) return `running on host ${worker.host} · pid ${worker.pid}${since}`;
+  return `running · pid ${worker.pid}${since}`;
+}
+
+function runningRecord(
+  step: string,
+  sessionId: string,
+  startedAt: number,
+  resumed: boolean,
+  detail: string,
+): StepRecord {
+  return {
+    step,
+    run: '',
+    sessionId,
+    sessions: [sessionId],
+    ok: false,
+    costUsd: 0,
+    numTurns: 0,
+    attempts: 1,
+    resumed,
+    handoffs: 0,
+    durationS: 0,
+    startedAt,
+    endedAt: 0,
+    error: null,
+    errors: [],
+    text: '',
+    context: 0,
+    outcome: 'running',
+    detail,
+    missing: [],
+    verdict: undefined,
+    ledger: undefined,
+    handoffAt: undefined,
+    rewrites: [],
+  };
 }
 
 /**
@@ -270,11 +350,20 @@ export function runningSteps(
  * then look unrecorded, and calling finished work "running" is worse than saying nothing.
  */
 export function inferRunning(
-  data: Pick<RunData, 'manifest' | 'lineage' | 'store'>,
+  data: Pick<RunData, 'manifest' | 'lineage' | 'store' | 'inFlight'>,
   records: readonly StepRecord[],
 ): StepRecord[] {
-  if (data.store.state !== 'ok' || data.manifest.state === 'corrupt') return [];
-  return runningSteps(records, data.lineage.document.steps, data.store.sessions);
+  if (data.manifest.state === 'corrupt') return [];
+  const sessions = data.store.state === 'ok' ? data.store.sessions : new Map<string, StoredSession>();
+  // Without a readable store only the markers say anything (the first step, before its first write).
+  return runningSteps(records, data.lineage.document.steps, sessions, data.inFlight ?? []);
+}
+
+/** A record from before `--new` started this task (the boundary task-spend.ts counts by). */
+function isArchived(record: StepRecord, taskStart: number): boolean {
+  if (taskStart <= 0 || record.outcome === 'running') return false;
+  const start = record.startedAt || record.endedAt;
+  return start < taskStart;
 }
 
 /** The label a step that continues `step`'s session carries while it has no row of its own. */
@@ -348,7 +437,12 @@ function shownSide(side: SideStats): SideStats {
   return { ...side, tools: shownCounts(side.tools) };
 }
 
-function stepReport(record: StepRecord, transcripts: ReadonlyMap<string, SessionTranscripts>): StepReport {
+function stepReport(
+  record: StepRecord,
+  transcripts: ReadonlyMap<string, SessionTranscripts>,
+  now: number,
+  taskStart: number,
+): StepReport {
   const sessions = record.sessions
     .map((id) => transcripts.get(id))
     .filter((session): session is SessionTranscripts => session !== undefined);
@@ -369,19 +463,27 @@ function stepReport(record: StepRecord, transcripts: ReadonlyMap<string, Session
   let peak = record.context;
   for (const generation of threads.generations)
     for (const point of generation.points) peak = Math.max(peak, point.tokens);
+  // A running step has no row yet: its turns and time so far come from the transcripts and the clock.
+  const running = record.outcome === 'running';
+  const numTurns = running ? ledger.main.turns : record.numTurns;
+  const durationS =
+    running && record.startedAt > 0
+      ? Math.round(Math.max(0, now - record.startedAt) * 100) / 100
+      : record.durationS;
   return {
     step: record.step,
     run: record.run,
+    archived: isArchived(record, taskStart),
     outcome: record.outcome,
     detail: record.detail,
     missing: record.missing,
     ok: record.ok,
     cost_usd: record.costUsd,
-    num_turns: record.numTurns,
+    num_turns: numTurns,
     attempts: record.attempts,
     resumed: record.resumed,
     handoffs: record.handoffs,
-    duration_s: record.durationS,
+    duration_s: durationS,
     started_at: record.startedAt,
     ended_at: record.endedAt,
     session_ids: record.sessions,
@@ -434,7 +536,8 @@ export function buildReport(input: ReportInput, options: ReportOptions = {}): Ru
   const records = stepRecords(data.manifest.document);
   const running = inferRunning(data, records);
   const all = [...records, ...running];
-  const reports = all.map((record) => stepReport(record, transcripts));
+  const taskStart = readTaskStart(data.location.runDir);
+  const reports = all.map((record) => stepReport(record, transcripts, now, taskStart));
 
   const lastRun = records.reduce<StepRecord | undefined>(
     (latest, record) => (latest === undefined || record.startedAt >= latest.startedAt ? record : latest),
@@ -462,16 +565,13 @@ export function buildReport(input: ReportInput, options: ReportOptions = {}): Ru
     cache.cache_read_input_tokens += report.cache.cache_read_input_tokens;
     cache.cache_creation_input_tokens += report.cache.cache_creation_input_tokens;
   }
-  const spend = sumTaskSpend(
-    data.manifest.document,
-    data.asides.document,
-    readTaskStart(data.location.runDir),
-  );
+  const spend = sumTaskSpend(data.manifest.document, data.asides.document, taskStart);
   const asideRows = data.asides.document;
   const byRun = new Map<string, RunReport['runs'][number]>();
   for (const record of records) {
     const run = byRun.get(record.run) ?? {
       run: record.run,
+      archived: isArchived(record, taskStart),
       started_at: record.startedAt,
       ended_at: record.endedAt,
       steps: 0,

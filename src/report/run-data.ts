@@ -16,11 +16,14 @@
 import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { basename, dirname, join } from 'node:path';
 import type { SessionKey } from '@anthropic-ai/claude-agent-sdk';
+import { type InFlightMarker, inFlightMarkers } from '../runtime/in-flight.js';
 import { readStepTranscripts, type SessionTranscripts, type TranscriptReader } from '../runtime/ledger.js';
 import type { LineageRecord } from '../runtime/lineage.js';
 import { peekLineage } from '../runtime/lineage.js';
 import type { PeekedDocument } from '../runtime/locked-json-file.js';
 import { MANIFEST_FILE, peekManifest, type StoredManifestRow } from '../runtime/manifest.js';
+import { holderIsGone, localProcesses, processIsAlive } from '../runtime/process-liveness.js';
+import { TASK_LOCK_FILE } from '../runtime/task-lock.js';
 import { ASIDE_RUN_DIR } from '../runtime/task-spend.js';
 import type { SqliteSessionReader } from '../store/sqlite-reader.js';
 
@@ -62,6 +65,25 @@ export type StoreState =
   | { state: 'unreadable'; reason: string }
   | { state: 'ok'; sessions: Map<string, StoredSession> };
 
+/**
+ * A process at work on the task, as its own record says (the task lock, an in-flight marker).
+ * `alive` is whether that process still runs here; null when it is on another host (its pid
+ * means nothing here).
+ */
+export interface TaskWorker {
+  pid: number;
+  host: string;
+  /** Epoch seconds it started (the lock) or started the attempt (a marker). */
+  since: number;
+  alive: boolean | null;
+}
+
+/** An attempt that has no manifest row yet: the marker `runs/in-flight/<session>.json`. */
+export interface InFlightAttempt extends TaskWorker {
+  sessionId: string;
+  step: string;
+}
+
 /** Everything but the transcripts, which are read on demand (`transcripts`). */
 export interface RunData {
   location: RunLocation;
@@ -80,6 +102,10 @@ export interface RunData {
    * PostgreSQL only; store/postgres/task-lease.ts): never part of the books or the lineage.
    */
   fencedOut?: FencedOutWork;
+  /** The live holder of `runs/task.lock` (a flower working on the task now), if any. */
+  holder?: TaskWorker;
+  /** Attempts running now or killed before they wrote a row (their in-flight markers). */
+  inFlight?: InFlightAttempt[];
   close(): void;
 }
 
@@ -166,6 +192,43 @@ function errorText(error: unknown): string {
   return (error instanceof Error ? error.message : String(error)).split('\n')[0] ?? '';
 }
 
+/** The holder `runs/task.lock` names, when it is not certainly gone. Reads only. */
+function lockHolder(runDir: string): TaskWorker | undefined {
+  const text = readText(join(runDir, TASK_LOCK_FILE));
+  if (text === undefined) return undefined;
+  try {
+    const record = JSON.parse(text) as { pid?: unknown; host?: unknown; startedAt?: unknown };
+    if (typeof record.pid !== 'number' || typeof record.host !== 'string') return undefined;
+    const holder = record as { pid: number; host: string; bootId?: string; processStart?: string };
+    if (holderIsGone(holder)) return undefined;
+    const since = typeof record.startedAt === 'string' ? Date.parse(record.startedAt) / 1000 : Number.NaN;
+    const here = localProcesses().host === holder.host;
+    return {
+      pid: holder.pid,
+      host: holder.host,
+      since: Number.isFinite(since) ? since : 0,
+      alive: here ? true : null,
+    };
+  } catch {
+    return undefined;
+  }
+}
+
+/** The in-flight markers, each with whether its process still runs here. Reads only. */
+export function inFlightAttempts(
+  markers: readonly InFlightMarker[],
+  here = localProcesses(),
+): InFlightAttempt[] {
+  return markers.map((marker) => ({
+    sessionId: marker.sessionId,
+    step: marker.step,
+    pid: marker.pid,
+    host: marker.host,
+    since: marker.startedAt,
+    alive: marker.host === here.host ? processIsAlive(marker.pid, here) : null,
+  }));
+}
+
 /** Opens the store read-only; the native binding is loaded only here, when a command needs it. */
 async function openStore(file: string): Promise<{ store?: SqliteSessionReader; state: StoreState }> {
   if (!existsSync(file)) return { state: { state: 'missing' } };
@@ -204,6 +267,8 @@ export async function openRunData(location: RunLocation): Promise<RunData> {
     lineage: peekLineage(runDir),
     store: state,
     workbench: findWorkbench(workspace),
+    holder: lockHolder(runDir),
+    inFlight: inFlightAttempts(inFlightMarkers(runDir)),
     async transcripts(sessionIds) {
       if (reader === undefined || state.state !== 'ok') return [];
       const byProject = new Map<string, string[]>();

@@ -9,8 +9,15 @@
  *   rejected when the verdict that judged it is not "achieved".
  * - Outcomes are one of: ok, verdict, rejected, failed, running. A verdict row is a verdict even
  *   when it is "not yet": the rejection belongs to the work round it judged.
+ * - A step resumed when its row says so, or when its first session is one an earlier row already
+ *   used: the workflow and `once --resume` hand the session in, and the runtime's `resumed` flag
+ *   counts only resumes in the middle of a step (observed: a round that continued the work session
+ *   read `resumed no`).
+ * - The manifest's own words stay in the manifest (`killed-unrecorded` is a stable value there);
+ *   `detail` says what happened in plain words.
  * - Pure.
  */
+import { KILLED_UNRECORDED } from '../runtime/in-flight.js';
 import type { StepLedger, ThreadLedger, WorkerLedger } from '../runtime/ledger.js';
 import { stepSessions } from '../runtime/ledger.js';
 import type { StoredManifestRow } from '../runtime/manifest.js';
@@ -129,6 +136,15 @@ function ledgerOf(row: StoredManifestRow): StepLedger | undefined {
   };
 }
 
+/** What the report says of a row booked for a killed attempt (its `error` is KILLED_UNRECORDED). */
+export const KILLED_DETAIL = 'killed before it recorded a result; its cost was booked from the transcript';
+
+/** The plain reason for a failed row: its error's first line, in words a person reads. */
+function failureDetail(error: string | null, errors: readonly string[]): string {
+  if (error === KILLED_UNRECORDED) return KILLED_DETAIL;
+  return firstLine(error ?? errors[0] ?? '');
+}
+
 function firstLine(value: string): string {
   return (
     value
@@ -140,13 +156,14 @@ function firstLine(value: string): string {
 
 /** The rows as step records, in manifest order, with outcomes decided. */
 export function stepRecords(rows: readonly StoredManifestRow[]): StepRecord[] {
+  const seen = new Set<string>();
   const records = rows.map((row): StepRecord => {
     const errors = Array.isArray(row.errors) ? row.errors.map(String) : [];
     const verdict = verdictOf(row);
     const ok = row.ok === true;
     const error = typeof row.error === 'string' ? row.error : null;
     let outcome: Outcome = ok ? 'ok' : 'failed';
-    let detail = ok ? '' : firstLine(error ?? errors[0] ?? '');
+    let detail = ok ? '' : failureDetail(error, errors);
     let missing: string[] = [];
     if (verdict !== undefined && ok) {
       outcome = 'verdict';
@@ -166,7 +183,7 @@ export function stepRecords(rows: readonly StoredManifestRow[]): StepRecord[] {
       costUsd: number(row.cost_usd),
       numTurns: number(row.num_turns),
       attempts: number(row.attempts) || 1,
-      resumed: row.resumed === true,
+      resumed: row.resumed === true || continuesEarlierSession(row),
       handoffs: Array.isArray(row.retired) ? row.retired.length : 0,
       durationS: number(row.duration_s),
       startedAt: number(row.started_at),
@@ -188,6 +205,14 @@ export function stepRecords(rows: readonly StoredManifestRow[]): StepRecord[] {
   });
   markRejectedRounds(records);
   return records;
+
+  /** Whether the row's first session is one an earlier row already used (sessions seen so far). */
+  function continuesEarlierSession(row: StoredManifestRow): boolean {
+    const sessions = stepSessions(row);
+    const continued = sessions[0] !== undefined && seen.has(sessions[0]);
+    for (const id of sessions) seen.add(id);
+    return continued;
+  }
 }
 
 /**

@@ -4,7 +4,7 @@
  * and `log` run as real processes over the run directory; the HTML page is opened from disk in
  * Debian's Chromium.
  */
-import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import type { Browser } from 'playwright-core';
@@ -175,6 +175,11 @@ describe('the cost ledger per worker, end to end', () => {
     const file = join(harness.root, 'report.html');
     const html = await look(harness.workspace, 'report', '--html', file);
     expect(html.status, html.stderr).toBe(0);
+    // Only where the page is: the text report is `flower report` (issue 21: it printed both).
+    expect(html.stdout).toBe(
+      `Wrote the report page to ${file} (${Math.ceil(statSync(file).size / 1024)} KB); open it in a browser.\n`,
+    );
+    expect(html.stderr).toBe('');
     const page = await readPage(browser!, file);
     expect(page.consoleErrors).toEqual([]);
     expect(page.requests.filter((url) => !url.startsWith('data:'))).toEqual([pathToFileURL(file).href]);
@@ -228,6 +233,15 @@ describe('what a resume changed', () => {
       expect.objectContaining({ session_id: first.sessionId, expired: 0, trimmed: 0, pruned: 0 }),
     ]);
     expect(rows.map((row) => row.handoff_at)).toEqual([runtime.handoff.at, runtime.handoff.at]);
+    // The second round continued the first one's session: the report says it resumed (issue 21:
+    // `resumed no`, since the runtime's flag counts only resumes in the middle of a step).
+    const json = JSON.parse((await look(harness.workspace, 'report', '--json')).stdout) as RunReport;
+    expect(json.steps.map((step) => [step.step, step.resumed])).toEqual([
+      ['work', false],
+      ['work#round2', true],
+    ]);
+    const text = (await look(harness.workspace, 'report')).stdout;
+    expect(text).toMatch(/^ {2}work#round2\s+ok\s+\$\d+\.\d{4}\s+1\s+1\s+yes\s/m);
     // The second round's ledger holds its own turn only, though it continued the same session.
     expect(rows[1]?.main).toMatchObject({ turns: 1, input_tokens: 1_200 });
     expect(second.ok).toBe(true);
@@ -276,9 +290,11 @@ describe('status, report and log where there is little or nothing to show', () =
       mock.toolUse('Glob', { pattern: '*' }, { usage: usage(5_000, 0, 0, 50) }),
       { text: 'Finished looking.', usage: usage(6_000, 0, 0, 20), delayMs: 8_000 },
     ]);
+    let pid = 0;
     const flower = runNode(
       ['--input-type=module', '-e', stepDriver, harness.workspace, 'work', 'Look around.'],
       harness.env,
+      { onSpawn: (child) => (pid = child.pid ?? 0) },
     );
     const runDir = join(harness.workspace, 'runs');
     // Wait until the first turn is in the store and the step is in the lineage.
@@ -294,7 +310,8 @@ describe('status, report and log where there is little or nothing to show', () =
 
     const status = await look(harness.workspace, 'status');
     expect(status.status, status.stderr).toBe(0);
-    expect(status.stdout).toMatch(/^ {2}work\s+running now, or stopped before it recorded a result/m);
+    // The process at work, from its in-flight marker (issue 21: no holder was shown).
+    expect(status.stdout).toMatch(new RegExp(`^ {2}work\\s+running · pid ${pid} since \\d\\d:\\d\\d$`, 'm'));
     expect(status.stdout).toMatch(/^Next: a step is in progress/m);
 
     const json = await look(harness.workspace, 'report', '--json');
@@ -302,6 +319,13 @@ describe('status, report and log where there is little or nothing to show', () =
     const report = JSON.parse(json.stdout) as RunReport;
     expect(report.steps.map((step) => [step.step, step.outcome])).toEqual([['work', 'running']]);
     expect(report.steps[0]?.main).toMatchObject({ turns: 1, input_tokens: 5_000, output_tokens: 50 });
+    // Its turns and time so far, not 0 turns in 0:00 (issue 21).
+    expect(report.steps[0]?.num_turns).toBe(1);
+    expect(report.steps[0]?.duration_s).toBeGreaterThan(0);
+    const text = await look(harness.workspace, 'report');
+    expect(text.stdout).toMatch(
+      /^ {2}work\s+running · pid \d+ since \d\d:\d\d\s+-\s+1\s+1\s+no\s+0\s+\d+:\d\d so far$/m,
+    );
 
     const log = await look(harness.workspace, 'log', 'work');
     expect(log.status, log.stderr).toBe(0);

@@ -1,6 +1,7 @@
 /**
  * What `flower report` does (its flags live in `report.ts`): read the run directory once (books,
- * transcripts, workbench), build the report, and print it as text, JSON, or a one-file HTML page.
+ * transcripts, workbench), build the report, and print it as text, JSON, or a one-file HTML page
+ * (then only a line saying where the page is).
  *
  * Read-only: the store is opened for reading, no lock is taken, a corrupt manifest is reported and
  * left for the next flower run to set aside. With a store URL the task is read from PostgreSQL too
@@ -10,7 +11,7 @@
 
 import { writeFileSync } from 'node:fs';
 import { resolve } from 'node:path';
-import { writeErr, writeOut } from '../../output/sink.js';
+import { writeOut } from '../../output/sink.js';
 import { collectReport } from '../../report/report.js';
 import { reportHtml } from '../../report/report-html.js';
 import { reportLines } from '../../report/report-text.js';
@@ -53,10 +54,14 @@ export async function runReport(flags: ReportFlags, global: GlobalOptions): Prom
           `Could not write ${file}: ${(error as Error).message}. Choose another path with --html.`,
         );
       }
-      if (!flags.json) writeErr(`wrote ${file} (${Math.ceil(Buffer.byteLength(page) / 1024)} KB)\n`);
+      // The page is what was asked for: one line says where it is (the text report is `flower report`).
+      if (!flags.json)
+        writeOut(
+          `Wrote the report page to ${file} (${Math.ceil(Buffer.byteLength(page) / 1024)} KB); open it in a browser.\n`,
+        );
     }
     if (flags.json) writeOut(`${JSON.stringify(report, null, 2)}\n`);
-    else writeOut(`${reportLines(report).join('\n')}\n`);
+    else if (flags.html === undefined) writeOut(`${reportLines(report).join('\n')}\n`);
   } finally {
     await view.close();
   }

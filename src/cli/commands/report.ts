@@ -13,7 +13,10 @@ export function registerReport(program: Command): void {
       'what the runs in this directory did and cost: per step and per worker, main thread vs workers, context, cache, tools, outages; read-only, works while a flower runs',
     )
     .option('--json', 'write the report as one JSON document to standard output')
-    .option('--html <file>', 'also write a self-contained HTML page with charts to <file>')
+    .option(
+      '--html <file>',
+      'write a self-contained HTML page with charts to <file> instead of the text report',
+    )
     .option('--all', 'list every run, not only the last one (totals always cover the whole task)')
     .action(async (flags: ReportFlags, command: Command) => {
       const { runReport } = await import('./report-action.js');

@@ -4,14 +4,19 @@
  * Read-only and lock-free; exit 1 with one line when there is no task here.
  */
 import { writeOut } from '../../output/sink.js';
-import { NoTaskError, statusLines, taskStatus } from '../../report/status.js';
+import { collectStatus, NoTaskError, statusLines } from '../../report/status.js';
 import type { GlobalOptions } from '../command-line/global-options.js';
+import { terminalWidth, wrap } from '../terminal/terminal-text.js';
 import { openTaskView } from './task-view.js';
+
+const STATUS_WIDTH = { min: 40, max: 100, fallback: 100 };
 
 export async function runStatus(global: GlobalOptions): Promise<void> {
   const view = await openTaskView(global);
   try {
-    const lines = statusLines(taskStatus(view.data));
+    // At most 100 columns, the terminal's width when narrower; 100 when piped.
+    const width = terminalWidth(process.stdout.isTTY ? process.stdout.columns : undefined, STATUS_WIDTH);
+    const lines = statusLines(await collectStatus(view.data), Date.now() / 1000, { width, wrap });
     writeOut(`${lines.join('\n')}\n`);
   } catch (error) {
     if (error instanceof NoTaskError) throw new Error(error.message);

@@ -22,6 +22,7 @@ import { shapeOf, withDefaultCommand } from './command-line/default-command.js';
 import { EXIT, InterruptedError, UsageError } from './command-line/exit-errors.js';
 import { addGlobalOptions } from './command-line/global-options.js';
 import { knownNames, mistypedCommandMessage } from './command-line/mistyped-command.js';
+import { programHelpAfter } from './command-line/program-help.js';
 import { registerDemo } from './commands/demo.js';
 import { registerDoctor } from './commands/doctor.js';
 import { registerGc } from './commands/gc.js';
@@ -44,6 +45,7 @@ export function buildProgram(): Command {
     )
     .version(packageVersion, '-V, --version', 'print the flower version')
     .showHelpAfterError('(run "flower --help" for usage)')
+    .addHelpText('after', programHelpAfter())
     .exitOverride();
   registerGo(program);
   registerRun(program);

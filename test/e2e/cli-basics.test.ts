@@ -29,6 +29,18 @@ describe('flower binary', () => {
     expect(result.stdout).toContain('Usage: flower');
   });
 
+  it('shows examples, the exit codes and the environment variables in --help (issue 21, polish)', () => {
+    const { stdout } = flower('--help');
+    expect(stdout).toMatch(/^Examples:\n {2}flower "/m);
+    expect(stdout).toMatch(
+      /^Exit codes:\n {2}0 +done\n {2}1 +failed.*\n {2}2 +.*\n {2}130 +interrupted \(Ctrl-C\)$/m,
+    );
+    expect(stdout).toMatch(/^Environment .*\n {2}ANTHROPIC_API_KEY +/m);
+    expect(stdout).toMatch(/^ {2}FLOWER_STORE_URL +/m);
+    // Only the top-level help carries them; a command's help has its own examples.
+    expect(flower('status', '--help').stdout).not.toContain('Exit codes:');
+  });
+
   it('exits 2 with a usage hint on an unknown flag', () => {
     const result = flower('--no-such-flag');
     expect(result.status).toBe(2);

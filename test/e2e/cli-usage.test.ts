@@ -5,7 +5,7 @@
  * errors (exit 2), and `flower go <word>` still sends any word. The mock model counts requests, so
  * "nothing was paid for" is checked, not assumed.
  */
-import { existsSync, mkdirSync, readdirSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { knownNames } from '../../src/cli/command-line/mistyped-command.js';
@@ -107,6 +107,124 @@ describe('-w and -r', () => {
   });
 });
 
+/**
+ * A workspace this user cannot write, as the kernel says it: root passes every permission check, so
+ * under root the command runs as nobody (a root-owned 0755 directory is then unwritable to it); any
+ * other user gets the directory made read-only.
+ */
+function unwritableForFlower(): { parent: string; wrap?: (argv: readonly string[]) => [string, string[]] } {
+  const parent = tempDir('unwritable');
+  chmodSync(parent, 0o755); // nobody may look in, not write
+  if (process.getuid?.() !== 0) {
+    chmodSync(parent, 0o555);
+    return { parent };
+  }
+  return {
+    parent,
+    wrap: (argv) => ['setpriv', ['--reuid=65534', '--regid=65534', '--clear-groups', ...argv]],
+  };
+}
+
+describe('a workspace flower cannot write (issue 21, polish)', () => {
+  it('names the directory and what to do instead of a raw EACCES, and creates nothing', async () => {
+    const { parent, wrap } = unwritableForFlower();
+    const env = mockedEnv(model);
+    const cwd = tempDir('unwritable-cwd');
+    chmodSync(cwd, 0o755);
+    const before = model.requests.length;
+    const cases: Array<[string[], string]> = [
+      [
+        ['-w', parent, '--timeout', '0', 'do X'],
+        `flower: cannot write in the workspace ${parent}: permission denied. Run flower in a directory you can write, or give one with -w DIR (it is created if missing).`,
+      ],
+      [
+        ['-w', parent, 'once', 'hi'],
+        `flower: cannot create the run directory ${join(parent, 'runs')}: permission denied in ${parent}. Give one you can write with -r DIR, or run flower in a directory you can write.`,
+      ],
+      [
+        ['-w', join(parent, 'new', 'ws'), 'once', 'hi'],
+        `flower: cannot create the workspace ${join(parent, 'new', 'ws')}: permission denied in ${parent}.`,
+      ],
+    ];
+    for (const [args, message] of cases) {
+      const run = await runFlower(args, { cwd, env, ...(wrap ? { wrap } : {}), timeoutMs: 30_000 });
+      expect(run.stderr, args.join(' ')).toContain(message);
+      expect(run.status).toBe(2);
+      expect(run.stderr).not.toContain('EACCES');
+    }
+    expect(readdirSync(parent)).toEqual([]);
+    expect(model.requests.length).toBe(before);
+  });
+
+  it.each([[['--timeout', '0', 'do X']], [['once', 'hi']], [['run', './flow.js:main']], [['gc']]])(
+    '-w /proc/nonexist %j stops at once with one line (it used to hang)',
+    async (args) => {
+      const started = Date.now();
+      const run = await runFlower(['-w', '/proc/nonexist', ...args], {
+        env: mockedEnv(model),
+        timeoutMs: 20_000,
+      });
+      expectUsageError(
+        run,
+        'flower: cannot create the workspace /proc/nonexist: /proc takes no new directories. Run flower in a directory you can write',
+      );
+      expect(Date.now() - started).toBeLessThan(15_000);
+    },
+  );
+
+  it('flower demo in a directory under /proc stops at once too', async () => {
+    const run = await runFlower(['demo', '/proc/nonexist/demo'], { timeoutMs: 20_000 });
+    expectUsageError(
+      run,
+      'flower: cannot create the workspace /proc/nonexist/demo: /proc takes no new directories. Give the demo a directory you can write, or none for a temporary one.',
+    );
+  });
+});
+
+describe('flower log --run names the run that is not there (issue 21, polish)', () => {
+  it('blames the run, not the step, and lists the runs and steps there are', async () => {
+    const workspace = tempDir('log-run');
+    const env = mockedEnv(model);
+    const go = await runFlower(
+      ['-w', workspace, 'go', 'write hello.txt', '--clarify-only', '--timeout', '0'],
+      {
+        env,
+      },
+    );
+    expect(go.status, go.stderr).toBe(0);
+    const [row] = JSON.parse(readFileSync(join(workspace, 'runs', 'manifest.json'), 'utf8')) as Array<{
+      run: string;
+    }>;
+    const runId = row!.run;
+
+    const unknownRun = await runFlower(['-w', workspace, 'log', 'clarify', '--run', 'nosuch'], { env });
+    expect(unknownRun.status).toBe(1);
+    expect(unknownRun.stderr.trim()).toBe(
+      `flower: No run "nosuch" in ${join(workspace, 'runs')}; runs here (latest last): ${runId}. Leave out --run to see a step's latest run.`,
+    );
+    // Without a step: the run is still what is wrong.
+    const noStep = await runFlower(['-w', workspace, 'log', '--run', 'nosuch'], { env });
+    expect(noStep.status).toBe(1);
+    expect(noStep.stderr).toContain('flower: No run "nosuch"');
+
+    const missingStep = await runFlower(['-w', workspace, 'log', 'work', '--run', runId], { env });
+    expect(missingStep.status).toBe(1);
+    expect(missingStep.stderr.trim()).toBe(
+      `flower: No step "work" in run ${runId}; steps in run ${runId}: clarify.`,
+    );
+
+    const stepLeftOut = await runFlower(['-w', workspace, 'log'], { env });
+    expectUsageError(
+      stepLeftOut,
+      'flower: Name the step to show, e.g. flower log clarify (steps here: clarify).',
+    );
+
+    const shown = await runFlower(['-w', workspace, 'log', 'clarify', '--run', runId], { env });
+    expect(shown.status, shown.stderr).toBe(0);
+    expect(shown.stdout).toContain('# clarify');
+  });
+});
+
 describe('values out of range are usage errors', () => {
   it.each([
     [
@@ -114,6 +232,13 @@ describe('values out of range are usage errors', () => {
       /'--rounds <n>' argument '0' is invalid\. it must be at least 1, e\.g\. --rounds 3/,
     ],
     [['do X', '--window', '-5'], /'--window <tokens>' argument '-5' is invalid\. it must be at least 1/],
+    // A negative wait used to be taken as "never wait", and one past a timer's reach fired at once.
+    ...['-5', 'NaN', '3000000'].map((seconds): [string[], RegExp] => [
+      ['--timeout', seconds, 'do X'],
+      new RegExp(
+        `'--timeout <seconds>' argument '${seconds}' is invalid\\. give the seconds a question waits for an answer, from 0 \\(never wait\\) to 2147483`,
+      ),
+    ]),
     [['once', '-t', 'Read,Reed', 'hi'], /-t: unknown tool "Reed" — did you mean "Read"\?/],
     [
       ['once', '-t', 'read', 'hi'],

@@ -10,7 +10,7 @@ import { describe, expect, it } from 'vitest';
 import { readBlock } from '../../src/bequest/managed-block.js';
 import { DEMO_CHECK, DEMO_GREETING, DEMO_OPTIONS } from '../../src/cli/commands/demo-script.js';
 import { descendants, isRunning, killAll } from '../support/process-tree.js';
-import { flowerBin, isolatedEnv, runFlower, tempDir } from './cli-harness.js';
+import { flowerBin, isolatedEnv, PtySession, runFlower, tempDir } from './cli-harness.js';
 import { expectReadableRun } from './report-harness.js';
 
 /** Starts `flower demo <workspace>` and SIGKILLs it once `marker` is on its screen; resolves with the output. */
@@ -232,6 +232,22 @@ describe('flower demo stopped half-way', () => {
     expect(claudeConfigs(tmp)).toEqual([]);
     expect(existsSync(join(workspace, 'runs'))).toBe(true);
   }, 90_000);
+
+  it('on Ctrl-C at a terminal: one line says so, not the step it stopped and "did not finish" too (issue 21, polish)', async () => {
+    const workspace = join(tempDir('demo-ctrl-c'), 'here');
+    const pty = PtySession.flower(['demo', workspace], isolatedEnv());
+    // Mid-step: the agent binary is running, and it gets the terminal's SIGINT too.
+    const at = await pty.waitFor('== set-goal', 0, 120_000);
+    pty.type('\x03');
+    expect(await pty.exited()).toBe(130);
+    const after = pty.screen.slice(at);
+    const flowerLines = after.split('\n').filter((line) => /^flower/.test(line.trim()));
+    expect(flowerLines, after).toEqual([
+      `flower demo: interrupted (Ctrl-C). The partial workspace is at ${workspace} (runs/ and .flower/ hold what was done so far); the temporary Claude configuration was removed.`,
+    ]);
+    expect(after).not.toContain('did not finish');
+    expect(after).not.toContain('stopped at step');
+  }, 180_000);
 
   it('when its output pipe closes (EPIPE): cleans up the same way, without a stack trace', async () => {
     const { child, workspace, tmp } = await demoUnderWay();

@@ -66,6 +66,24 @@ describe('flower once (real binary against the mock model)', () => {
     expect(tools).toContain('Glob');
   });
 
+  it("prints one end line, not the step's and its own (issue 21, polish)", async () => {
+    harness = await startHarness([mock.text('All done.')]);
+    const run = await once(harness, 'once', 'Say done.', '-w', 'ws');
+    expect(run.code, run.stderr).toBe(0);
+    const output = `${run.stdout}${run.stderr}`;
+    expect(output.match(/^ {2}[+x] (done|finished|failed) /gm), output).toEqual(['  + finished ']);
+    expect(output.match(/continue it with: /g)).toHaveLength(1);
+  });
+
+  it('prints one end line when the step fails', async () => {
+    // Over its budget after the first turn: the binary stops the session as an error.
+    harness = await startHarness([mock.toolUse('Glob', { pattern: '*' }), mock.text('Never reached.')]);
+    const run = await once(harness, 'once', 'Look.', '-w', 'ws', '-b', '0.001');
+    const output = `${run.stdout}${run.stderr}`;
+    expect(run.code, output).toBe(1);
+    expect(output.match(/^ {2}[+x] (done|finished|failed) /gm), output).toEqual(['  x failed ']);
+  });
+
   it('continues a session with --resume', async () => {
     harness = await startHarness([mock.text('First answer.'), mock.text('Second answer.')]);
     const first = await once(harness, 'once', 'Question one.', '-w', 'ws');

@@ -17,11 +17,24 @@ export function parseInteger(value: string): number {
   return Number(value);
 }
 
-/** Any number of seconds; what 0 or a negative number means is the flag's business. */
-export function parseSeconds(value: string): number {
+/**
+ * The longest wait a timer can hold: Node's setTimeout fires at once (after a warning) for anything
+ * above 2^31-1 ms, so a longer `--timeout` would quietly mean "never wait".
+ */
+export const MAX_WAIT_SECONDS = Math.floor((2 ** 31 - 1) / 1000);
+
+/**
+ * `--timeout`: seconds from 0 (never wait) to MAX_WAIT_SECONDS. A negative number is refused, not
+ * read as 0: `--timeout -5` looks like a typo for 5, and waiting nothing instead of five seconds is
+ * a different run.
+ */
+export function parseWaitSeconds(value: string): number {
   const seconds = Number(value);
-  if (value.trim() === '' || !Number.isFinite(seconds))
-    throw new InvalidArgumentError('expected a number of seconds.');
+  if (value.trim() === '' || !Number.isFinite(seconds) || seconds < 0 || seconds > MAX_WAIT_SECONDS)
+    throw new InvalidArgumentError(
+      `give the seconds a question waits for an answer, from 0 (never wait) to ${MAX_WAIT_SECONDS} ` +
+        '(about 24 days), e.g. --timeout 600.',
+    );
   return seconds;
 }
 

@@ -34,7 +34,9 @@ import type { SandboxPolicy } from '../../runtime/sandbox/policy.js';
 import { mockModelEnv } from '../../testing/env.js';
 import { type MockModel, startMockModel } from '../../testing/server.js';
 import { starterFlow, starterPaths } from '../../workflow/starter.js';
+import { UsageError } from '../command-line/exit-errors.js';
 import type { GlobalOptions } from '../command-line/global-options.js';
+import { unwritableMessage, writeProblem } from '../command-line/writable-directories.js';
 import { drive } from '../interaction/drive.js';
 import { ensureSandbox } from '../interaction/sandbox-gate.js';
 import { colorsFor, stdoutColor } from '../terminal/colors.js';
@@ -59,6 +61,8 @@ interface DemoWorkspace {
   continuing: boolean;
 }
 
+const DEMO_UNWRITABLE_ADVICE = 'Give the demo a directory you can write, or none for a temporary one.';
+
 /** Whether an earlier demo in `workspace` got as far as the judge's ruling. */
 function demoFinished(workspace: string): boolean {
   return peekManifest(join(workspace, 'runs')).document.some(
@@ -74,6 +78,10 @@ function demoFinished(workspace: string): boolean {
  */
 function demoWorkspace(dir: string | undefined): DemoWorkspace {
   const workspace = dir === undefined ? mkdtempSync(join(tmpdir(), 'flower-demo-')) : resolve(dir);
+  // Before the recursive mkdir below, which never returns under /proc and says only EACCES elsewhere.
+  const problem = writeProblem(workspace);
+  if (problem !== undefined)
+    throw new UsageError(unwritableMessage('workspace', workspace, problem, DEMO_UNWRITABLE_ADVICE));
   mkdirSync(workspace, { recursive: true });
   const marker = join(workspace, 'runs', DEMO_MARKER);
   if (readdirSync(workspace).length > 0) {
@@ -123,19 +131,33 @@ export function partialWorkspaceNote(workspace: string, why: string): string {
 
 const STOP_SIGNALS = { SIGINT: 130, SIGTERM: 143, SIGHUP: 129 } as const;
 
+/** The watch `endDemoOnInterruption` keeps over a running demo. */
+interface InterruptionWatch {
+  /** Stops watching (the demo ended by itself). */
+  readonly release: () => void;
+  /**
+   * Once a signal or a closed output began ending the demo: a promise that never settles (the
+   * process exits when `stop` is done). Undefined until then.
+   */
+  readonly ending: () => Promise<never> | undefined;
+}
+
 /**
- * Until the returned function is called, a signal or a closed standard output ends the demo: `stop`
- * runs (it ends the agent binaries first, then cleans up), and the process exits with the signal's
- * code (EPIPE: 1). Node would otherwise die on SIGINT without running any `finally`, and crash with
- * a stack trace on EPIPE, leaving the configuration directory behind either way. A second signal
- * while `stop` is still waiting exits at once.
+ * Until `release` is called, a signal or a closed standard output ends the demo: `stop` runs (it
+ * ends the agent binaries first, then cleans up, then says so in one line), and the process exits
+ * with the signal's code (EPIPE: 1). Node would otherwise die on SIGINT without running any
+ * `finally`, and crash with a stack trace on EPIPE, leaving the configuration directory behind
+ * either way. A second signal while `stop` is still waiting exits at once.
+ *
+ * Ending the agent binaries makes the running step fail; the demo waits on `ending` instead of
+ * reporting that failure, so Ctrl-C prints one line, not "did not finish", the step's stop and the
+ * interruption on top of each other.
  */
-function endDemoOnInterruption(stop: (why: string) => Promise<void>): () => void {
-  let stopping = false;
+function endDemoOnInterruption(stop: (why: string) => Promise<void>): InterruptionWatch {
+  let ending: Promise<never> | undefined;
   const end = (why: string, code: number) => {
-    if (stopping) process.exit(code);
-    stopping = true;
-    void stop(why).finally(() => process.exit(code));
+    if (ending !== undefined) process.exit(code);
+    ending = stop(why).finally(() => process.exit(code)) as Promise<never>;
   };
   const handlers = Object.entries(STOP_SIGNALS).map(([signal, code]) => {
     const handler = () => end(signal === 'SIGINT' ? 'interrupted (Ctrl-C)' : `stopped by ${signal}`, code);
@@ -145,12 +167,15 @@ function endDemoOnInterruption(stop: (why: string) => Promise<void>): () => void
   const onOutputError = (error: NodeJS.ErrnoException) => {
     if (error.code !== 'EPIPE') throw error;
     // Every later write fails the same way; only the first one means anything.
-    if (!stopping) end('its output was closed', 1);
+    if (ending === undefined) end('its output was closed', 1);
   };
   process.stdout.on('error', onOutputError);
-  return () => {
-    for (const remove of handlers) remove();
-    process.stdout.off('error', onOutputError);
+  return {
+    release: () => {
+      for (const remove of handlers) remove();
+      process.stdout.off('error', onOutputError);
+    },
+    ending: () => ending,
   };
 }
 
@@ -174,7 +199,7 @@ export async function runDemo(
   const configDir = mkdtempSync(join(tmpdir(), 'flower-demo-claude-'));
   let resources: DemoResources = { configDir, model: { close: async () => undefined } };
   let finished = false;
-  const stopGuard = endDemoOnInterruption(async (why) => {
+  const watch = endDemoOnInterruption(async (why) => {
     terminal.close();
     // The agent binary writes into the configuration while it shuts down: end it before removing that.
     await endChildren();
@@ -256,8 +281,13 @@ export async function runDemo(
       ]);
     }
     finished = true;
+  } catch (error) {
+    // Interrupted: the step failed because its binary was ended; the interruption speaks instead.
+    const ending = watch.ending();
+    if (ending !== undefined) await ending;
+    throw error;
   } finally {
-    stopGuard();
+    watch.release();
     terminal.close();
     await cleanUpDemo(resources);
     if (!finished) writeErr(`${partialWorkspaceNote(workspace, 'did not finish')}\n`);

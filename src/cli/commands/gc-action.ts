@@ -50,6 +50,7 @@ import { openSharedStore, type SharedStore } from '../../store/shared/shared-sto
 import type { HeldTaskLock } from '../../store/shared/task-lock-types.js';
 import { starterPaths } from '../../workflow/starter.js';
 import type { GlobalOptions } from '../command-line/global-options.js';
+import { requireWritable } from '../command-line/writable-directories.js';
 import { storeTargetOf } from '../interaction/task-store.js';
 import { DEFAULT_OLDER_THAN, parseAge } from './gc.js';
 
@@ -152,6 +153,8 @@ export function tombstonesOf(drops: readonly DroppedSession[], now: number, host
 }
 
 export async function runGc(flags: GcFlags, global: GlobalOptions): Promise<void> {
+  // The lock goes in the run directory; gc never writes the workspace.
+  requireWritable({ ...global, writesWorkspace: false });
   loadEnvironment();
   const olderThanMs = flags.olderThan ?? parseAge(DEFAULT_OLDER_THAN);
   const dryRun = flags.dryRun ?? false;

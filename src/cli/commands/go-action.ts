@@ -32,6 +32,7 @@ import { starterFlow, type WakeState, WORK_STEP, wakeState } from '../../workflo
 import type { Workflow } from '../../workflow/workflow.js';
 import type { GlobalOptions } from '../command-line/global-options.js';
 import { resolveSandboxPolicy, type SandboxFlags } from '../command-line/sandbox-flags.js';
+import { requireWritable } from '../command-line/writable-directories.js';
 import { ensureCredentials } from '../interaction/credentials-gate.js';
 import { drive } from '../interaction/drive.js';
 import { questionWait } from '../interaction/question-wait.js';
@@ -106,6 +107,8 @@ async function go(
   global: GlobalOptions,
   output: MachineOutput,
 ): Promise<void> {
+  // Before anything is asked or created: the brief, the goal and the run directory live here.
+  requireWritable({ ...global, writesWorkspace: true });
   // Human lines go where people read them: standard output, or standard error beside JSON.
   const color = colorEnabled(process.env, Boolean(output.screen.isTTY));
   const paint = colorsFor(output.screen);

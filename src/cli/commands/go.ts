@@ -7,14 +7,14 @@
  * (`shapeOf(program)`) learns which flags take a value from this registration.
  */
 import type { Command } from 'commander';
-import { parseInteger, parseSeconds, wholeNumberAtLeast } from '../command-line/flag-values.js';
+import { parseInteger, parseWaitSeconds, wholeNumberAtLeast } from '../command-line/flag-values.js';
 import { globalOptions } from '../command-line/global-options.js';
 import { NETWORK_HELP, NO_SANDBOX_HELP, parseNetworkFlag } from '../command-line/sandbox-flags.js';
 import { BUDGET_HELP, parseBudgetUsd, parseStallRounds, STALL_HELP } from '../command-line/task-limits.js';
 import { MODEL_HELP, outputFormatOption, parseModel } from '../machine-output/output-format.js';
 import type { GoFlags } from './go-action.js';
 
-export { parseInteger, parseSeconds };
+export { parseInteger, parseWaitSeconds };
 
 export function registerGo(program: Command): void {
   program
@@ -37,9 +37,9 @@ export function registerGo(program: Command): void {
     .option('--judge-can-run', 'let the judge run commands (Bash) to check the result')
     .option(
       '--timeout <seconds>',
-      'how long a question waits for your answer; 0 or less = never wait (fully automatic), ' +
+      'how long a question waits for your answer; 0 = never wait (fully automatic), ' +
         'which is also the default when standard input is not a terminal',
-      parseSeconds,
+      parseWaitSeconds,
       1800,
     )
     .option('--isolate', 'give each worker its own git worktree (the workspace must be a git repository)')

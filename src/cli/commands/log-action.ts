@@ -6,8 +6,9 @@
  */
 import { writeErr, writeOut, writeOutRaw } from '../../output/sink.js';
 import { inferRunning } from '../../report/report.js';
-import { pickStep, stepRecords } from '../../report/steps.js';
+import { pickStep, type StepRecord, stepRecords } from '../../report/steps.js';
 import { stepJsonLines, stepMarkdown } from '../../report/transcript-markdown.js';
+import { UsageError } from '../command-line/exit-errors.js';
 import type { GlobalOptions } from '../command-line/global-options.js';
 import { openTaskView } from './task-view.js';
 
@@ -25,7 +26,65 @@ export const RAW_NOTICE =
 /** Clock slack between flower's step stamps and the binary's entry stamps, seconds. */
 const SLACK_S = 1;
 
-export async function runLog(step: string, flags: LogFlags, global: GlobalOptions): Promise<void> {
+/** How many runs a refusal lists (the latest ones): a task of many wakes has dozens. */
+const RUNS_LISTED = 5;
+
+/** Why `flower log` has nothing to show; `usage` when the command line left the step out (exit 2). */
+export interface NotFound {
+  readonly message: string;
+  readonly usage: boolean;
+}
+
+/**
+ * Why `flower log [step] [--run id]` has nothing to show, blaming what is actually missing: an
+ * unknown run first (`--run nosuch` used to be reported as a missing step), then a step left out,
+ * then a step that is not in that run (or anywhere); undefined when there is a step to show.
+ */
+export function notFound(
+  known: readonly Pick<StepRecord, 'step' | 'run' | 'startedAt'>[],
+  step: string | undefined,
+  run: string | undefined,
+  where: string,
+  manifestCorrupt = false,
+): NotFound | undefined {
+  const corrupt = manifestCorrupt ? ' (manifest.json is unreadable, so only running steps are known)' : '';
+  const stepsOf = (records: typeof known) => [...new Set(records.map((record) => record.step))].join(', ');
+  if (run !== undefined && !known.some((record) => record.run === run)) {
+    const runs = [
+      ...new Set([...known].sort((a, b) => a.startedAt - b.startedAt).map((record) => record.run)),
+    ].filter((id) => id !== '');
+    const listed =
+      runs.length === 0
+        ? ''
+        : `; runs here (latest last): ${runs.length > RUNS_LISTED ? '…, ' : ''}${runs.slice(-RUNS_LISTED).join(', ')}`;
+    return {
+      message: `No run "${run}" in ${where}${corrupt}${listed}. Leave out --run to see a step's latest run.`,
+      usage: false,
+    };
+  }
+  const inScope = run === undefined ? known : known.filter((record) => record.run === run);
+  const scope = run === undefined ? 'here' : `in run ${run}`;
+  const steps = stepsOf(inScope);
+  if (step === undefined) {
+    const example = `flower log ${inScope[0]?.step ?? 'work'}${run === undefined ? '' : ` --run ${run}`}`;
+    return {
+      message: `Name the step to show, e.g. ${example}${steps === '' ? '' : ` (steps ${scope}: ${steps})`}.`,
+      usage: true,
+    };
+  }
+  if (inScope.some((record) => record.step === step)) return undefined;
+  const place = run === undefined ? `in ${where}` : `in run ${run}`;
+  return {
+    message: `No step "${step}" ${place}${corrupt}${steps === '' ? '' : `; steps ${scope}: ${steps}`}.`,
+    usage: false,
+  };
+}
+
+export async function runLog(
+  step: string | undefined,
+  flags: LogFlags,
+  global: GlobalOptions,
+): Promise<void> {
   if (flags.raw && flags.format !== 'jsonl')
     throw new Error('--raw applies to the stored JSON lines only: add --format jsonl, or drop --raw.');
   const view = await openTaskView(global);
@@ -41,17 +100,11 @@ export async function runLog(step: string, flags: LogFlags, global: GlobalOption
       );
     const records = stepRecords(data.manifest.document);
     const all = [...records, ...inferRunning(data, records)];
-    const record = pickStep(all, step, flags.run);
-    if (record === undefined) {
-      const labels = [...new Set(all.map((candidate) => candidate.step))];
-      const corrupt =
-        data.manifest.state === 'corrupt'
-          ? ' (manifest.json is unreadable, so only running steps are known)'
-          : '';
-      const known = labels.length > 0 ? `; steps here: ${labels.join(', ')}` : '';
-      const run = flags.run ? ` in run ${flags.run}` : '';
-      throw new Error(`No step "${step}"${run} in ${view.where}${corrupt}${known}.`);
-    }
+    const missing = notFound(all, step, flags.run, view.where, data.manifest.state === 'corrupt');
+    if (missing !== undefined)
+      throw missing.usage ? new UsageError(missing.message) : new Error(missing.message);
+    // notFound said there is one: a step was named and it is in scope.
+    const record = pickStep(all, step as string, flags.run) as StepRecord;
     const sessions = await data.transcripts(record.sessions);
     if (sessions.length === 0)
       throw new Error(

@@ -1,5 +1,5 @@
 /**
- * `flower log <step>`: the command's flags and help. `--raw` is the one place flower prints stored
+ * `flower log [step]`: the command's flags and help. `--raw` is the one place flower prints stored
  * transcripts unmasked (they hold what the model saw, keys and escape sequences included), so it is
  * a flag of its own, valid only with `--format jsonl`, and the command says so on stderr. The implementation (`log-action.ts`) opens the
  * session store, so it is imported only when the command runs.
@@ -19,7 +19,9 @@ export function registerLog(program: Command): void {
   program
     .command('log')
     .description("a step's transcript, main thread and workers: readable Markdown, or the stored JSON lines")
-    .argument('<step>', 'the step, as `flower status` lists it (clarify, work, work:verdict#1, ...)')
+    // Optional so that a run that does not exist is named as such, and a step left out is answered
+    // with the steps there are, rather than commander's bare "missing required argument".
+    .argument('[step]', 'the step, as `flower status` lists it (clarify, work, work:verdict#1, ...)')
     .addOption(
       new Option('--format <format>', 'markdown or jsonl').default('markdown').argParser(parseFormat),
     )
@@ -28,7 +30,7 @@ export function registerLog(program: Command): void {
       '--raw',
       'with --format jsonl: the entries exactly as stored, secrets and escape sequences unmasked (for tools, not terminals)',
     )
-    .action(async (step: string, flags: LogFlags, command: Command) => {
+    .action(async (step: string | undefined, flags: LogFlags, command: Command) => {
       const { runLog } = await import('./log-action.js');
       await runLog(step, flags, globalOptions(command));
     });

@@ -31,6 +31,7 @@ import { mergeHooks } from '../../runtime/agent-spec.js';
 import { Runtime } from '../../runtime/runtime.js';
 import type { GlobalOptions } from '../command-line/global-options.js';
 import { resolveSandboxPolicy, type SandboxFlags } from '../command-line/sandbox-flags.js';
+import { requireWritable } from '../command-line/writable-directories.js';
 import { ensureSandbox, sandboxLine } from '../interaction/sandbox-gate.js';
 import { holdTask } from '../interaction/task-store.js';
 import { MachineOutput, taskSpendOrNull, withDocument } from '../machine-output/machine-output.js';
@@ -115,6 +116,8 @@ async function once(
   global: GlobalOptions,
   output: MachineOutput,
 ): Promise<void> {
+  // Before anything is asked or created; the agent may only read the workspace (the default tools).
+  requireWritable({ ...global, writesWorkspace: false });
   const err = (line: string) => writeErr(`${line}\n`);
   // Human lines go where people read them: standard output, or standard error beside JSON.
   const pc = colorsFor(output.screen);
@@ -167,7 +170,9 @@ async function once(
         ...(flags.resume ? { resume: flags.resume, fork: flags.fork ?? false } : {}),
         onEvent: (event) => {
           live.observe(event);
-          terminal.print(renderer.render(event));
+          const lines = renderer.render(event);
+          // The step's own end line ('+ done …') would say what the run's end line below says again.
+          if (event.kind !== 'result') terminal.print(lines);
           output.emit(output.record.observe(event));
         },
       });

@@ -21,6 +21,7 @@ import { loadEnvironment } from '../../config/env-chain.js';
 import { writeErr } from '../../output/sink.js';
 import type { GlobalOptions } from '../command-line/global-options.js';
 import { resolveSandboxPolicy, type SandboxFlags } from '../command-line/sandbox-flags.js';
+import { requireWritable } from '../command-line/writable-directories.js';
 import { ensureCredentials } from '../interaction/credentials-gate.js';
 import { drive } from '../interaction/drive.js';
 import { ensureSandbox, sandboxLine } from '../interaction/sandbox-gate.js';
@@ -56,6 +57,8 @@ async function run(
   flags: SandboxFlags & MachineFlags,
   output: MachineOutput,
 ): Promise<void> {
+  // Before anything is asked or created; a workflow may only read the workspace.
+  requireWritable({ ...global, writesWorkspace: false });
   applyModelFlag(flags.model, process.env);
   loadEnvironment();
   if (global.verbose) for (const line of settingsLines()) writeErr(`${line}\n`);

@@ -1,6 +1,6 @@
 import { InvalidArgumentError } from 'commander';
 import { describe, expect, it } from 'vitest';
-import { parseInteger, parseSeconds } from '../../../../src/cli/commands/go.js';
+import { parseInteger, parseWaitSeconds } from '../../../../src/cli/commands/go.js';
 import { tildePath, wakeBanner } from '../../../../src/cli/commands/go-action.js';
 
 describe('go flag values', () => {
@@ -11,12 +11,19 @@ describe('go flag values', () => {
     expect(() => parseInteger('many')).toThrow('expected a whole number.');
   });
 
-  it('accepts any number of seconds for --timeout, 0 and negatives meaning "never wait"', () => {
-    expect(parseSeconds('1800')).toBe(1800);
-    expect(parseSeconds('0.5')).toBe(0.5);
-    expect(parseSeconds('-1')).toBe(-1);
-    expect(() => parseSeconds('soon')).toThrow('expected a number of seconds.');
-    expect(() => parseSeconds('')).toThrow(InvalidArgumentError);
+  it('takes --timeout from 0 ("never wait") to the longest a timer holds', () => {
+    expect(parseWaitSeconds('1800')).toBe(1800);
+    expect(parseWaitSeconds('0.5')).toBe(0.5);
+    expect(parseWaitSeconds('0')).toBe(0);
+    expect(parseWaitSeconds('2147483')).toBe(2147483);
+  });
+
+  it('refuses a negative, non-numeric or overlong --timeout, naming the allowed values', () => {
+    for (const value of ['-5', '-0.1', 'soon', '', 'NaN', 'Infinity', '2147484'])
+      expect(() => parseWaitSeconds(value), value).toThrow(InvalidArgumentError);
+    expect(() => parseWaitSeconds('-5')).toThrow(
+      'give the seconds a question waits for an answer, from 0 (never wait) to 2147483 (about 24 days), e.g. --timeout 600.',
+    );
   });
 });
 

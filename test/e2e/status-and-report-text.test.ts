@@ -7,6 +7,9 @@
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
+import { tempDir } from './cli-harness.js';
+import { look } from './report-harness.js';
+import { distRoot, runNode } from './runtime-harness.js';
 import {
   ACHIEVED,
   BEQUEST_REPLY,
@@ -111,6 +114,46 @@ describe('status from the first step to an achieved task', () => {
     const runs = new Set(rows.map((line) => line.split(/\s+/)[2]));
     expect(runs.size).toBe(2);
   }, 240_000);
+});
+
+describe('status while a flower holds the task and nothing is recorded yet', () => {
+  it('says a flower is working on it, not "No task" (the first step before its first write)', async () => {
+    const workspace = tempDir('status-first-step');
+    // A real flower process's lock, as go, run and once take it before anything else.
+    const holder = `
+const { lockTask } = await import(${JSON.stringify(join(distRoot, 'index.js'))});
+await lockTask({ workspace: process.argv[1], runDir: process.argv[1] + '/runs' });
+console.log('locked');
+await new Promise((resolve) => setTimeout(resolve, 60_000));
+`;
+    let child: import('node:child_process').ChildProcess | undefined;
+    const holding = runNode(
+      ['--input-type=module', '-e', holder, workspace],
+      process.env as Record<string, string>,
+      {
+        onSpawn: (spawned) => (child = spawned),
+      },
+    );
+    try {
+      await until(() => existsSync(join(workspace, 'runs', 'task.lock')), 'the lock');
+      const status = await look(workspace, 'status');
+      expect(status.status, status.stderr).toBe(0);
+      expect(status.stdout).toMatch(
+        new RegExp(
+          `^Now: a flower is working on this task: running · pid ${child?.pid} since \\d\\d:\\d\\d$`,
+          'm',
+        ),
+      );
+      expect(status.stdout).toMatch(/^Next: a flower is working on this task/m);
+    } finally {
+      child?.kill('SIGTERM');
+      await holding;
+    }
+    // Once the holder is gone, the directory holds no task again.
+    const after = await look(workspace, 'status');
+    expect(after.status).toBe(1);
+    expect(after.stderr).toMatch(/^flower: No task in /);
+  }, 120_000);
 });
 
 describe('status after once', () => {

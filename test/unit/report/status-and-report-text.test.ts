@@ -4,7 +4,11 @@
  * is a brief, a flower at work on its first step, the process behind a running step, a resumed
  * step, the run and task of each row under --all, and a killed attempt in plain words.
  */
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { Workbench } from '../../../src/agents/workbench.js';
 import { ONCE_STEP as ONCE_OWNER } from '../../../src/cli/commands/once-action.js';
 import { displayWidth, wrap } from '../../../src/cli/terminal/terminal-text.js';
 import { buildReport, type ReportInput, runningSteps } from '../../../src/report/report.js';
@@ -177,6 +181,21 @@ describe('status: the request and the flower at work before anything is recorded
     );
     expect(requestIn([user(`${preamble.split('\n').slice(0, 3).join('\n')}`)])).toBeNull();
     expect(requestIn([])).toBeNull();
+  });
+
+  it('knows the index the workbench really writes, with files listed in it', () => {
+    const workspace = mkdtempSync(join(tmpdir(), 'flower-request-'));
+    try {
+      const workbench = new Workbench(workspace);
+      workbench.promptBlock();
+      writeFileSync(join(workbench.scripts, 'build.sh'), '# desc: builds it\n');
+      const first = `${workbench.promptBlock()}\n\nmake the build green`;
+      expect(first).toContain('build.sh');
+      const user = { type: 'user', message: { role: 'user', content: first } } as unknown as Entry;
+      expect(requestIn([user])).toBe('make the build green');
+    } finally {
+      rmSync(workspace, { recursive: true, force: true });
+    }
   });
 
   it('says the typed request when there is no brief, and the brief’s goal when there is one', () => {

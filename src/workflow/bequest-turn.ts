@@ -101,7 +101,8 @@ export async function leaveBequest(
     let refused: string | undefined;
     try {
       result = await runner.run(
-        oracle({ name: BEQUEST_STEP, workbench: options.workbench }),
+        // The oracle's walls, but it speaks as what it is: the screen labels it `bequest:`, not `aside:`.
+        { ...oracle({ name: BEQUEST_STEP, workbench: options.workbench }), role: BEQUEST_STEP },
         bequestPrompt(situation(ctx, facts)),
         { stepName: BEQUEST_STEP, ...(ctx.onEvent ? { onEvent: ctx.onEvent } : {}) },
       );

@@ -80,20 +80,45 @@ export class StallWatch {
     this.states.splice(0, this.states.length - 1);
   }
 
-  /** The one line that says what stayed the same. */
+  /** The one line that says what stayed the same: which checks keep failing, which items stay open. */
   stopLine(): string {
     const last = this.states.at(-1);
     const rounds = this.unchangedRounds();
-    const failing = last?.checks.filter(([, passed]) => !passed).length ?? 0;
-    const checks = last?.checks.length
-      ? `the same ${failing} of ${last.checks.length} check${last.checks.length === 1 ? '' : 's'} failing`
-      : 'no checks to tell';
-    const open = last?.open.length
-      ? `the same ${last.open.length} item${last.open.length === 1 ? '' : 's'} open`
-      : 'no open items named';
+    const checks = last?.checks ?? [];
+    const failing = checks.filter(([, passed]) => !passed).map(([item]) => item);
+    const checksPart =
+      checks.length === 0
+        ? 'no checks to tell'
+        : failing.length === 0
+          ? checks.length === 1
+            ? 'its check passing'
+            : `all ${checks.length} checks passing`
+          : failing.length === checks.length && checks.length === 1
+            ? `the same check failing (${named(failing)})`
+            : `the same ${failing.length} of ${checks.length} checks failing (${named(failing)})`;
+    const open = last?.open ?? [];
+    const openPart =
+      open.length === 0
+        ? 'no open items named'
+        : open.length === 1
+          ? `the same item open (${named(open)})`
+          : `the same ${open.length} items open (${named(open)})`;
     return (
-      `no progress in ${rounds} rounds in a row: ${checks}, ${open}, and the workspace unchanged; ` +
+      `no progress in ${rounds} rounds in a row: ${checksPart}, ${openPart}, and the workspace unchanged; ` +
       'flower continues from here (--stall 0 turns the brake off)'
     );
   }
+}
+
+/** How many items a stop line names, and how much of each: enough to recognise, one line in all. */
+export const STOP_LINE_NAMES = { items: 2, chars: 60 } as const;
+
+/** `"a"; "b" and 3 more`, each shortened: the stop line says which, not only how many. */
+function named(items: readonly string[]): string {
+  const shown = items.slice(0, STOP_LINE_NAMES.items).map((item) => {
+    const flat = item.replace(/\s+/g, ' ').trim();
+    return `"${flat.length > STOP_LINE_NAMES.chars ? `${flat.slice(0, STOP_LINE_NAMES.chars - 3)}...` : flat}"`;
+  });
+  const more = items.length - shown.length;
+  return `${shown.join('; ')}${more > 0 ? ` and ${more} more` : ''}`;
 }

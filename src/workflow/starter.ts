@@ -17,7 +17,7 @@
  *   "whole task" figure start at zero while the archived tasks' spend stays in status and report.
  * - `--isolate` outside a git repository fails before any model is called.
  */
-import { existsSync, mkdirSync, readFileSync, renameSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { basename, join, resolve } from 'node:path';
 import type { OnIsolate } from '../agents/guards/isolate.js';
 import { HumanChannel } from '../agents/human/channel.js';
@@ -71,6 +71,8 @@ export interface StarterPaths {
   goal: string;
   log: string;
   archive: string;
+  /** Words given with `--clarify-only` on a task that already has a brief, kept for the next run. */
+  pending: string;
 }
 
 /**
@@ -89,6 +91,7 @@ export function starterPaths(location: StarterLocation = {}): StarterPaths {
     goal: join(workbench.notes, notes.goal ?? 'goal.md'),
     log: join(workbench.notes, notes.log ?? 'qa-log.md'),
     archive: join(workbench.notes, 'archive'),
+    pending: join(workbench.notes, 'pending-remark.md'),
   };
 }
 
@@ -97,7 +100,11 @@ export interface WakeState {
   waking: boolean;
   brief: string;
   goal: string;
-  /** Checks in the frozen goal (0 when there is none). */
+  /** Items in the frozen goal (0 when there is none). */
+  items: number;
+  /** Of those, the items with a command flower runs on the host (`check: …`). */
+  hostChecks: number;
+  /** @deprecated the same as `items` (every item was once called a check); read `items`. */
   checks: number;
   /** Wakes counted so far (this run will be `woke + 1`). */
   woke: number;
@@ -109,6 +116,8 @@ export interface WakeState {
   lastRuling?: PastRuling;
   /** What the task has spent so far, in every run. */
   spend: TaskSpend;
+  /** Words added with `--clarify-only` that no run has worked on yet ('' when none). */
+  pendingRemark: string;
 }
 
 /** What a banner needs before the run starts. Reads only; writes nothing. */
@@ -122,12 +131,15 @@ export function wakeState(location: StarterLocation = {}): WakeState {
     waking: Brief.load(paths.brief)?.complete ?? false,
     brief: paths.brief,
     goal: paths.goal,
+    items: goal?.checks.length ?? 0,
+    hostChecks: goal?.items().filter((item) => item.kind === 'check').length ?? 0,
     checks: goal?.checks.length ?? 0,
     woke: lineage.woke,
     steps: lineage.steps,
     goalStatement: goal?.statement ?? '',
     ...(last && goal ? { lastRuling: last } : {}),
     spend: taskSpend(paths.runDir),
+    pendingRemark: readText(paths.pending).trim(),
   };
 }
 
@@ -146,7 +158,9 @@ function stamp(at: Date): string {
  */
 export function startOver(location: StarterLocation = {}, at: Date = new Date()): string | undefined {
   const paths = starterPaths(location);
-  const present = [lineagePath(paths.runDir), paths.brief, paths.goal].filter((path) => existsSync(path));
+  const present = [lineagePath(paths.runDir), paths.brief, paths.goal, paths.pending].filter((path) =>
+    existsSync(path),
+  );
   if (present.length === 0) return undefined;
   // Steps from here on are the new task's; what the old one spent stays in the manifest.
   markTaskStart(paths.runDir, at.getTime() / 1000);
@@ -239,9 +253,14 @@ export function starterFlow(options: StarterFlowOptions = {}): Workflow {
     ...(options.timeoutSeconds === undefined ? {} : { timeoutSeconds: options.timeoutSeconds }),
   });
 
-  const remark = waking ? request : '';
-  const goalRederived =
-    remark !== '' && !readText(paths.brief).includes(remark) && channel.amend(remark, WAKE_LABEL);
+  // Words an earlier --clarify-only put in the brief reach this run as if typed now: that run only
+  // clarified, so no goal and no work has seen them yet (issue 21).
+  const pending = waking ? readText(paths.pending).trim() : '';
+  const said = waking ? request : '';
+  const amended = said !== '' && !readText(paths.brief).includes(said) && channel.amend(said, WAKE_LABEL);
+  const remark = [pending, said].filter(Boolean).join('\n\n');
+  const goalRederived = amended || pending !== '';
+  if (options.clarifyOnly && amended) writeFileSync(paths.pending, `${remark}\n`);
 
   const steps: Step[] = [clarifyStep({ channel, briefPath: paths.brief, prompt: request })];
   if (!options.clarifyOnly) {
@@ -287,19 +306,18 @@ export function starterFlow(options: StarterFlowOptions = {}): Workflow {
     context,
     channel,
     workbench: paths.workbench,
-    ...(bequeath
-      ? {
-          onEnd: async (ctx, runner) => {
-            // Only a task that worked in this process ends here; a wake that did nothing leaves the last bequest.
-            if (ctx.results[WORK_STEP] === undefined) return;
-            await leaveBequest(runner, ctx, {
-              workspace: paths.workspace,
-              workbench: paths.workbench,
-              workStep: WORK_STEP,
-            });
-          },
-        }
-      : {}),
+    onEnd: async (ctx, runner) => {
+      // Only a task that worked in this process ends here; a wake that did nothing leaves the last bequest.
+      if (ctx.results[WORK_STEP] === undefined) return;
+      // The pending words reached the goal (derived again before the work) and the work prompt.
+      if (pending !== '') rmSync(paths.pending, { force: true });
+      if (!bequeath) return;
+      await leaveBequest(runner, ctx, {
+        workspace: paths.workspace,
+        workbench: paths.workbench,
+        workStep: WORK_STEP,
+      });
+    },
   });
 }
 

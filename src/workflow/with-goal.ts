@@ -46,6 +46,7 @@ import {
 } from '../checks/runner.js';
 import { workspaceState } from '../checks/workspace-state.js';
 import type { EnvMap } from '../config/paths.js';
+import { oneLine } from '../output/neutralise.js';
 import type { AgentSpec } from '../runtime/agent-spec.js';
 import { sandboxPlaces } from '../runtime/sandbox/places.js';
 import { defaultSandboxPolicy } from '../runtime/sandbox/policy.js';
@@ -525,8 +526,11 @@ async function askHuman(
     [...CANNOT_VERIFY_CHOICES],
   );
   if (question.state !== 'answered') {
+    // The question was never on screen when nobody was there to answer: the line says what it was.
+    const why = oneLine(verdict.reason) || 'no reason given';
     throw new StepAbort(
-      `The judge could not verify the goal in this environment and nobody answered. Decide, then run flower ` +
+      `The judge could not verify the goal in this environment (${why.length > 100 ? `${why.slice(0, 97)}...` : why}) ` +
+        `and nobody answered whether to accept it. Decide, then run flower ` +
         `again: change ${goalPath}, or read the verdict in runs/manifest.json.`,
     );
   }

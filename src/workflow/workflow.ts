@@ -249,8 +249,11 @@ async function runAttempts(
   let result: StepResult | undefined;
   let passed = false;
   for (let attempt = 0; attempt <= retries; attempt++) {
-    if (attempt > 0 && step.roundOf)
-      start.onEvent?.({ kind: 'step', text: step.name, payload: start.header(false) });
+    // A later round's header comes with the round's first event: a round the runner refuses to
+    // start (a spent budget) must not put a second ruler for the same round on the screen.
+    const headed =
+      attempt > 0 && step.roundOf ? headedSink(step.name, start) : { sink: start.onEvent, ensure: () => {} };
+    const onEvent = headed.sink;
     // The lineage hook lives only for this call: the gate below may run the judge on this runner.
     const lineage = start.lineage;
     const label = attemptLabel(step, attempt);
@@ -259,9 +262,10 @@ async function runAttempts(
       ran = await runner.run(step.spec, prompt, {
         stepName: label,
         ...(resume === undefined ? {} : { resume, fork }),
-        ...(start.onEvent ? { onEvent: start.onEvent } : {}),
+        ...(onEvent ? { onEvent } : {}),
         ...(lineage ? { onSession: (sessionId: string) => lineage.remember(step.name, sessionId) } : {}),
       });
+      headed.ensure();
       result = ran;
       passed = ran.ok && (step.gate ? await step.gate(ran, ctx) : true);
     } catch (error) {
@@ -295,6 +299,28 @@ async function runAttempts(
   }
   // retries >= 0, so the loop ran at least once.
   return { result: result as StepResult, passed };
+}
+
+/**
+ * `start.onEvent` that sends the step header before the first event that passes through it;
+ * `ensure` sends it when the round ran without a single event.
+ */
+function headedSink(name: string, start: AttemptStart): { sink: EventSink | undefined; ensure: () => void } {
+  const send = start.onEvent;
+  if (!send) return { sink: undefined, ensure: () => {} };
+  let headed = false;
+  const ensure = () => {
+    if (headed) return;
+    headed = true;
+    send({ kind: 'step', text: name, payload: start.header(false) });
+  };
+  return {
+    sink: (event) => {
+      ensure();
+      send(event);
+    },
+    ensure,
+  };
 }
 
 /** The `system` event (subtype `gate_rejected`) that shows a person why a step goes round again. */

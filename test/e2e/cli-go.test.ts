@@ -41,9 +41,14 @@ describe('flower [go] from the command line', () => {
     expect(existsSync(manifest)).toBe(true);
     expect(run.stdout).toMatch(
       new RegExp(
-        `total \\$\\d+\\.\\d{4} this run · \\$\\d+\\.\\d{4} for the whole task · manifest ${manifest}\\n?$`,
+        `total \\$\\d+\\.\\d{4} this run · \\$\\d+\\.\\d{4} for the whole task · manifest ${manifest}\\n`,
       ),
     );
+    // Only the brief was written: the run ends saying where it is and what to run next (issue 21).
+    expect(run.stdout.trimEnd().split('\n').slice(-2)).toEqual([
+      `brief: ${join(workspace, '.flower', 'notes', 'brief.md')}`,
+      `next: read it (edit it where it is wrong), then run flower in ${workspace} to set the goal and start the work`,
+    ]);
   });
 
   it('takes go flags after the request, and words without quotes', async () => {
@@ -120,6 +125,10 @@ describe('flower [go] from the command line', () => {
     const archived = readdirSync(join(notes, 'archive'));
     expect(archived).toHaveLength(1);
     expect(readFileSync(join(notes, 'archive', archived[0]!, 'brief.md'), 'utf8')).toBe(oldBrief);
+    // It says where the old task went (issue 21).
+    expect(run.stdout).toContain(
+      `- the previous task is archived in ${join(notes, 'archive', archived[0]!)} (`,
+    );
   });
 
   it('wakes up in a directory with a brief: banner, Enter continues, and nothing is asked again', async () => {

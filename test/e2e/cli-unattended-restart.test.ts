@@ -126,7 +126,7 @@ describe.each([
     expect(restart.stdout).not.toContain('cancelled');
     expect(restart.stdout.split('\n').filter((line) => line === CONTINUING_NOTICE)).toHaveLength(1);
     expect(restart.stdout).toMatch(
-      /<- continuing in .* {2}brief confirmed · goal: 3 checks( · .*)? · wake 2$/m,
+      /<- continuing in .* {2}brief confirmed · goal: 3 items( · .*)? · wake 2$/m,
     );
 
     // The same session: the coordinator's next request carries the turn from before the kill.

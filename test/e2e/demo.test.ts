@@ -69,8 +69,28 @@ describe('flower demo', () => {
     expect(check).toBeGreaterThan(0);
     expect(check).toBeLessThan(run.stdout.indexOf('Checking the artifact itself.'));
 
+    // The closing turn speaks as the bequest, and an achieved ruling shows no empty "Not passed" (issue 21).
+    expect(run.stdout).toMatch(/^ {2}bequest: ## What this is$/m);
+    expect(run.stdout).not.toMatch(/^ {2}aside:/m);
+    expect(run.stdout).not.toContain('## Not passed');
+    // The worker's conclusion fits on two rows: wrapped, not cut.
+    expect(run.stdout).not.toMatch(/# Conclusion: .*\.\.\.$/m);
+
     // It says where everything is, and everything is there.
     const runDir = join(workspace, 'runs');
+    expect(run.stdout).toContain(`  ${join(workspace, 'CLAUDE.md')}, ${join(workspace, 'AGENTS.md')}\n`);
+    // Its last hint leads somewhere: both commands it names show this run (waking it would do nothing).
+    expect(run.stdout).not.toContain('to wake the same task up again');
+    const hint =
+      /See what each step did and cost: flower (report -w \S+); a step's messages: flower (log work -w \S+)$/m.exec(
+        run.stdout,
+      );
+    expect(hint?.[1]).toBe(`report -w ${workspace}`);
+    for (const command of [hint![1]!, hint![2]!]) {
+      const shown = await runFlower(command.split(' '), { env: isolatedEnv() });
+      expect(shown.status, shown.stderr).toBe(0);
+      expect(shown.stdout).toContain('work');
+    }
     const notes = join(workspace, '.flower', 'notes');
     expect(run.stdout).toContain(`${runDir}/`);
     expect(run.stdout).toContain(`${join(workspace, '.flower')}/`);

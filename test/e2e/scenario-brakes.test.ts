@@ -41,7 +41,7 @@ describe('the no-progress brake', () => {
     const first = await scenario.flower(['--timeout', '0', '--rounds', '5'], { input: '\n' });
     expect(first.status).toBe(1);
     expect(first.stderr).toBe(
-      'flower: no progress in 2 rounds in a row: no checks to tell, the same 1 item open, and the workspace unchanged; flower continues from here (--stall 0 turns the brake off)\n',
+      'flower: no progress in 2 rounds in a row: no checks to tell, the same item open ("hello.py is missing"), and the workspace unchanged; flower continues from here (--stall 0 turns the brake off)\n',
     );
     expect(first.stdout).toMatch(/== work · round 1\/5 =+ 3\/3/);
     expect(first.stdout).toMatch(/== work · round 2\/5 =+ 3\/3/);

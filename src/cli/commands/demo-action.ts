@@ -33,6 +33,7 @@ import { peekManifest } from '../../runtime/manifest.js';
 import type { SandboxPolicy } from '../../runtime/sandbox/policy.js';
 import { mockModelEnv } from '../../testing/env.js';
 import { type MockModel, startMockModel } from '../../testing/server.js';
+import { BEQUEST_FILES } from '../../workflow/bequest-turn.js';
 import { starterFlow, starterPaths } from '../../workflow/starter.js';
 import { UsageError } from '../command-line/exit-errors.js';
 import type { GlobalOptions } from '../command-line/global-options.js';
@@ -263,6 +264,8 @@ export async function runDemo(
     });
     const paths = starterPaths({ workspace, runDir: global.runDir });
     const verdict = outcome.context.verdict?.state ?? 'no verdict';
+    // The bequest's files are listed only when written (--no-bequest, or a write that failed).
+    const bequest = BEQUEST_FILES.filter((name) => existsSync(join(workspace, name)));
     terminal.print([
       '',
       paint.green(`The judge's verdict: ${verdict}. Everything flower left behind:`),
@@ -271,7 +274,16 @@ export async function runDemo(
       `  ${paths.workbench.root}/`,
       '      notes/          brief.md, goal.md, qa-log.md (the question and your answer)',
       `  ${join(workspace, DEMO_PROGRAM)}   the program the worker wrote and ran`,
-      paint.dim(`Run \`flower\` in ${workspace} to wake the same task up again.`),
+      ...(bequest.length > 0
+        ? [
+            `  ${bequest.map((name) => join(workspace, name)).join(', ')}`,
+            "      the bequest: what the next tool (Claude Code, Codex, …) should know about this task, in flower's block",
+          ]
+        : []),
+      // Waking an achieved task does nothing: point at what shows the run instead (issue 21).
+      paint.dim(
+        `See what each step did and cost: flower report -w ${workspace}; a step's messages: flower log work -w ${workspace}`,
+      ),
     ]);
     if (model.unmatched.length > 0) {
       terminal.print([

@@ -28,7 +28,14 @@ import { homedir } from 'node:os';
 import { loadEnvironment } from '../../config/env-chain.js';
 import { writeErr } from '../../output/sink.js';
 import type { Runtime } from '../../runtime/runtime.js';
-import { starterFlow, type WakeState, WORK_STEP, wakeState } from '../../workflow/starter.js';
+import {
+  startOver as archiveTask,
+  starterFlow,
+  starterPaths,
+  type WakeState,
+  WORK_STEP,
+  wakeState,
+} from '../../workflow/starter.js';
 import type { Workflow } from '../../workflow/workflow.js';
 import type { GlobalOptions } from '../command-line/global-options.js';
 import { resolveSandboxPolicy, type SandboxFlags } from '../command-line/sandbox-flags.js';
@@ -42,9 +49,11 @@ import {
   ACHIEVED_PROMPT,
   addedToBriefLine,
   addOrNewQuestion,
+  clarifiedLines,
   isAchieved,
   lastTimeLines,
   NOTHING_TO_DO,
+  pendingRemarkLine,
 } from '../interaction/task-notice.js';
 import { holdTask } from '../interaction/task-store.js';
 import { MachineOutput, withDocument } from '../machine-output/machine-output.js';
@@ -81,7 +90,11 @@ export function tildePath(path: string, home: string = homedir()): string {
 /** The one-line wake banner: what is already settled, and how often this directory has been woken. */
 export function wakeBanner(workspace: string, state: WakeState, workContext: number): string {
   const parts = ['brief confirmed'];
-  if (state.checks > 0) parts.push(`goal: ${state.checks} check${state.checks === 1 ? '' : 's'}`);
+  // Items, not checks: only the items with a command are checks flower runs (issue 21).
+  if (state.items > 0)
+    parts.push(
+      `goal: ${state.items} item${state.items === 1 ? '' : 's'}${state.hostChecks > 0 ? ` (${state.hostChecks} checked by flower)` : ''}`,
+    );
   const ruling = state.lastRuling;
   if (ruling && ruling.verdict !== 'achieved')
     parts.push(
@@ -90,6 +103,11 @@ export function wakeBanner(workspace: string, state: WakeState, workContext: num
   if (workContext > 0) parts.push(`work context ${formatTokens(workContext)}`);
   parts.push(`wake ${state.woke + 1}`);
   return `<- continuing in ${tildePath(workspace)}  ${parts.join(' · ')}`;
+}
+
+/** Said when --new moved the old task away: where to find it again. */
+export function archivedLine(archive: string, runDir: string): string {
+  return `- the previous task is archived in ${archive} (its brief, goal and lineage); its transcripts and spend stay in ${runDir}`;
 }
 
 export async function runGo(request: string, flags: GoFlags, global: GlobalOptions): Promise<void> {
@@ -148,6 +166,8 @@ async function go(
       }
       const given = request !== '';
       if (waking) terminal.print(lastTimeLines(state).map((line) => paint.cyan(line)));
+      if (waking && state.pendingRemark !== '' && !flags.clarifyOnly)
+        terminal.print([paint.cyan(pendingRemarkLine(state))]);
       if (!given) {
         // Achieved already: another round would only pay for the same answer, unless asked for more.
         const achieved = waking && isAchieved(state);
@@ -180,10 +200,13 @@ async function go(
         request = await readRequest(terminal, false, paint.cyan);
       }
       if (wait.notice) terminal.print([paint.dim(wait.notice)]);
+      // Archived here rather than inside starterFlow, so the screen can say where the old task went.
+      const archived = startOver ? archiveTask(location) : undefined;
+      if (archived) terminal.print([paint.cyan(archivedLine(archived, global.runDir))]);
       workflow = starterFlow({
         ...location,
         request,
-        startOver,
+        startOver: false,
         clarifyOnly: flags.clarifyOnly,
         goal: flags.goal,
         rounds: flags.rounds,
@@ -220,6 +243,12 @@ async function go(
           }
         : {}),
     });
+    if (flags.clarifyOnly) {
+      // Only the brief was written: say where it is and what turns it into work.
+      const added = wakeState(location).pendingRemark !== '';
+      for (const line of clarifiedLines(starterPaths(location).brief, tildePath(global.workspace), added))
+        output.say(`${paint.cyan(line)}\n`);
+    }
   } finally {
     await shared?.close();
   }

@@ -50,7 +50,37 @@ export function lastTimeLines(state: WakeState): string[] {
 
 /** The judge already ruled this task achieved: waking it again would only pay for the same answer. */
 export function isAchieved(state: WakeState): boolean {
-  return state.lastRuling?.verdict === 'achieved';
+  // Words added with --clarify-only since are work no round has seen: the ruling is not the last word.
+  return state.lastRuling?.verdict === 'achieved' && state.pendingRemark === '';
+}
+
+/** How many characters of the user's own words a line quotes back. */
+const QUOTED_CHARS = 80;
+
+function quoted(text: string): string {
+  const flat = text.replace(/\s+/g, ' ').trim();
+  return `"${flat.length > QUOTED_CHARS ? `${flat.slice(0, QUOTED_CHARS - 1)}…` : flat}"`;
+}
+
+/** Said when a run picks up the words an earlier --clarify-only added to the task's brief. */
+export function pendingRemarkLine(state: WakeState): string {
+  return `the words added with --clarify-only go to work now: ${quoted(state.pendingRemark)} (the goal is set again with them)`;
+}
+
+/**
+ * How a --clarify-only run ends: where the brief is and what to run next. `added`: the words went
+ * into an existing task's brief, so the next run sets its goal again with them.
+ */
+export function clarifiedLines(briefPath: string, workspace: string, added: boolean): string[] {
+  return added
+    ? [
+        `brief: ${briefPath} (your words are at its end)`,
+        `next: run flower in ${workspace}: it sets the goal again with your words, then works on them`,
+      ]
+    : [
+        `brief: ${briefPath}`,
+        `next: read it (edit it where it is wrong), then run flower in ${workspace} to set the goal and start the work`,
+      ];
 }
 
 export const ACHIEVED_PROMPT =

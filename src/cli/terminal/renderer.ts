@@ -25,6 +25,7 @@ import { ASK_TOOL } from '../../agents/tools.js';
 import type { SecretMask } from '../../config/secret-mask.js';
 import { maskSecrets } from '../../output/secrets.js';
 import type { FlowerEvent, HandoffPayload, MessageMeta } from '../../runtime/events.js';
+import { withoutEmptySections } from './empty-sections.js';
 import { formatElapsed, formatTokens, formatTurns } from './format.js';
 import { maskEvent } from './masked-event.js';
 import { displayWidth, neutralise, oneLine, truncate, wrap } from './terminal-text.js';
@@ -60,17 +61,26 @@ const SPEAKER_CHARS = 24;
 const MIN_RULE_FILL = 4;
 /** While the endpoint is down, its live status comes after every probe; a line this often is enough. */
 const OFFLINE_LINE_EVERY_MS = 60_000;
+/**
+ * flower's one-line messages (a worker's conclusion, a check, a warning) wrap onto this many rows
+ * before they are cut: cutting text that a second row would show whole hides the part people need
+ * (issue 21), while a bound keeps a runaway message from flooding the screen.
+ */
+const MESSAGE_ROWS = 4;
+/** A question quoted in a line about it (nobody answered) is shortened to this many columns. */
+const QUOTED_QUESTION_CHARS = 100;
 
 type Colors = ReturnType<typeof createColors>;
 
 /** flower's own always-shown notices: a result carries its `+`/`x` in its text, information gets `-`. */
 const NOTICE_STYLE: Record<
   'ok' | 'fail' | 'info',
-  { prefix: string; paint: (c: Colors) => (line: string) => string }
+  { prefix: string; rest: string; paint: (c: Colors) => (line: string) => string }
 > = {
-  ok: { prefix: '  ', paint: (c) => c.green },
-  fail: { prefix: '  ', paint: (c) => c.red },
-  info: { prefix: '  - ', paint: (c) => c.cyan },
+  // A wrapped result hangs under its text, past the `+ `/`x ` it carries.
+  ok: { prefix: '  ', rest: '    ', paint: (c) => c.green },
+  fail: { prefix: '  ', rest: '    ', paint: (c) => c.red },
+  info: { prefix: '  - ', rest: '    ', paint: (c) => c.cyan },
 };
 
 /** `mcp__human__inbox` → `human:inbox`: the server and tool without the SDK's prefix. */
@@ -162,16 +172,20 @@ export class TerminalRenderer {
         }
         if (event.payload.context) this.context = event.payload.context;
         if (neutralise(event.text).trim() === '') return [];
-        return [...this.block(event.text, this.prosePrefix(), (line) => line), this.status()];
+        return [
+          ...this.block(withoutEmptySections(event.text), this.prosePrefix(), (line) => line),
+          this.status(),
+        ];
       case 'prompt':
-        return this.verbose ? this.line(`  ${event.payload.subagent ? '| ' : ''}> `, event.text, c.dim) : [];
+        return this.verbose ? this.row(`  ${event.payload.subagent ? '| ' : ''}> `, event.text, c.dim) : [];
       case 'tool_call': {
         // The question itself is shown by its ask event; the call line would only repeat it.
         if (event.tool === ASK_TOOL) return [];
         const label = `* ${toolLabel(event.tool ?? '')} `;
+        // A call is a preview of its input (a whole script, a long path): one row; the log has it all.
         if (event.payload.subagent)
-          return this.line(`${this.gutter(event.payload, ' ')}${label}`, event.text, c.dim);
-        return this.line(`  ${label}`, event.text, c.blue);
+          return this.row(`${this.gutter(event.payload, ' ')}${label}`, event.text, c.dim);
+        return this.row(`  ${label}`, event.text, c.blue);
       }
       case 'dispatch': {
         this.workers.set(event.payload.id, workerName(event.payload.subagentType, event.payload.description));
@@ -181,7 +195,7 @@ export class TerminalRenderer {
       case 'tool_result': {
         const gutter = event.payload.subagent ? this.gutter(event.payload, ' ') : '  ';
         if (event.payload.isError) return this.line(`${gutter}x `, event.text, c.red);
-        return this.verbose && event.text.trim() !== '' ? this.line(`${gutter}  `, event.text, c.dim) : [];
+        return this.verbose && event.text.trim() !== '' ? this.row(`${gutter}  `, event.text, c.dim) : [];
       }
       case 'task': {
         const lines = event.text.trim() === '' ? [] : this.line('  # ', event.text, c.magenta);
@@ -214,7 +228,7 @@ export class TerminalRenderer {
         if (event.payload.warning) return this.line('  ! ', event.text, c.yellow);
         if (event.payload.notice) {
           const style = NOTICE_STYLE[event.payload.notice];
-          return this.line(style.prefix, event.text, style.paint(c));
+          return this.line(style.prefix, event.text, style.paint(c), style.rest);
         }
         return this.verbose && event.text !== '' ? this.line('  - ', event.text, c.dim) : [];
       case 'unknown':
@@ -275,8 +289,9 @@ export class TerminalRenderer {
       case 'answered':
         return this.block(String(payload.answer ?? ''), '  + ', c.green);
       case 'timeout':
+        // Unattended, the question was never shown: this line is the only place it appears.
         return this.block(
-          'nobody answered: it decides itself and records the assumption under "Unknowns & assumptions"',
+          `nobody answered "${truncate(oneLine(text), QUOTED_QUESTION_CHARS)}": it decides itself and records the assumption under "Unknowns & assumptions"`,
           '  ! ',
           c.yellow,
         );
@@ -339,9 +354,29 @@ export class TerminalRenderer {
     return this.labelSpeakers && name ? `${SUBAGENT_GUTTER}${name}${after}` : SUBAGENT_GUTTER;
   }
 
-  /** One line: prefix + the text collapsed to a single line and cut to the width. */
-  private line(prefix: string, text: string, paint: (line: string) => string): string[] {
+  /** One row: prefix + the text collapsed to a single line and cut to the width. */
+  private row(prefix: string, text: string, paint: (line: string) => string): string[] {
     return [paint(truncate(`${prefix}${oneLine(text)}`.trimEnd(), this.width()))];
+  }
+
+  /**
+   * A message: the text collapsed to a single line, wrapped under the prefix with a hanging indent,
+   * and cut only past `MESSAGE_ROWS` rows.
+   */
+  private line(
+    prefix: string,
+    text: string,
+    paint: (line: string) => string,
+    restPrefix: string = ' '.repeat(displayWidth(prefix)),
+  ): string[] {
+    const rows = wrap(oneLine(text), this.width(), { firstPrefix: prefix, restPrefix });
+    if (rows.length <= MESSAGE_ROWS) return rows.map((row) => paint(row.trimEnd()));
+    const kept = rows.slice(0, MESSAGE_ROWS);
+    kept[MESSAGE_ROWS - 1] = truncate(
+      `${kept[MESSAGE_ROWS - 1]} ${rows[MESSAGE_ROWS]?.trim()}`,
+      this.width(),
+    );
+    return kept.map((row) => paint(row.trimEnd()));
   }
 
   /**

@@ -65,6 +65,8 @@ const STATE_WRITERS: Record<string, string> = {
   'src/store/sqlite-integrity.ts': 'the quarantine copy of a corrupt database',
   'src/store/transcript-recovery.ts': 'transcripts kept for recovery (must stay exactly as stored)',
   'src/workflow/frozen-checks.ts': 'the frozen copy of the confirmed checks',
+  'src/workflow/starter.ts':
+    'pending-remark.md: the user’s own words from --clarify-only, kept for the next run',
   'src/cli/commands/demo-action.ts': 'the demo workspace’s seed files',
 };
 

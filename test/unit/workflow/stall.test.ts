@@ -13,8 +13,37 @@ describe('StallWatch', () => {
     expect(watch.record(same)).toBe(false);
     expect(watch.record(same)).toBe(true);
     expect(watch.stopLine()).toBe(
-      'no progress in 2 rounds in a row: the same 1 of 1 check failing, the same 1 item open, and the workspace unchanged; flower continues from here (--stall 0 turns the brake off)',
+      'no progress in 2 rounds in a row: the same check failing ("tests pass — check: `npm test`"), the same item open ("readme"), and the workspace unchanged; flower continues from here (--stall 0 turns the brake off)',
     );
+  });
+
+  it('names which checks keep failing, never "0 of 1 failing" when they pass (issue 21)', () => {
+    const stop = (...state: Parameters<typeof roundState>) => {
+      const watch = new StallWatch(2);
+      watch.record(roundState(...state));
+      watch.record(roundState(...state));
+      return watch.stopLine();
+    };
+    expect(stop([checkRun({ passed: true })], judged('hello.txt should say hi'), tree('a'))).toContain(
+      ': its check passing, the same item open ("hello.txt should say hi"),',
+    );
+    expect(stop([checkRun(), checkRun({ item: 'b' })], judged(), tree('a'))).toContain(
+      ': all 2 checks passing, no open items named,',
+    );
+    const long = `the build ${'really '.repeat(20)}succeeds`;
+    const line = stop(
+      [
+        checkRun({ item: 'a', passed: false }),
+        checkRun({ item: long, passed: false }),
+        checkRun({ item: 'c', passed: false }),
+        checkRun(),
+      ],
+      judged('x', 'y', 'z'),
+      tree('a'),
+    );
+    expect(line).toContain(': the same 3 of 4 checks failing ("a"; "the build really really');
+    expect(line).toContain('..." and 1 more), the same 3 items open ("x"; "y" and 1 more),');
+    expect(line).not.toContain('succeeds');
   });
 
   it('counts any change as progress: a file, a check that flipped, an item closed', () => {

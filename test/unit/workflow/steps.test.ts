@@ -269,6 +269,10 @@ describe('withGoal', () => {
     const ctx = await new Workflow([withGoal(work, { channel, goalPath, rounds: 3 })]).run(runner);
     expect(runner.labels()).toEqual(['work', 'work:verdict#1']);
     expect(ctx.aborted).toContain('nobody answered');
+    // The question was never shown: the stop line says what it was about (issue 21).
+    expect(ctx.aborted).toContain(
+      'could not verify the goal in this environment (screen capture is not permitted) and nobody answered whether to accept it',
+    );
     expect(ctx.aborted).toContain(goalPath);
     expect(ctx.failedAt).toBe('work');
   });

@@ -233,7 +233,7 @@ describe('the no-progress brake', () => {
     expect(runner.labels()).toEqual(['work', 'work:verdict#1', 'work#round2', 'work:verdict#2']);
     expect(ctx.failedAt).toBe('work');
     expect(ctx.aborted).toBe(
-      'no progress in 2 rounds in a row: the same 1 of 1 check failing, the same 2 items open, and the workspace unchanged; flower continues from here (--stall 0 turns the brake off)',
+      'no progress in 2 rounds in a row: the same check failing ("done.txt exists — check: `test -f done.txt && echo present`"), the same 2 items open ("done.txt exists — check: `test -f done.txt && echo present`"; "tests"), and the workspace unchanged; flower continues from here (--stall 0 turns the brake off)',
     );
   });
 

@@ -262,6 +262,50 @@ describe('Workflow.run: gates and retries', () => {
   });
 });
 
+describe('Workflow.run: round headers', () => {
+  it('puts no second ruler for a round the runner refuses to start (a spent budget, issue 21)', async () => {
+    let round = 1;
+    const runner = new FakeRunner((call, index) => {
+      if (index === 2) throw new StepAbort('budget spent: $1.20 of $1.00');
+      call.options.onEvent?.({ kind: 'text', text: `round ${round}`, payload: { subagent: false } });
+      // The second round is cut off by the binary at the cap: a failed result, not a rejection.
+      return index === 1 ? { ok: false, error: 'budget spent: $1.20 of $1.00' } : {};
+    });
+    const events: FlowerEvent[] = [];
+    const ctx = await new Workflow([
+      step('work', {
+        retries: 2,
+        gate: () => {
+          round++;
+          return false;
+        },
+        roundOf: () => ({ round, rounds: 3 }),
+      }),
+    ]).run(runner, { onEvent: (event) => events.push(event) });
+    expect(ctx.aborted).toBe('budget spent: $1.20 of $1.00');
+    const shown = events
+      .filter((event) => event.kind !== 'system')
+      .map((event) => (event.kind === 'step' ? `== round ${String(event.payload.round)}` : event.text));
+    expect(shown).toEqual(['== round 1', 'round 1', '== round 2', 'round 2']);
+  });
+
+  it('still heads a later round that ran without a single event', async () => {
+    let round = 1;
+    const runner = new FakeRunner();
+    const events: FlowerEvent[] = [];
+    await new Workflow([
+      step('work', {
+        retries: 1,
+        gate: () => ++round > 2,
+        roundOf: () => ({ round, rounds: 2 }),
+      }),
+    ]).run(runner, { onEvent: (event) => events.push(event) });
+    expect(events.filter((event) => event.kind === 'step').map((event) => event.payload.round)).toEqual([
+      1, 2,
+    ]);
+  });
+});
+
 describe('Workflow.run: onFail', () => {
   const failing = (onFail: Step['onFail']) =>
     step('a', { gate: () => false, onFail, reduce: () => 'reduced' });

@@ -32,6 +32,9 @@ describe('wake banner', () => {
     waking: true,
     brief: '',
     goal: '',
+    items: 3,
+    hostChecks: 0,
+    pendingRemark: '',
     checks: 3,
     woke: 1,
     steps: {},
@@ -46,9 +49,16 @@ describe('wake banner', () => {
 
   it('says what is settled, the work context when known, and which wake this is', () => {
     expect(wakeBanner('/srv/proj', state, 71_400)).toBe(
-      '<- continuing in /srv/proj  brief confirmed · goal: 3 checks · work context 71.4K · wake 2',
+      '<- continuing in /srv/proj  brief confirmed · goal: 3 items · work context 71.4K · wake 2',
     );
-    expect(wakeBanner('/srv/proj', { ...state, checks: 0 }, 0)).toBe(
+    // Items are counted as items; only those with a command are checks (issue 21).
+    expect(wakeBanner('/srv/proj', { ...state, hostChecks: 1 }, 0)).toBe(
+      '<- continuing in /srv/proj  brief confirmed · goal: 3 items (1 checked by flower) · wake 2',
+    );
+    expect(wakeBanner('/srv/proj', { ...state, items: 1, checks: 1, hostChecks: 1 }, 0)).toBe(
+      '<- continuing in /srv/proj  brief confirmed · goal: 1 item (1 checked by flower) · wake 2',
+    );
+    expect(wakeBanner('/srv/proj', { ...state, items: 0, checks: 0 }, 0)).toBe(
       '<- continuing in /srv/proj  brief confirmed · wake 2',
     );
   });

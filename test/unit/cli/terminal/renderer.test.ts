@@ -320,9 +320,19 @@ describe('TerminalRenderer', () => {
     const { instance } = renderer({ width: 110 });
     expect(instance.render(question('answered', { answer: 'Python' }))).toEqual(['  + Python']);
     expect(instance.render(question('declined'))).toEqual(['  . skipped']);
-    expect(instance.render(question('timeout'))[0]).toMatch(/^ {2}! nobody answered/);
+    expect(instance.render(question('timeout'))[0]).toMatch(/^ {2}! nobody answered "Which language\?": /);
     expect(instance.render(question('over_budget'))[0]).toMatch(/^ {2}! out of questions/);
     expect(instance.render(question('invalid'))[0]).toMatch(/^ {2}! .*empty question/);
+  });
+
+  it('says which question nobody answered, shortened when long (issue 21)', () => {
+    const { instance } = renderer({ width: 80 });
+    const long = `Which greeting ${'and which punctuation '.repeat(10)}should it print?`;
+    const lines = instance.render({ ...question('timeout'), text: long });
+    const joined = lines.join(' ').replace(/\s+/g, ' ');
+    expect(joined).toContain('! nobody answered "Which greeting and which punctuation');
+    expect(joined).not.toContain('should it print?');
+    expect(joined).toMatch(/\.\.\.": it decides itself/);
   });
 
   it('shows mail being received and delivered', () => {
@@ -450,6 +460,81 @@ describe('TerminalRenderer', () => {
       expect(instance.render(text('Fine.'))[0]).toBe('  Fine.');
       expect(instance.render(subagentCall('toolu_a'))).toEqual(['  | * Bash npm test']);
     });
+  });
+
+  it('wraps a worker’s conclusion, a check and a warning that a second row shows whole, instead of cutting them (issue 21)', () => {
+    const { instance } = renderer({ width: 80 });
+    const conclusion =
+      'Conclusion: hello.js is written and runs and prints "Hello from flower!". Evidence: node hello.js';
+    const task = instance.render({
+      kind: 'task',
+      text: conclusion,
+      payload: { phase: 'notification', taskId: 't' },
+    });
+    expect(task).toEqual([
+      '  # Conclusion: hello.js is written and runs and prints "Hello from flower!".',
+      '    Evidence: node hello.js',
+    ]);
+    const check = "check passed · exit 0 in 0.33 s · node hello.js | grep -qx 'Hello from flower!'";
+    const notice = instance.render({
+      kind: 'system',
+      text: `+ ${check}`,
+      payload: { subtype: 'check', data: {}, notice: 'ok' },
+    });
+    expect(notice).toEqual([
+      "  + check passed · exit 0 in 0.33 s · node hello.js | grep -qx 'Hello from",
+      "    flower!'",
+    ]);
+    expect(notice.join('')).not.toContain('...');
+    const bequest =
+      'bequest (degraded: assembled by flower) written to CLAUDE.md and AGENTS.md for the next tool';
+    const warning = instance.render({
+      kind: 'system',
+      text: bequest,
+      payload: { subtype: 'bequest', data: {}, warning: true },
+    });
+    expect(warning).toEqual([
+      '  ! bequest (degraded: assembled by flower) written to CLAUDE.md and AGENTS.md',
+      '    for the next tool',
+    ]);
+    for (const line of [...task, ...notice, ...warning]) expect(displayWidth(line)).toBeLessThanOrEqual(80);
+  });
+
+  it('cuts a message only past four rows, and keeps a tool call to one row', () => {
+    const { instance } = renderer({ width: 40 });
+    const lines = instance.render({
+      kind: 'task',
+      text: 'word '.repeat(100),
+      payload: { phase: 'notification', taskId: 't' },
+    });
+    expect(lines).toHaveLength(4);
+    expect(lines[3]).toMatch(/\.\.\.$/);
+    expect(lines.every((line) => displayWidth(line) <= 40)).toBe(true);
+    const call = instance.render({
+      kind: 'tool_call',
+      tool: 'Bash',
+      text: 'echo '.repeat(40),
+      payload: { ...main, id: 't', input: {} },
+    });
+    expect(call).toHaveLength(1);
+    expect(call[0]).toMatch(/\.\.\.$/);
+  });
+
+  it('drops an empty heading from prose (an achieved verdict’s "Not passed"), keeping the rest (issue 21)', () => {
+    const { instance } = renderer({ width: 80 });
+    const lines = instance.render(
+      text('## Conclusion\nachieved\n\n## Reason\nhello.js prints it.\n\n## Not passed\n'),
+    );
+    expect(lines.slice(0, -1)).toEqual([
+      '  ## Conclusion',
+      '  achieved',
+      '  ',
+      '  ## Reason',
+      '  hello.js prints it.',
+    ]);
+    expect(lines.join('\n')).not.toContain('Not passed');
+    const open = instance.render(text('## Not passed\n- the exit code is 1'));
+    expect(open.slice(0, -1)).toEqual(['  ## Not passed', '  - the exit code is 1']);
   });
 
   it('marks every dollar figure as simulated when the model is scripted', () => {

@@ -12,7 +12,7 @@ const BRIEF = '## Goal\nx\n\n## Acceptance\n- x\n\n## Boundaries\n- x\n\n## Unkn
 
 let model: MockModel;
 beforeAll(async () => {
-  model = await startMockModel({ main: [{ text: BRIEF }, { text: BRIEF }] });
+  model = await startMockModel({ main: [{ text: BRIEF }, { text: BRIEF }, { text: 'Done.' }] });
 });
 afterAll(async () => {
   await model.close();
@@ -44,5 +44,19 @@ describe('a run with mistakes in its .env', () => {
     );
     expect(run.status).toBe(0);
     expect(run.stdout + run.stderr).not.toContain('flower doctor');
+  }, 90_000);
+
+  it('once says the same before its agent starts', async () => {
+    const cwd = tempDir('notice-once');
+    writeFileSync(join(cwd, '.env'), 'FLOWER_WINDOW=200k\n');
+    const run = await runFlower(['-w', tempDir('notice-ws'), 'once', 'list the TODOs'], {
+      cwd,
+      env: mockedEnv(model),
+    });
+    expect(run.status).toBe(0);
+    const lines = `${run.stdout}${run.stderr}`.split('\n').filter((line) => line.includes('flower doctor'));
+    expect(lines).toEqual([
+      `! the configuration has a likely mistake (first at ${join(cwd, '.env')}:1); \`flower doctor\` shows what and how to fix it`,
+    ]);
   }, 90_000);
 });

@@ -23,7 +23,7 @@ import { whitelistGuard } from '../../agents/guards/whitelist.js';
 import { workbenchHooks } from '../../agents/guards/workbench-hooks.js';
 import { Workbench } from '../../agents/workbench.js';
 import { checkCredentials } from '../../config/credentials.js';
-import { loadEnvironment } from '../../config/env-chain.js';
+import { chainMistakesNotice, loadEnvironment } from '../../config/env-chain.js';
 import { maskSecrets } from '../../output/secrets.js';
 import { writeErr } from '../../output/sink.js';
 import type { AgentSpec } from '../../runtime/agent-spec.js';
@@ -122,7 +122,9 @@ async function once(
   // Human lines go where people read them: standard output, or standard error beside JSON.
   const pc = colorsFor(output.screen);
   applyModelFlag(flags.model, process.env);
-  loadEnvironment();
+  // The same one line go and run print: a .env mistake doctor would show, pointing at doctor.
+  const mistakes = chainMistakesNotice(loadEnvironment(), process.env);
+  if (mistakes !== undefined) err(pc.yellow(mistakes));
   if (global.verbose) for (const line of settingsLines()) err(line);
   const missing = checkCredentials(process.env);
   if (missing !== undefined) throw new Error(missing);

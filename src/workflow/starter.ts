@@ -10,6 +10,10 @@
  *   the brief, the goal derived again from the changed brief, and the work prompt — because missing
  *   any one of them silently loses the remark. Deriving the goal again keeps what a person added
  *   to goal.md by hand (goal-edits.ts). Waking with nothing said costs nothing extra.
+ * - A remark given with `clarifyOnly` reaches the brief at once, but no goal or work sees it in that
+ *   run: it waits in `notes/pending-remark.md`, and the next run takes it as its remark (goal derived
+ *   again, remark in the work prompt) until the work step has run with it. Otherwise words added to
+ *   an achieved task would sit in the brief while every later wake said there was nothing to do.
  * - Starting over moves the brief, the goal and the lineage together into
  *   `notes/archive/<timestamp>/` (half an archive leaves "goal still here, conversation gone");
  *   the session store is never touched, so every old transcript stays readable. The manifest

@@ -175,6 +175,38 @@ describe('starterFlow', () => {
     expect(runner.calls[5]?.options.resume).toBeUndefined();
   });
 
+  it('words added with clarifyOnly wait for the next run: it derives the goal again and works on them, once (issue 21)', async () => {
+    const ws = workspace();
+    const runner = starterRunner(ws);
+    await starterFlow({ workspace: ws, request: 'write hello.py' }).run(runner);
+    await starterFlow({ workspace: ws, request: 'also print the date', clarifyOnly: true }).run(runner);
+    expect(runner.labels().slice(5)).toEqual([]);
+    expect(wakeState({ workspace: ws }).pendingRemark).toBe('also print the date');
+    // The next run, with no words of its own, goes on with them.
+    await starterFlow({ workspace: ws }).run(runner);
+    expect(runner.labels().slice(5)).toEqual(['set-goal', 'work', 'work:verdict#1', 'bequest']);
+    expect(runner.calls[6]?.prompt).toMatch(/^also print the date/);
+    expect(wakeState({ workspace: ws }).pendingRemark).toBe('');
+    // Worked on: the run after that carries on without them.
+    await starterFlow({ workspace: ws }).run(runner);
+    expect(runner.calls[9]?.prompt).toMatch(/^Carry on from where you stopped/);
+  });
+
+  it('starting over archives words still waiting from clarifyOnly with the brief they belong to', async () => {
+    const ws = workspace();
+    const runner = starterRunner(ws);
+    await starterFlow({ workspace: ws, request: 'write hello.py' }).run(runner);
+    await starterFlow({ workspace: ws, request: 'also print the date', clarifyOnly: true }).run(runner);
+    const archived = startOver({ workspace: ws })!;
+    expect(readdirSync(archived).sort()).toEqual([
+      'brief.md',
+      'goal.md',
+      'lineage.json',
+      'pending-remark.md',
+    ]);
+    expect(wakeState({ workspace: ws }).pendingRemark).toBe('');
+  });
+
   it('starting over with nothing to archive does nothing', () => {
     expect(startOver({ workspace: workspace() })).toBeUndefined();
   });

@@ -278,7 +278,11 @@ export class SqliteSessionStore implements Required<SessionStore> {
   private insertRows(storeKey: string, entries: readonly SessionStoreEntry[], payloads: string[]): Row[] {
     const entry = entries[0] as SessionStoreEntry;
     const uid = typeof entry.uuid === 'string' ? entry.uuid : null;
-    const inserted = this.statements.insert.get({ key: storeKey, uid, payload: payloads[0] as string });
+    // `all`, never `get`: with RETURNING the row comes back from the first step, and the implicit
+    // transaction commits only when the statement is stepped to its end; `get` stops early and
+    // better-sqlite3's reset swallows the commit's SQLITE_FULL, so on a full disk every append
+    // "succeeded" and none was stored (measured: 50 acknowledged, 0 in the file).
+    const [inserted] = this.statements.insert.all({ key: storeKey, uid, payload: payloads[0] as string });
     return inserted === undefined ? [] : [{ seq: inserted.seq, entry }];
   }
 

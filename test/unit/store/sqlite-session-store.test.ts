@@ -13,13 +13,14 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { foldSessionSummary, type SessionKey } from '@anthropic-ai/claude-agent-sdk';
 import Database from 'better-sqlite3';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { projectKeyFor, storeKeyOf } from '../../../src/store/session-key.js';
 import {
   SessionStoreError,
   SIDECAR_DELAY_MS,
   SqliteSessionStore,
 } from '../../../src/store/sqlite-session-store.js';
+import { smallDisk } from '../../support/small-disk.js';
 import { TranscriptBuilder } from '../../support/transcript-builder.js';
 
 let directory: string;
@@ -469,4 +470,42 @@ db.prepare('COMMIT').run();`,
     });
     expect(await s.readTranscript({ ...key, sessionId: 'none' })).toBeNull();
   });
+});
+
+describe('SqliteSessionStore: a full disk', () => {
+  // Needs root to mount a size-limited tmpfs (CI runs as root); elsewhere the test says it skipped.
+  const disk = smallDisk(2 * 1024 * 1024);
+  afterEach(() => disk?.free());
+  afterAll(() => disk?.release());
+
+  it.runIf(disk !== undefined)(
+    'an append resolves only for entries that are in the file: one entry per call on a full disk is refused, not acknowledged and lost',
+    async () => {
+      // Observed in the disk-full e2e: a subagent's last entry acknowledged while the disk filled,
+      // then missing from sessions.db while the run said every entry was written.
+      const full = disk as NonNullable<typeof disk>;
+      const onDisk = path.join(full.path, 'sessions.db');
+      const s = new SqliteSessionStore(onDisk);
+      const t = new TranscriptBuilder();
+      t.prompt('Fill the disk');
+      await s.append(key, t.entries); // the key's first append, with its meta row
+      full.fill();
+      let acknowledged = 0;
+      for (let index = 0; index < 20; index += 1) {
+        t.say(`entry ${index} ${'x'.repeat(3000)}`);
+        try {
+          await s.append(key, [t.entries.at(-1) as never]);
+          acknowledged += 1;
+        } catch (error) {
+          expect((error as Error).message).toMatch(/full/);
+        }
+      }
+      full.free();
+      s.close();
+      const reopened = new SqliteSessionStore(onDisk);
+      open.push(reopened);
+      expect(((await reopened.load(key)) ?? []).length).toBe(1 + acknowledged);
+      expect(acknowledged).toBeLessThan(20);
+    },
+  );
 });

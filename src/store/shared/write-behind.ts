@@ -19,9 +19,10 @@
  *   that, new jobs are not kept and one catch-up job (which sends everything the local store holds
  *   and the shared one lacks) is queued instead. A job dropped while a catch-up runs queues
  *   another, so nothing appended meanwhile is left behind.
- * - `flush(ms)` waits at most `ms` for the queue to drain and says whether it did; `close()`
- *   stops retrying and answers every waiting flush at once; a job that fails after it is not said
- *   (the close tore its connection down). Nothing here throws into the work.
+ * - `flush(ms)` waits at most `ms` for the queue to drain and says whether it did (an empty queue
+ *   is drained, at once); `close()` stops retrying and answers every waiting flush at once, and
+ *   every later one too; a job that fails after it is not said (the close tore its connection
+ *   down). Nothing here throws into the work.
  */
 import { errorCode, errorText, PostgresStoreError } from '../postgres/errors.js';
 
@@ -166,6 +167,8 @@ export class WriteBehindQueue {
   /** Waits until every job pushed so far is done, at most `timeoutMs`; true when it drained. */
   async flush(timeoutMs: number): Promise<boolean> {
     if (this.jobs.length === 0) return true;
+    // Closed: nothing will send what is left, so waiting could only run out the bound.
+    if (this.closed) return false;
     // A flush cuts the current backoff pause short: the caller is about to wait anyway.
     this.wake?.();
     let timer: NodeJS.Timeout | undefined;

@@ -193,6 +193,35 @@ describe('write-behind', () => {
     expect(Date.now() - started).toBeLessThan(1000);
   });
 
+  it('flush on an empty queue says drained at once, even with no time to wait (no false "could not be sent")', async () => {
+    const queue = new WriteBehindQueue({ notice: outageNotice('db', {}), retryDelayMs: 5 });
+    // SharedTask.flush passes 0 during an outage: an empty queue is still drained.
+    expect(await queue.flush(0)).toBe(true);
+    const started = Date.now();
+    expect(await queue.flush(60_000)).toBe(true);
+    queue.push('job', async () => {});
+    expect(await queue.flush(5000)).toBe(true);
+    expect(queue.pending).toBe(0);
+    // Drained again after work: still true, still at once.
+    expect(await queue.flush(0)).toBe(true);
+    expect(Date.now() - started).toBeLessThan(1000);
+    queue.close();
+    expect(await queue.flush(0)).toBe(true);
+  });
+
+  it('a flush that comes after close answers at once: nothing will send what is left', async () => {
+    const queue = new WriteBehindQueue({ notice: outageNotice('db', {}), retryDelayMs: 5 });
+    queue.push('never', async () => {
+      throw refusedConnection();
+    });
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    queue.close();
+    const started = Date.now();
+    expect(await queue.flush(5000)).toBe(false);
+    expect(Date.now() - started).toBeLessThan(1000);
+    expect(queue.pending).toBe(1);
+  });
+
   it('a job that fails after close (its connection torn down) is not said as an outage', async () => {
     const warnings: string[] = [];
     const queue = new WriteBehindQueue({

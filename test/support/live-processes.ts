@@ -72,3 +72,37 @@ export async function zombie(): Promise<number> {
   }
   throw new Error(`${pid} did not become a zombie`);
 }
+
+/** CPU time a process has used, in clock ticks: fields 14 and 15 of its stat (counted from the last `)`). */
+export function cpuTicks(pid: number): { user: number; system: number } {
+  const text = readFileSync(`/proc/${pid}/stat`, 'utf8');
+  const fields = text
+    .slice(text.lastIndexOf(')') + 1)
+    .trim()
+    .split(/\s+/);
+  return { user: Number(fields[14 - 3]), system: Number(fields[15 - 3]) };
+}
+
+/**
+ * A process that keeps running on the CPU, in user space and in the kernel (a shell loop that opens
+ * /dev/null over and over), so the parts of its stat that move while a process runs do move.
+ * Returns its pid once it runs the shell.
+ */
+export async function busyProcess(): Promise<number> {
+  const child = spawn('sh', ['-c', 'while :; do : </dev/null; done'], { stdio: 'ignore' });
+  children.push(child);
+  const pid = child.pid!;
+  for (let tries = 0; tries < 500; tries += 1) {
+    if (readText(`/proc/${pid}/comm`)?.trim() === 'sh') return pid;
+    await new Promise((resolve) => setTimeout(resolve, 10));
+  }
+  throw new Error(`${pid} did not start its shell`);
+}
+
+function readText(path: string): string | undefined {
+  try {
+    return readFileSync(path, 'utf8');
+  } catch {
+    return undefined;
+  }
+}

@@ -117,6 +117,21 @@ describe('AttemptSentinel', () => {
     });
   });
 
+  it('a synthetic 404 whose text names no model stops at once all the same (the status says it)', async () => {
+    const { watch } = sentinel('http://127.0.0.1:1');
+    await watch.inspect(init);
+    const text =
+      'API Error: {"type":"error","error":{"type":"not_found_error","message":"Not Found"},"request_id":"req_1"}';
+    const stop = await watch.inspect(synthetic(text, 404));
+    expect(stop?.cause).toBe('model');
+    // No model in the text: the one the session started with is named.
+    expect(stop?.message).toContain('the endpoint does not serve the model claude-main');
+    // The same text without the 404 is no stop: the status alone decided it.
+    const other = sentinel('http://127.0.0.1:1').watch;
+    await other.inspect(init);
+    expect(await other.inspect(synthetic(text))).toBeUndefined();
+  });
+
   it('a missing model nobody configured says so', async () => {
     const { watch } = sentinel('http://127.0.0.1:1');
     await watch.inspect(init);

@@ -2,12 +2,14 @@ import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync
 import { hostname, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { currentBootId, readProcStat } from '../../../src/runtime/process-liveness.js';
 import {
   FileTaskLocks,
   TASK_LOCK_FILE,
   TaskBusyError,
   taskBusyMessage,
 } from '../../../src/runtime/task-lock.js';
+import { busyProcess, cpuTicks, endSpawned } from '../../support/live-processes.js';
 
 let root: string;
 let task: { workspace: string; runDir: string };
@@ -19,6 +21,7 @@ beforeEach(() => {
   lockPath = join(task.runDir, TASK_LOCK_FILE);
 });
 afterEach(() => {
+  endSpawned();
   rmSync(root, { recursive: true, force: true });
 });
 
@@ -85,6 +88,39 @@ describe('FileTaskLocks', () => {
     await expect(attempt).rejects.toMatchObject({ holder: { pid: process.ppid } });
     expect(JSON.parse(readFileSync(lockPath, 'utf8')).pid).toBe(process.ppid);
   });
+
+  it.runIf(onLinux)(
+    'refuses a live holder that recorded its own start time, however long it has run since; takes over once it exited',
+    async () => {
+      // Another process holds the task: its record is what it writes for itself (`ownIdentity`
+      // reads its own stat the same way), taken at the moment it locked.
+      const pid = await busyProcess();
+      const start = readProcStat(pid)?.startTime;
+      expect(start).toBeDefined();
+      planted({ pid, host: hostname(), bootId: currentBootId(), processStart: start });
+      // It works on: the parts of its stat that move while a process runs (its user and kernel
+      // CPU times among them) have moved since it recorded itself.
+      const before = cpuTicks(pid);
+      const moved = () => {
+        const now = cpuTicks(pid);
+        return now.user >= before.user + 2 && now.system >= before.system + 2;
+      };
+      for (let tries = 0; tries < 1000 && !moved(); tries += 1)
+        await new Promise((resolve) => setTimeout(resolve, 10));
+      expect(moved()).toBe(true);
+      const attempt = new FileTaskLocks().acquire(task);
+      await expect(attempt).rejects.toBeInstanceOf(TaskBusyError);
+      await expect(attempt).rejects.toMatchObject({ holder: { pid } });
+      expect(JSON.parse(readFileSync(lockPath, 'utf8')).pid).toBe(pid);
+      // It exits (and is reaped): its lock is taken over.
+      process.kill(pid, 'SIGKILL');
+      for (let tries = 0; tries < 500 && readProcStat(pid) !== undefined; tries += 1)
+        await new Promise((resolve) => setTimeout(resolve, 10));
+      const held = await new FileTaskLocks().acquire(task);
+      expect(JSON.parse(readFileSync(lockPath, 'utf8')).pid).toBe(process.pid);
+      await held.release();
+    },
+  );
 
   it('takes over a lock that is not a lock record (damage, never a holder mid-write)', async () => {
     planted({});

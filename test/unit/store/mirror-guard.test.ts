@@ -77,6 +77,21 @@ describe('MirrorGuard', () => {
     expect(uuids(sub)).toEqual(['u1']);
   });
 
+  it('flush drains every held key, not just the first', async () => {
+    const { store, uuids } = backend();
+    const other: SessionKey = { projectKey: '-p', sessionId: 's2' };
+    const guard = new MirrorGuard(store);
+    store.refusing = true;
+    await guard.append(main, [entry(1)]);
+    await guard.append(sub, [entry(2)]);
+    await guard.append(other, [entry(3)]);
+    expect(guard.pending().map((held) => held.key)).toEqual([main, sub, other]);
+    store.refusing = false;
+    expect(await guard.flush()).toEqual([]);
+    expect([uuids(main), uuids(sub), uuids(other)]).toEqual([['u1'], ['u2'], ['u3']]);
+    expect(guard.holding).toBe(false);
+  });
+
   it('flush returns what is still refused, and writes in chunks no larger than batchSize', async () => {
     const { store, accepted } = backend();
     const sizes: number[] = [];

@@ -3,7 +3,8 @@
  *
  * - Synthetic API-error turns. When the network drops, the harness writes an assistant message
  *   "API Error: …" (model `<synthetic>`). Fed back, it reads as the model's last words and the
- *   model starts discussing the network instead of the task.
+ *   model starts discussing the network instead of the task. The binary's own filler (model
+ *   `<synthetic>`, text exactly "No response requested.", no error flag) is not one: it stays.
  * - Old denied tool calls. A denied call never ran, carries no information, costs ~270 characters
  *   each and teaches helplessness (a coordinator that reads several denials stops trying even the
  *   commands it may run). Only the newest `keepDenials` stay: the latest one usefully stops an

@@ -141,6 +141,28 @@ export interface TranscriptIndex {
   readonly copies: ReadonlyArray<unknown>;
 }
 
+/** The text the binary writes, model `<synthetic>`, when a turn needs an assistant reply but none was asked for. */
+export const NO_RESPONSE_FILLER = 'No response requested.';
+
+/** A message's content as one text: a string, or exactly one text block (as the binary reads it). */
+function soleText(content: unknown): string | undefined {
+  if (typeof content === 'string') return content;
+  if (!Array.isArray(content) || content.length !== 1) return undefined;
+  const block: unknown = content[0];
+  return isRecord(block) && block.type === 'text' && typeof block.text === 'string' ? block.text : undefined;
+}
+
+/**
+ * The harness's "API Error: …" turn: flagged `isApiErrorMessage`, or model `<synthetic>`, except
+ * the binary's own filler (model `<synthetic>`, unflagged, text exactly `NO_RESPONSE_FILLER`),
+ * which keeps the turn order the binary expects and is conversation, not an error.
+ */
+function isApiErrorTurn(entry: Entry, message: Record<string, unknown>): boolean {
+  if (entry.isApiErrorMessage === true) return true;
+  if (message.model !== '<synthetic>') return false;
+  return soleText(message.content) !== NO_RESPONSE_FILLER;
+}
+
 export function indexTranscript(entries: readonly Entry[]): TranscriptIndex {
   const results: ToolResultSite[] = [];
   const toolUses: ToolUseSite[] = [];
@@ -163,12 +185,7 @@ export function indexTranscript(entries: readonly Entry[]): TranscriptIndex {
     const message = entry.message;
     if (!isRecord(message)) continue;
     const guarded = isProtected(entry);
-    if (
-      type === 'assistant' &&
-      !guarded &&
-      (message.model === '<synthetic>' || entry.isApiErrorMessage === true)
-    )
-      apiErrors.push(entryIndex);
+    if (type === 'assistant' && !guarded && isApiErrorTurn(entry, message)) apiErrors.push(entryIndex);
     const content = message.content;
     if (!Array.isArray(content)) continue;
     let deniedId: string | undefined;

@@ -42,6 +42,38 @@ describe('prune layer', () => {
     }
   });
 
+  it('keeps the binary\'s own "No response requested." filler: a <synthetic> turn, not an API error', () => {
+    for (const shape of ['block', 'string'] as const) {
+      const t = new TranscriptBuilder();
+      t.prompt('/compact done, carry on');
+      const filler = t.apiError('No response requested.', 'model');
+      if (shape === 'string') (filler.message as { content: unknown }).content = 'No response requested.';
+      const next = t.prompt('now build it');
+      t.say('done');
+      const result = pruneNoise(t.entries);
+      expect(result.pruned, shape).toBe(0);
+      expect(result.entries.map((entry) => entry.uuid)).toEqual(t.entries.map((entry) => entry.uuid));
+      expect(result.entries.find((entry) => entry.uuid === next.uuid)?.parentUuid).toBe(filler.uuid);
+    }
+  });
+
+  it('still drops a turn that only looks like the filler: flagged as an API error, or with other text', () => {
+    for (const [text, marks] of [
+      ['No response requested.', 'both'],
+      ['No response requested.', 'flag'],
+      ['No response requested. API Error: Connection error.', 'model'],
+      ['No response requested', 'model'],
+    ] as const) {
+      const t = new TranscriptBuilder();
+      t.prompt('x');
+      const error = t.apiError(text, marks);
+      t.prompt('y');
+      const result = pruneNoise(t.entries);
+      expect(result.pruned, `${marks}: ${text}`).toBe(1);
+      expect(result.entries.some((entry) => entry.uuid === error.uuid)).toBe(false);
+    }
+  });
+
   it('removes a result nothing asked for (its call was lost) and keeps the chain', () => {
     const t = new TranscriptBuilder();
     t.prompt('go');

@@ -28,6 +28,7 @@ export default defineConfig({
     testTimeout: 120_000,
     hookTimeout: 60_000,
     retry: process.env.CI ? 1 : 0,
-    reporters: ['default'],
+    // The summary lists every skipped test and why, and every test that passed only on retry.
+    reporters: ['default', './test/support/summary-reporter.ts'],
   },
 });

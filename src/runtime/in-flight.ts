@@ -126,7 +126,13 @@ export function markInFlight(runDir: string, marker: Omit<InFlightMarker, 'pid' 
 
 /** The step's row was written: its sessions are no longer in flight. */
 export function clearInFlight(runDir: string, sessionIds: readonly string[]): void {
-  for (const sessionId of sessionIds) rmSync(markerPath(runDir, sessionId), { force: true });
+  for (const sessionId of sessionIds) {
+    try {
+      rmSync(markerPath(runDir, sessionId), { force: true });
+    } catch {
+      // A marker left behind only costs the next start a look: its row is written, so it books nothing.
+    }
+  }
   if (sessionIds.length > 0)
     emitTaskChange(runDir, { kind: 'in-flight-cleared', sessionIds: [...sessionIds] });
 }

@@ -18,8 +18,10 @@
  * - When that could not be done the process must not look successful: `problem()` gives the
  *   one-line reason the command line ends with (exit 1).
  * - `mirror_error` (the SDK dropped a batch it could not hand over) is recovered from the agent's
- *   local transcript; `session_writes_lost` (the agent could not write its own transcript: ENOSPC,
- *   EDQUOT) cannot be recovered at all and is reported as lost.
+ *   local transcript, and is never "recovered" when that has no file (a resumed session's copy is
+ *   gone when its query ends): the step says `unsaved` and `problem()` names it.
+ *   `session_writes_lost` (the agent could not write its own transcript: ENOSPC, EDQUOT) cannot be
+ *   recovered at all and is reported as lost.
  * - Nothing here throws into the run: every failure becomes a warning and a manifest field.
  */
 import { rmSync, statSync } from 'node:fs';
@@ -191,7 +193,14 @@ export class TranscriptSafety {
     }
     const pending = this.sessionStore.pending();
     const unsaved = [...this.unsaved];
-    if (pending.length === 0 && unsaved.length === 0) return undefined;
+    if (pending.length === 0 && unsaved.length === 0) {
+      // A batch the SDK dropped that the agent's own transcript did not give back (a resumed
+      // session's copy is gone when its query ends): the store lacks it, and nothing holds it.
+      const dropped = [...this.trouble].find(([, trouble]) => trouble.dropped);
+      if (dropped === undefined) return undefined;
+      const [sessionId, trouble] = dropped;
+      return `Transcript entries of session ${sessionId} are not in the session store (${trouble.error}): the SDK dropped them, and the agent's own transcript (${agentProjectsRoot(this.options.env)}) did not have them when the step ended. flower copies them in when it next starts in this directory if that transcript has them by then.`;
+    }
     const count = this.outside([
       ...new Set([...pending.map((waiting) => waiting.key.sessionId), ...this.unsaved.keys()]),
     ]);

@@ -1,4 +1,4 @@
-import { spawnSync } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import { mkdirSync, mkdtempSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { hostname, tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -7,6 +7,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import {
   bookKilledAttempts,
   clearInFlight,
+  holdAcrossMachines,
   IN_FLIGHT_DIRECTORY,
   type InFlightMarker,
   inFlightMarkers,
@@ -14,6 +15,7 @@ import {
   killedAttempts,
   markInFlight,
   nextMarker,
+  restoreInFlight,
 } from '../../../src/runtime/in-flight.js';
 import { readManifest } from '../../../src/runtime/manifest.js';
 
@@ -138,7 +140,81 @@ describe('killedAttempts', () => {
   });
 });
 
+/** A live process of this host that is not this one: another flower at work here. */
+function liveProcess(): number {
+  const child = spawn('sleep', ['60'], { stdio: 'ignore' });
+  afterEachKill.push(() => child.kill('SIGKILL'));
+  return child.pid as number;
+}
+const afterEachKill: Array<() => void> = [];
+afterEach(() => {
+  for (const kill of afterEachKill.splice(0)) kill();
+});
+
+describe('a marker of a live process on this host is never touched', () => {
+  it('is neither killed nor booked nor removed, whoever else wrote it', async () => {
+    marker('other-flower', liveProcess());
+    marker('dead', deadPid());
+    expect(killedAttempts(runDir).map((found) => found.sessionId)).toEqual(['dead']);
+    const booked = await bookKilledAttempts(runDir, [], source);
+    expect(booked.map((row) => row.session_id)).toEqual(['dead']);
+    expect(readdirSync(join(runDir, IN_FLIGHT_DIRECTORY))).toEqual(['other-flower.json']);
+  });
+});
+
+describe("another host's marker", () => {
+  it('is booked like a local one only while this process holds the task across machines', async () => {
+    marker('far', deadPid(), { host: 'build-7.example' });
+    expect(killedAttempts(runDir)).toEqual([]);
+    // Held under the run directory's resolved path, however the caller spelled it.
+    const release = holdAcrossMachines(`${runDir}/./`);
+    try {
+      const booked = await bookKilledAttempts(`${runDir}/`, [], source);
+      expect(booked.map((row) => [row.session_id, row.run, row.error])).toEqual([
+        ['far', 'run-killed', KILLED_UNRECORDED],
+      ]);
+      expect(readdirSync(join(runDir, IN_FLIGHT_DIRECTORY))).toEqual([]);
+    } finally {
+      release();
+    }
+    // Released: the next marker of another host is not judged again.
+    marker('far-later', deadPid(), { host: 'build-7.example' });
+    expect(killedAttempts(runDir)).toEqual([]);
+    expect(await bookKilledAttempts(runDir, [], source)).toEqual([]);
+    expect(readdirSync(join(runDir, IN_FLIGHT_DIRECTORY))).toEqual(['far-later.json']);
+  });
+});
+
 describe('in-flight markers never throw', () => {
+  it('a marker that cannot be removed is left without a throw, and the others are still removed', () => {
+    marker('s2', process.pid);
+    // Something that is not a file where s1's marker should be: rmSync cannot take it.
+    mkdirSync(join(runDir, IN_FLIGHT_DIRECTORY, 's1.json', 'inside'), { recursive: true });
+    expect(() => clearInFlight(runDir, ['s1', 's2'])).not.toThrow();
+    expect(readdirSync(join(runDir, IN_FLIGHT_DIRECTORY))).toEqual(['s1.json']);
+    const notADirectory = join(runDir, 'file');
+    writeFileSync(notADirectory, '');
+    expect(() => clearInFlight(notADirectory, ['s1'])).not.toThrow();
+  });
+
+  it("another process's marker that cannot be restored is skipped without a throw", () => {
+    const notADirectory = join(runDir, 'file');
+    writeFileSync(notADirectory, '');
+    const far: InFlightMarker = {
+      sessionId: 's1',
+      step: 'work',
+      run: 'r',
+      pid: 1,
+      host: 'build-7.example',
+      startedAt: 1,
+      baselineUsd: 0,
+      resumed: false,
+    };
+    expect(() => restoreInFlight(join(notADirectory, 'runs'), far)).not.toThrow();
+    restoreInFlight(runDir, far);
+    expect(inFlightMarkers(runDir)).toEqual([far]);
+  });
+
   it('a marker that cannot be written is skipped without a throw', () => {
     const notADirectory = join(runDir, 'file');
     writeFileSync(notADirectory, '');
@@ -280,6 +356,13 @@ describe('bookKilledAttempts', () => {
     const rows = [{ step: 'work', session_id: 's1', started_at: 10, ended_at: 900, run: 'run-before' }];
     const booked = await bookKilledAttempts(runDir, rows, source);
     expect(booked.map((row) => row.session_id)).toEqual(['s1']);
+  });
+
+  it("books the attempt when its own run's row of the session ended before it started (an earlier round)", async () => {
+    marker('s1', deadPid());
+    const rows = [{ step: 'work', session_id: 's1', started_at: 10, ended_at: 999, run: 'run-killed' }];
+    const booked = await bookKilledAttempts(runDir, rows, source);
+    expect(booked.map((row) => [row.session_id, row.run])).toEqual([['s1', 'run-killed']]);
   });
 
   it('keeps the marker when the row cannot be written, so the next start books it', async () => {

@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import { onTerminationSignal, type TerminationSignal } from '../../../src/runtime/signals.js';
+import { onTerminationSignal, rescuesPending, type TerminationSignal } from '../../../src/runtime/signals.js';
 
 // Re-raising the signal is covered end to end (test/e2e/manifest-signal.test.ts). Here another
 // listener stays attached, so the registry leaves ending the process to it and the test survives.
@@ -47,5 +47,29 @@ describe('onTerminationSignal', () => {
     process.emit('SIGTERM', 'SIGTERM');
     keep();
     expect(seen).toEqual(['in flight']);
+  });
+});
+
+describe('rescuesPending', () => {
+  // What a closed standard output decides on (cli/terminal/closed-output.ts): SIGHUP while a step
+  // is in flight, so it is booked as killed; a quiet exit otherwise.
+  it('is true exactly while a step has a rescue registered, and false once the signal ran it', () => {
+    expect(rescuesPending()).toBe(false);
+    const first = onTerminationSignal(() => {});
+    const second = onTerminationSignal(() => {});
+    expect(rescuesPending()).toBe(true);
+    first();
+    expect(rescuesPending()).toBe(true);
+    second();
+    expect(rescuesPending()).toBe(false);
+
+    process.on('SIGHUP', bystander);
+    const release = onTerminationSignal(() => {});
+    expect(rescuesPending()).toBe(true);
+    process.emit('SIGHUP', 'SIGHUP');
+    // The step was written as killed: nothing is left for a later signal to rescue.
+    expect(rescuesPending()).toBe(false);
+    release();
+    expect(rescuesPending()).toBe(false);
   });
 });

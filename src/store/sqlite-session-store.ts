@@ -31,6 +31,10 @@
  *   records its seq as rows are folded (`cost_seq`), and rows whose type nobody recorded (not
  *   yet folded, or added by an older flower or the reference's tools) are searched from the end
  *   in SQL, and only those.
+ * - Only keys a real session has are taken (`checkSessionKey`, the rule PostgreSQL's backend
+ *   shares): no other key can join to the same `store_key`, `subpath: ''` is the main
+ *   transcript, and `listSubkeys` never hands out a subpath outside the rule. Valid keys are
+ *   stored as they always were, so older files read unchanged.
  * - Failures are whole: a batch that cannot be written leaves nothing behind, `load` of a
  *   transcript with an unreadable row returns nothing (one line names the key and the seq), and
  *   every error names the database file.
@@ -46,7 +50,7 @@ import {
 import type Database from 'better-sqlite3';
 import type { StoredTranscript, UnreadableRow } from './backend.js';
 import { COST_STATE_TYPE } from './cost-state.js';
-import { storeKeyOf } from './session-key.js';
+import { checkSessionKey, isStorableSubpath, type SessionKeyParts, storeKeyOf } from './session-key.js';
 import { openDatabase } from './sqlite-database.js';
 import { stampCleanClose } from './sqlite-integrity.js';
 
@@ -229,7 +233,8 @@ export class SqliteSessionStore implements Required<SessionStore> {
   }
 
   /** Synchronous body of `append` (the SDK's interface is async; SQLite here is not). */
-  appendNow(key: SessionKey, entries: readonly SessionStoreEntry[]): void {
+  appendNow(given: SessionKey, entries: readonly SessionStoreEntry[]): void {
+    const key = this.checked(given, 'store entries under');
     if (entries.length === 0) return;
     const storeKey = storeKeyOf(key);
     // Serialise before touching the database: a bad entry must fail the batch, not half of it.
@@ -383,7 +388,8 @@ export class SqliteSessionStore implements Required<SessionStore> {
   }
 
   /** The entries exactly as appended, or null when the key was never written; throws on a damaged row. */
-  loadRaw(key: SessionKey): SessionStoreEntry[] | null {
+  loadRaw(given: SessionKey): SessionStoreEntry[] | null {
+    const key = this.checked(given, 'load');
     const stored = this.readTranscriptNow(key);
     if (stored === null) return null;
     const [damaged] = stored.unreadable;
@@ -396,8 +402,8 @@ export class SqliteSessionStore implements Required<SessionStore> {
     return this.readTranscriptNow(key);
   }
 
-  readTranscriptNow(key: SessionKey): StoredTranscript | null {
-    const storeKey = storeKeyOf(key);
+  readTranscriptNow(given: SessionKey): StoredTranscript | null {
+    const storeKey = storeKeyOf(this.checked(given, 'load'));
     const payloads = this.guard(`load ${storeKey}`, () => this.statements.payloads.all(storeKey));
     if (payloads.length === 0) return null;
     const entries: SessionStoreEntry[] = [];
@@ -419,8 +425,8 @@ export class SqliteSessionStore implements Required<SessionStore> {
     return this.lastCostStateNow(key);
   }
 
-  lastCostStateNow(key: SessionKey): SessionStoreEntry | null {
-    const storeKey = storeKeyOf(key);
+  lastCostStateNow(given: SessionKey): SessionStoreEntry | null {
+    const storeKey = storeKeyOf(this.checked(given, 'read the cost of'));
     this.sync();
     return this.guard(`read the cost of ${storeKey}`, () => {
       const meta = this.statements.meta.get(storeKey);
@@ -438,6 +444,7 @@ export class SqliteSessionStore implements Required<SessionStore> {
   }
 
   async listSessions(projectKey: string): Promise<Array<{ sessionId: string; mtime: number }>> {
+    this.checked({ projectKey }, 'list the sessions of');
     this.sync();
     const prefix = `${projectKey}/`;
     return this.guard('list sessions', () => this.statements.keysInRange.all(...prefixRange(prefix)))
@@ -446,6 +453,7 @@ export class SqliteSessionStore implements Required<SessionStore> {
   }
 
   async listSessionSummaries(projectKey: string): Promise<SessionSummaryEntry[]> {
+    this.checked({ projectKey }, 'list the summaries of');
     this.sync();
     return this.guard('list summaries', () => this.statements.summaries.all(projectKey)).map((row) => ({
       sessionId: row.session_id,
@@ -455,7 +463,8 @@ export class SqliteSessionStore implements Required<SessionStore> {
   }
 
   /** A main key removes the session with all its subagent transcripts and its summary; a subpath only itself. */
-  async delete(key: SessionKey): Promise<void> {
+  async delete(given: SessionKey): Promise<void> {
+    const key = this.checked(given, 'delete');
     this.sync();
     const storeKey = storeKeyOf(key);
     const { deleteEntries, deleteMeta, deleteEntriesInRange, deleteMetaInRange, deleteSummary } =
@@ -474,12 +483,14 @@ export class SqliteSessionStore implements Required<SessionStore> {
     this.established.clear();
   }
 
-  async listSubkeys(key: { projectKey: string; sessionId: string }): Promise<string[]> {
+  /** Only subpaths a real key has: a row an older version stored under another one stays out. */
+  async listSubkeys(given: { projectKey: string; sessionId: string }): Promise<string[]> {
+    const key = this.checked(given, 'list the subkeys of');
     this.sync();
     const prefix = `${key.projectKey}/${key.sessionId}/`;
-    return this.guard('list subkeys', () => this.statements.keysInRange.all(...prefixRange(prefix))).map(
-      (row) => row.store_key.slice(prefix.length),
-    );
+    return this.guard('list subkeys', () => this.statements.keysInRange.all(...prefixRange(prefix)))
+      .map((row) => row.store_key.slice(prefix.length))
+      .filter(isStorableSubpath);
   }
 
   /**
@@ -487,21 +498,26 @@ export class SqliteSessionStore implements Required<SessionStore> {
    * reading them: what the shared store's reconcile compares (store/shared/session-sync.ts).
    */
   entryCounts(projectKey: string): Array<{ sessionId: string; subpath: string; entries: number }> {
+    this.checked({ projectKey }, 'count the entries of');
     this.sync();
     const prefix = `${projectKey}/`;
-    return this.guard('count entries', () => this.statements.countsInRange.all(...prefixRange(prefix))).map(
-      (row) => {
-        const rest = row.store_key.slice(prefix.length);
-        const slash = rest.indexOf('/');
-        return slash < 0
-          ? { sessionId: rest, subpath: '', entries: row.entries }
-          : { sessionId: rest.slice(0, slash), subpath: rest.slice(slash + 1), entries: row.entries };
-      },
-    );
+    return this.guard('count entries', () =>
+      this.statements.countsInRange.all(...prefixRange(prefix)),
+    ).flatMap((row) => {
+      const rest = row.store_key.slice(prefix.length);
+      const slash = rest.indexOf('/');
+      if (slash < 0) return [{ sessionId: rest, subpath: '', entries: row.entries }];
+      const subpath = rest.slice(slash + 1);
+      // A key outside the rules (an older version's) is no transcript a reader could ask for.
+      return isStorableSubpath(subpath)
+        ? [{ sessionId: rest.slice(0, slash), subpath, entries: row.entries }]
+        : [];
+    });
   }
 
   /** Whether a main transcript exists for this session. */
   hasSession(projectKey: string, sessionId: string): boolean {
+    this.checked({ projectKey, sessionId }, 'look up');
     return (
       this.guard('look up a session', () => this.statements.hasKey.get(`${projectKey}/${sessionId}`)) === 1
     );
@@ -512,6 +528,7 @@ export class SqliteSessionStore implements Required<SessionStore> {
    * cache creation tokens of the newest entry (among the last `scan`) with a non-zero total.
    */
   lastContext(projectKey: string, sessionId: string, scan = 60): number {
+    this.checked({ projectKey, sessionId }, 'read the context of');
     const storeKey = `${projectKey}/${sessionId}`;
     const payloads = this.guard(`read ${storeKey}`, () => this.statements.newestPayloads.all(storeKey, scan));
     for (const payload of payloads) {
@@ -550,6 +567,16 @@ export class SqliteSessionStore implements Required<SessionStore> {
   }
 
   /** Run a database operation, turning SQLite's failures into a message that names the file. */
+  /** The key as stored (see `checkSessionKey`); a key no real session has is refused, naming it. */
+  private checked<K extends SessionKeyParts>(key: K, action: string): K {
+    const checked = checkSessionKey(key);
+    if (typeof checked !== 'string') return checked;
+    throw new SessionStoreError(
+      this.path,
+      `Refusing to ${action} the session key ${JSON.stringify(key)} in ${this.path}: ${checked}. Nothing was read or written.`,
+    );
+  }
+
   private guard<T>(action: string, operation: () => T): T {
     try {
       return operation();

@@ -38,6 +38,9 @@
  *   unreadable row is not returned at all, a fold that fails is kept and retried by the next read
  *   (its entries are committed; if `close` cannot fold, the next listing does), and every error is
  *   one line naming the server (password masked), the key and what to do.
+ * - Only keys a real session has are taken (`checkSessionKey`, the rule the SQLite backend
+ *   shares): `subpath: ''` is the main transcript, and `listSubkeys` never hands out a subpath
+ *   outside the rule (a row an older version stored under one stays out).
  * - `lastCostState` finds the newest `cost-state` entry through a seq kept by the fold, never by
  *   reading the transcript; `readTranscript` reports damaged rows instead of failing the load
  *   (the optional fast paths of the rewriting layer's backend seam).
@@ -53,7 +56,7 @@ import type pg from 'pg';
 import { maskStoreUrl, type PostgresTarget, parseStoreTarget } from '../../config/store-url.js';
 import type { StoredTranscript } from '../backend.js';
 import { COST_STATE_TYPE } from '../cost-state.js';
-import { storeKeyOf } from '../session-key.js';
+import { checkSessionKey, isStorableSubpath, type SessionKeyParts, storeKeyOf } from '../session-key.js';
 import { createPool, defaultPoolPolicy, type PostgresPoolPolicy } from './connection.js';
 import { PostgresStoreError, storeFailure } from './errors.js';
 import { ensureSchema, keyLock } from './schema.js';
@@ -164,10 +167,11 @@ export class PostgresSessionStore implements SessionStore {
   }
 
   private async appendBehind(
-    key: SessionKey,
+    given: SessionKey,
     entries: SessionStoreEntry[],
     fenced: { task: TaskName; fence: Fence } | undefined,
   ): Promise<FencedAppend> {
+    const key = this.checked(given, 'store entries under');
     if (entries.length === 0) return STORED;
     const storeKey = storeKeyOf(key);
     const batch = this.prepare(storeKey, entries);
@@ -358,7 +362,8 @@ export class PostgresSessionStore implements SessionStore {
    * The entries exactly as appended, in order; null when the key was never written. A transcript
    * with a row that is not a JSON object is not returned at all (`readTranscript` reports it).
    */
-  async load(key: SessionKey): Promise<SessionStoreEntry[] | null> {
+  async load(given: SessionKey): Promise<SessionStoreEntry[] | null> {
+    const key = this.checked(given, 'load');
     const stored = await this.readTranscript(key);
     const [first] = stored?.unreadable ?? [];
     if (first !== undefined) throw this.unreadable(key, String(first.seq), stored?.unreadable.length ?? 1);
@@ -366,7 +371,8 @@ export class PostgresSessionStore implements SessionStore {
   }
 
   /** The transcript with its damaged rows reported (seq, uuid, position) rather than thrown. */
-  async readTranscript(key: SessionKey): Promise<StoredTranscript | null> {
+  async readTranscript(given: SessionKey): Promise<StoredTranscript | null> {
+    const key = this.checked(given, 'load');
     await this.flush();
     const rows = await this.query<[string, string | null, string]>(`load ${storeKeyOf(key)}`, {
       text: `SELECT seq, uuid, entry FROM ${this.tables.entries}
@@ -389,7 +395,8 @@ export class PostgresSessionStore implements SessionStore {
   }
 
   /** The newest `cost-state` entry of the transcript (kept by seq on append); null when it has none. */
-  async lastCostState(key: SessionKey): Promise<SessionStoreEntry | null> {
+  async lastCostState(given: SessionKey): Promise<SessionStoreEntry | null> {
+    const key = this.checked(given, 'read the cost of');
     await this.flush();
     const read = () =>
       this.query<{ id: string; seq: string | null; entry: string | null; behind: boolean }>(
@@ -445,11 +452,13 @@ export class PostgresSessionStore implements SessionStore {
   }
 
   async listSessions(projectKey: string): Promise<Array<{ sessionId: string; mtime: number }>> {
+    this.checked({ projectKey }, 'list the sessions of');
     const rows = await this.mainRows(projectKey, 'list sessions');
     return rows.map((row) => ({ sessionId: row.session_id, mtime: Number(row.mtime) }));
   }
 
   async listSessionSummaries(projectKey: string): Promise<SessionSummaryEntry[]> {
+    this.checked({ projectKey }, 'list the summaries of');
     const rows = await this.mainRows(projectKey, 'list summaries');
     return rows
       .filter((row) => row.summary !== null)
@@ -463,21 +472,26 @@ export class PostgresSessionStore implements SessionStore {
   async entryCounts(
     projectKey: string,
   ): Promise<Array<{ sessionId: string; subpath: string; entries: number }>> {
+    this.checked({ projectKey }, 'count the entries of');
     const rows = await this.query<{ session_id: string; subpath: string; entries: string }>('count entries', {
       text: `SELECT t.session_id, t.subpath,
                     (SELECT count(*) FROM ${this.tables.entries} e WHERE e.transcript_id = t.id) AS entries
                FROM ${this.tables.transcripts} t WHERE t.project_key = $1`,
       values: [projectKey],
     });
-    return rows.map((row) => ({
-      sessionId: row.session_id,
-      subpath: row.subpath,
-      entries: Number(row.entries),
-    }));
+    // A key outside the rules (an older version's) is no transcript a reader could ask for.
+    return rows
+      .filter((row) => row.subpath === '' || isStorableSubpath(row.subpath))
+      .map((row) => ({
+        sessionId: row.session_id,
+        subpath: row.subpath,
+        entries: Number(row.entries),
+      }));
   }
 
   /** A main key removes the session with all its subagent transcripts and its summary; a subpath only itself. */
-  async delete(key: SessionKey): Promise<void> {
+  async delete(given: SessionKey): Promise<void> {
+    const key = this.checked(given, 'delete');
     const storeKey = storeKeyOf(key);
     await this.open();
     const client = await this.pool.connect().catch((error) => {
@@ -517,13 +531,15 @@ export class PostgresSessionStore implements SessionStore {
     }
   }
 
-  async listSubkeys(key: { projectKey: string; sessionId: string }): Promise<string[]> {
+  /** Only subpaths a real key has: a row an older version stored under another one stays out. */
+  async listSubkeys(given: { projectKey: string; sessionId: string }): Promise<string[]> {
+    const key = this.checked(given, 'list the subkeys of');
     const rows = await this.query<{ subpath: string }>('list subkeys', {
       text: `SELECT subpath FROM ${this.tables.transcripts}
               WHERE project_key = $1 AND session_id = $2 AND subpath <> ''`,
       values: [key.projectKey, key.sessionId],
     });
-    return rows.map((row) => row.subpath);
+    return rows.map((row) => row.subpath).filter(isStorableSubpath);
   }
 
   /**
@@ -536,6 +552,16 @@ export class PostgresSessionStore implements SessionStore {
     this.timer = undefined;
     if (this.ready !== undefined) await this.flush().catch(() => undefined);
     await this.pool.end();
+  }
+
+  /** The key as stored (see `checkSessionKey`); a key no real session has is refused, naming it. */
+  private checked<K extends SessionKeyParts>(key: K, action: string): K {
+    const checked = checkSessionKey(key);
+    if (typeof checked !== 'string') return checked;
+    throw new PostgresStoreError(
+      this.target.display,
+      `PostgreSQL store ${this.target.display}: refusing to ${action} the session key ${JSON.stringify(key)}: ${checked}. Nothing was read or written.`,
+    );
   }
 
   private async query<Row>(action: string, query: pg.QueryConfig | pg.QueryArrayConfig): Promise<Row[]> {

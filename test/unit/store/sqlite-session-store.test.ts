@@ -83,6 +83,35 @@ describe('SqliteSessionStore: layout', () => {
     expect(storeKeyOf({ ...key, subpath: 'subagents/agent-abc' })).toBe('-tmp-x-ws/a1b2/subagents/agent-abc');
   });
 
+  it('reads a file an older version wrote: valid keys keep their store_key, the key rules change none', async () => {
+    store().close();
+    const db = raw();
+    const rows = [
+      ['-tmp-x-ws/a1b2', 'u1'],
+      ['-tmp-x-ws/a1b2/subagents/agent-abc', 'u2'],
+    ];
+    for (const [storeKey, uid] of rows) {
+      db.prepare('INSERT INTO entries (store_key, seq, uid, payload) VALUES (?, 0, ?, ?)').run(
+        storeKey,
+        uid,
+        JSON.stringify({ type: 'user', uuid: uid }),
+      );
+      db.prepare(
+        'INSERT INTO meta (store_key, mtime, next_seq, cost_seq, indexed_to) VALUES (?, 1, 1, NULL, 1)',
+      ).run(storeKey);
+    }
+    const s = store();
+    expect(await s.load(key)).toEqual([{ type: 'user', uuid: 'u1' }]);
+    expect(await s.listSubkeys(key)).toEqual(['subagents/agent-abc']);
+    expect(await s.load({ ...key, subpath: 'subagents/agent-abc' })).toEqual([{ type: 'user', uuid: 'u2' }]);
+    await s.append({ ...key, subpath: '' }, [{ type: 'user', uuid: 'u3' }]);
+    s.sync();
+    expect(db.prepare('SELECT store_key, next_seq FROM meta ORDER BY store_key').all()).toEqual([
+      { store_key: '-tmp-x-ws/a1b2', next_seq: 2 },
+      { store_key: '-tmp-x-ws/a1b2/subagents/agent-abc', next_seq: 1 },
+    ]);
+  });
+
   it('derives the project key as the SDK does', () => {
     expect(projectKeyFor('/tmp/x/ws')).toBe('-tmp-x-ws');
     expect(projectKeyFor('/home/me/my_proj.v2')).toBe('-home-me-my-proj-v2');

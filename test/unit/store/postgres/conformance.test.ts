@@ -2,7 +2,8 @@
  * The 14 SessionStore contracts on the PostgreSQL backend, bare and under the rewriting layer:
  * against the server named by FLOWER_TEST_POSTGRES_URL (CI), else against PGlite over the wire
  * (test/support/postgres.ts). Each test gets a schema of its own, created by the store on first
- * use and dropped afterwards.
+ * use and dropped afterwards. Then the session-key rules it shares with the SQLite backend
+ * (session-key-rules.ts).
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -10,6 +11,7 @@ import path from 'node:path';
 import { PostgresSessionStore } from '../../../../src/store/postgres/session-store.js';
 import { RewritingSessionStore } from '../../../../src/store/rewriting-store.js';
 import { type TestSchema, usePostgres } from '../../../support/postgres.js';
+import { describeSessionKeyRules } from '../session-key-rules.js';
 import { type ConformanceStore, describeSessionStoreConformance } from '../session-store-conformance.js';
 
 const postgres = usePostgres();
@@ -47,3 +49,30 @@ for (const layered of [false, true]) {
     },
   );
 }
+
+describeSessionKeyRules(`PostgresSessionStore (${postgres.kind})`, {
+  make: async () => {
+    const schema = await postgres.freshSchema('keys');
+    const store = new PostgresSessionStore(schema.url);
+    await store.open();
+    schemas.set(store, schema);
+    return store;
+  },
+  dispose: async (store) => {
+    await (store as PostgresSessionStore).close();
+    await schemas.get(store)?.drop();
+    schemas.delete(store);
+  },
+  // A transcript under `subpath`, written by the schema's own append as a version without the key rules did.
+  plant: async (store, subpath, entry) => {
+    const schema = schemas.get(store)?.schema as string;
+    await postgres.admin(`SELECT "${schema}".session_append($1, $2, $3, $4::text[], $5, $6)`, [
+      'proj-a',
+      'session-1',
+      subpath,
+      [entry.uuid ?? null],
+      JSON.stringify(entry),
+      Date.now(),
+    ]);
+  },
+});

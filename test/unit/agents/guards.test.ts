@@ -1,3 +1,4 @@
+import { spawnSync } from 'node:child_process';
 import {
   existsSync,
   mkdirSync,
@@ -5,14 +6,20 @@ import {
   readFileSync,
   realpathSync,
   rmSync,
+  statSync,
   symlinkSync,
   writeFileSync,
 } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { basename, dirname, join } from 'node:path';
 import type { HookCallbackMatcher, HookInput, HookJSONOutput } from '@anthropic-ai/claude-agent-sdk';
 import { afterEach, describe, expect, it } from 'vitest';
-import { delegateDenial, delegateGuard } from '../../../src/agents/guards/delegate.js';
+import {
+  coordinatorMayRun,
+  type DelegateGuardOptions,
+  delegateDenial,
+  delegateGuard,
+} from '../../../src/agents/guards/delegate.js';
 import { indexGuard } from '../../../src/agents/guards/index-refresh.js';
 import { isolatedAgentInput, isolateGuard } from '../../../src/agents/guards/isolate.js';
 import { SECRET_FILE_DENIAL, secretFilesGuard } from '../../../src/agents/guards/secret-files.js';
@@ -29,6 +36,8 @@ import { markIsolated, wantsIsolation } from '../../../src/agents/isolation.js';
 import { worker } from '../../../src/agents/roles.js';
 import { Workbench } from '../../../src/agents/workbench.js';
 import { mergeHooks } from '../../../src/runtime/agent-spec.js';
+import { type SecretMachine, secretMachine } from '../../support/sandbox-fixtures.js';
+import { cleanUp } from '../../support/scratch.js';
 
 const dirs: string[] = [];
 afterEach(() => {
@@ -156,6 +165,161 @@ describe('delegate guard', () => {
       'deny',
     );
     expect(delegateDenial('Bash')).toContain('.flower/artifacts/');
+  });
+
+  it('tells the coordinator to ask its worker for only the paths and its conclusion', () => {
+    expect(delegateDenial('Write')).toMatch(/reply with only the paths and its conclusion\.$/);
+  });
+
+  it('never lets a write tool pass as a glance, whatever its input carries', async () => {
+    const output = await run(guard, {
+      tool: 'Write',
+      input: { file_path: 'x', content: 'y', command: 'ls' },
+    });
+    expect(decision(output)?.permissionDecision).toBe('deny');
+    for (const tool of ['Write', 'Edit', 'NotebookEdit'])
+      expect(
+        coordinatorMayRun(tool, { command: 'ls' }, true, () => true),
+        tool,
+      ).toBe(false);
+  });
+
+  it('denies a Bash call whose command is not text, whatever the predicate lets through', async () => {
+    for (const command of [['ls'], 42, undefined])
+      expect(
+        coordinatorMayRun('Bash', { command }, true, () => true),
+        String(command),
+      ).toBe(false);
+    expect(decision(await run(guard, { tool: 'Bash', input: { command: ['ls'] } }))?.permissionDecision).toBe(
+      'deny',
+    );
+  });
+});
+
+describe('delegate guard: the glance wall (sandbox on)', () => {
+  let machine: SecretMachine | undefined;
+  afterEach(async () => {
+    await machine?.close();
+    machine = undefined;
+    await cleanUp();
+  });
+
+  async function walledGuard(options: DelegateGuardOptions = {}): Promise<HookCallbackMatcher> {
+    machine = await secretMachine();
+    const env = { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: machine.home };
+    return delegateGuard({ allowGlance: true, sandbox: machine.sandbox(env), ...options });
+  }
+
+  interface Glanced {
+    updatedInput: Record<string, unknown>;
+    /** What the call's replacement command prints and exits with, run as the Bash tool would. */
+    stdout: string;
+    status: number | null;
+    /** The file the replacement command prints. */
+    outputPath: string;
+  }
+
+  async function glance(guard: HookCallbackMatcher, call: Omit<Call, 'tool'>): Promise<Glanced> {
+    const output = decision(await run(guard, { tool: 'Bash', cwd: machine?.workspace, ...call })) as {
+      permissionDecision?: string;
+      updatedInput?: Record<string, unknown>;
+    };
+    expect(output?.permissionDecision).toBe('allow');
+    const updatedInput = output.updatedInput ?? {};
+    const command = String(updatedInput.command);
+    const outputPath = /^cat -- '([^']*)'; exit \d+$/.exec(command)?.[1] ?? '';
+    const replay = spawnSync('bash', ['-c', command], { encoding: 'utf8' });
+    return { updatedInput, stdout: replay.stdout, status: replay.status, outputPath };
+  }
+
+  it('runs an allowed glance itself and hands the call a command that replays its output and exit code, in the foreground, the rest of the input kept', async () => {
+    const guard = await walledGuard();
+    const result = await glance(guard, {
+      input: { command: 'ls; ls no-such-file', description: 'look', run_in_background: true },
+    });
+    expect(result.stdout).toContain('README.md');
+    expect(result.stdout).toContain('no-such-file');
+    expect(result.status).toBe(2);
+    expect(result.updatedInput).toMatchObject({ description: 'look', run_in_background: false });
+  });
+
+  it("runs the glance in the call's directory, or in flower's own when the hook input names none", async () => {
+    const guard = await walledGuard();
+    const { workspace } = machine as SecretMachine;
+    expect((await glance(guard, { input: { command: 'pwd' }, cwd: workspace })).stdout).toBe(
+      `${workspace}\n`,
+    );
+    expect((await glance(guard, { input: { command: 'pwd' }, cwd: '' })).stdout).toBe(`${process.cwd()}\n`);
+  });
+
+  it('ends a glance at the time limit its call asks for', async () => {
+    const guard = await walledGuard({ mayGlance: () => true });
+    const started = Date.now();
+    const result = await glance(guard, { input: { command: 'sleep 30', timeout: 300 } });
+    expect(result.status).toBe(124);
+    expect(result.stdout).toContain('the command was ended after');
+    expect(Date.now() - started).toBeLessThan(20_000);
+  });
+
+  it("gives a glance the Bash tool's default time when its call asks for none, zero or less, or not as a number", async () => {
+    const guard = await walledGuard();
+    for (const timeout of [undefined, 0, -5, '5', true]) {
+      const result = await glance(guard, {
+        input: { command: 'echo ok', ...(timeout === undefined ? {} : { timeout }) },
+      });
+      expect(result.status, String(timeout)).toBe(0);
+      expect(result.stdout, String(timeout)).toBe('ok\n');
+    }
+  });
+
+  it('gives the hook time for the longest glance the Bash tool allows (10 minutes) and a little more; without a sandbox it runs nothing and keeps the default', async () => {
+    const guard = await walledGuard();
+    expect(guard.timeout).toBeGreaterThan(600);
+    expect(guard.timeout).toBeLessThanOrEqual(660);
+    expect(delegateGuard({ allowGlance: true }).timeout).toBeUndefined();
+  });
+
+  it('lets any other tool the coordinator may use through untouched', async () => {
+    const guard = await walledGuard();
+    expect(await run(guard, { tool: 'Read', input: { file_path: 'README.md' } })).toEqual({});
+  });
+
+  it("keeps a guard's glance outputs in one private directory under the system's temporary directory, removed when flower exits", async () => {
+    const guard = await walledGuard();
+    const before = process.listeners('exit');
+    const first = await glance(guard, { input: { command: 'echo one' } });
+    const second = await glance(guard, { input: { command: 'echo two' } });
+    const directory = dirname(first.outputPath);
+    expect(dirname(second.outputPath)).toBe(directory);
+    expect(dirname(directory)).toBe(tmpdir());
+    expect(basename(directory)).toMatch(/^flower-glance-/);
+    expect(statSync(directory).mode & 0o777).toBe(0o700);
+    const added = process.listeners('exit').filter((listener) => !before.includes(listener));
+    expect(added).toHaveLength(1);
+    const onExit = added[0] as () => void;
+    try {
+      onExit();
+      expect(existsSync(directory)).toBe(false);
+      // Already gone (a temp cleaner, say): flower still exits quietly.
+      expect(() => onExit()).not.toThrow();
+    } finally {
+      process.removeListener('exit', onExit);
+    }
+  });
+
+  it('keeps the last 32 outputs and removes older ones, even when one is gone already', async () => {
+    const guard = await walledGuard();
+    const paths: string[] = [];
+    for (let index = 1; index <= 33; index += 1) {
+      const result = await glance(guard, { input: { command: `echo ${index}` } });
+      expect(result.stdout).toBe(`${index}\n`);
+      paths.push(result.outputPath);
+    }
+    expect(existsSync(paths[0] as string)).toBe(false);
+    for (const path of paths.slice(1)) expect(existsSync(path), path).toBe(true);
+    rmSync(paths[1] as string);
+    const next = await glance(guard, { input: { command: 'echo 34' } });
+    expect(next.stdout).toBe('34\n');
   });
 });
 

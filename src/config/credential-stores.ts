@@ -88,6 +88,7 @@ export function credentialStores(context: CredentialContext): string[] {
     cwd: context.cwd ?? context.workspace,
     home,
     packageRoot: context.sourceCheckout ?? context.workspace,
+    // Stryker disable next-line ConditionalExpression: without a checkout the package root is the workspace, whose .env is listed below anyway (only its place in the list moves)
     sourceCheckout: context.sourceCheckout !== undefined,
   }).flatMap((source) => (source.path === undefined ? [] : [source.path]));
   const claudeConfig = env.CLAUDE_CONFIG_DIR || join(home, '.claude');

@@ -1,6 +1,11 @@
 import { delimiter, isAbsolute, join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { credentialStores, HOME_CREDENTIAL_STORES } from '../../../src/config/credential-stores.js';
+import {
+  credentialStores,
+  extraStores,
+  HOME_CREDENTIAL_STORES,
+  SYSTEM_CREDENTIAL_STORES,
+} from '../../../src/config/credential-stores.js';
 
 const home = '/home/ada';
 const base = { HOME: home };
@@ -62,6 +67,35 @@ describe('the credential stores', () => {
     expect(stores).toContain(join(home, '.secrets'));
     expect(stores).toContain('/ws/deploy/keys');
     expect(stores).toContain('/etc/prod.pem');
+  });
+
+  it('hide nothing the context does not name: no run directory, no extra path, no file for an unset $FLOWER_ENV', () => {
+    const stores = credentialStores({ env: base, workspace: '/ws' });
+    expect([...stores].sort()).toEqual(
+      [
+        '/ws/.env',
+        join(home, '.config/flower/.env'),
+        join(home, '.config/flower'),
+        join(home, '.claude/projects'),
+        join(home, '.claude/settings.json'),
+        join(home, '.claude/settings.local.json'),
+        join(home, '.claude/.credentials.json'),
+        join(home, '.claude.json'),
+        ...HOME_CREDENTIAL_STORES.map((relative) => join(home, relative)),
+        ...SYSTEM_CREDENTIAL_STORES,
+      ].sort(),
+    );
+  });
+
+  it('FLOWER_SANDBOX_HIDE: spaces around a path are not part of it, ~ is home, an empty entry hides nothing', () => {
+    const value = [' ~/.secrets ', '', ' ', '~', 'deploy/keys'].join(delimiter);
+    expect(extraStores({ FLOWER_SANDBOX_HIDE: value }, home, '/ws')).toEqual([
+      join(home, '.secrets'),
+      home,
+      '/ws/deploy/keys',
+    ]);
+    expect(extraStores({}, home, '/ws')).toEqual([]);
+    expect(extraStores({ FLOWER_SANDBOX_HIDE: '' }, home, '/ws')).toEqual([]);
   });
 
   it('are absolute, each once', () => {

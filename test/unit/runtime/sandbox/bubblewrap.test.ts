@@ -1,7 +1,8 @@
 import { spawnSync } from 'node:child_process';
-import { mkdirSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
-import { afterEach, describe, expect, it } from 'vitest';
+import { existsSync, mkdirSync, readFileSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { basename, dirname, join } from 'node:path';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import { replayCommand } from '../../../../src/agents/guards/delegate.js';
 import { sandboxAvailability } from '../../../../src/runtime/sandbox/availability.js';
 import {
@@ -60,6 +61,13 @@ describe('bubblewrap arguments', () => {
     expect(bubblewrapArgs(plan, facts, ['true'])).toContain('--unshare-net');
     expect(bubblewrapArgs({ ...plan, network: true }, facts, ['true'])).not.toContain('--unshare-net');
   });
+
+  it('sharing the network changes nothing else in the wall', () => {
+    const walled = bubblewrapArgs(plan, facts, ['true']);
+    expect(bubblewrapArgs({ ...plan, network: true }, facts, ['true'])).toEqual(
+      walled.filter((arg) => arg !== '--unshare-net'),
+    );
+  });
 });
 
 describe('the wall plan', () => {
@@ -85,6 +93,10 @@ describe('the wall plan', () => {
     );
   });
 
+  it('a worker without a scratch directory writes only the workspace and the caches', () => {
+    expect(wallPlan('worker', defaultSandboxPolicy, places, '/ws').writable).toEqual(['/ws', '/home/u/.npm']);
+  });
+
   it('covers a store where its links lead, leaves out what does not exist', () => {
     const home = tempDir('wall-home-');
     mkdirSync(join(home, 'real-ssh'));
@@ -101,6 +113,47 @@ describe('the wall plan', () => {
       { path: join(home, 'real-ssh'), kind: 'directory' },
       { path: join(home, 'token'), kind: 'file' },
     ]);
+  });
+
+  it('never covers the root itself, even when a store or its link names it', () => {
+    const home = tempDir('wall-home-');
+    symlinkSync('/', join(home, 'root-link'));
+    writeFileSync(join(home, 'token'), 'x');
+    const found = wallFacts({
+      writable: [],
+      hidden: ['/', join(home, 'root-link'), join(home, 'token')],
+      network: false,
+      cwd: home,
+    });
+    expect(found.stores).toEqual([{ path: join(home, 'token'), kind: 'file' }]);
+  });
+
+  it("covers file stores with one empty mode-000 file in flower's temporary directory, made again if removed", () => {
+    const wall: WallPlan = { writable: [], hidden: [], network: false, cwd: '/' };
+    const blank = wallFacts(wall).blankFile;
+    expect(statSync(blank).size).toBe(0);
+    expect(statSync(blank).mode & 0o777).toBe(0);
+    expect(dirname(dirname(blank))).toBe(tmpdir());
+    expect(basename(dirname(blank))).toMatch(/^flower-wall-/);
+    expect(wallFacts(wall).blankFile, 'one file for every wall, not a directory per command').toBe(blank);
+    rmSync(dirname(blank), { recursive: true, force: true });
+    const again = wallFacts(wall).blankFile;
+    expect(existsSync(again)).toBe(true);
+    expect(statSync(again).mode & 0o777).toBe(0);
+  });
+
+  it('runs the command as the user who runs flower', () => {
+    const uid = vi.spyOn(process, 'getuid').mockReturnValue(1234);
+    const gid = vi.spyOn(process, 'getgid').mockReturnValue(5678);
+    try {
+      expect(wallFacts({ writable: [], hidden: [], network: false, cwd: '/' })).toMatchObject({
+        uid: 1234,
+        gid: 5678,
+      });
+    } finally {
+      uid.mockRestore();
+      gid.mockRestore();
+    }
   });
 });
 

@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { resolveSandboxPolicy } from '../../../../src/cli/command-line/sandbox-flags.js';
 import { isSecretVariable } from '../../../../src/runtime/sandbox/places.js';
 import {
   defaultSandboxPolicy,
@@ -19,6 +20,36 @@ describe('the network policy', () => {
       domains: [...REGISTRY_DOMAINS, 'github.com', '*.example.com'],
     });
     expect(parseNetworkReach('github.com,github.com')).toEqual({ kind: 'domains', domains: ['github.com'] });
+  });
+
+  it('forgives a stray comma: an empty item between or after the others is no item', () => {
+    expect(parseNetworkReach('registries,')).toEqual({ kind: 'domains', domains: [...REGISTRY_DOMAINS] });
+    expect(parseNetworkReach('github.com,, pypi.org')).toEqual({
+      kind: 'domains',
+      domains: ['github.com', 'pypi.org'],
+    });
+    expect(parseNetworkReach(' , ')).toEqual({ error: expect.stringContaining('an empty network setting') });
+  });
+
+  it('takes any host name DNS allows: one-letter and 63-letter labels, two-letter ends, many levels', () => {
+    const label63 = 'a'.repeat(63);
+    for (const domain of [
+      'x.com',
+      'github.io',
+      'npm.pkg.github.com',
+      '*.s3.eu-west-1.amazonaws.com',
+      'intranet',
+      'h',
+      `${label63}.com`,
+      `pkg.${label63}`,
+    ])
+      expect(parseNetworkReach(domain), domain).toEqual({ kind: 'domains', domains: [domain] });
+    for (const bad of [`${'a'.repeat(64)}.com`, `pkg.${'a'.repeat(64)}`, '-x.com', 'x-.com', 'x..com'])
+      expect(parseNetworkReach(bad), bad).toHaveProperty('error');
+  });
+
+  it('FLOWER_NETWORK sets what the workers reach', () => {
+    expect(resolveSandboxPolicy({}, { FLOWER_NETWORK: 'none' }).workerNetwork).toEqual({ kind: 'none' });
   });
 
   it('refuses what is not a policy, naming the accepted forms', () => {
@@ -45,6 +76,25 @@ describe('the network policy', () => {
     expect(REGISTRY_DOMAINS).toContain('registry.npmjs.org');
     expect(REGISTRY_DOMAINS).toContain('pypi.org');
     expect(REGISTRY_DOMAINS).not.toContain('github.com');
+  });
+
+  it('the registries are the hosts npm, yarn, pip, cargo, go, gem and maven download from, and no other', () => {
+    expect([...REGISTRY_DOMAINS].sort()).toEqual(
+      [
+        'registry.npmjs.org',
+        'registry.yarnpkg.com',
+        'pypi.org',
+        'files.pythonhosted.org',
+        'crates.io',
+        'index.crates.io',
+        'static.crates.io',
+        'proxy.golang.org',
+        'sum.golang.org',
+        'rubygems.org',
+        'repo.maven.apache.org',
+        'repo1.maven.org',
+      ].sort(),
+    );
   });
 
   it('says the reach in words', () => {

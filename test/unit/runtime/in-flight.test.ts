@@ -92,6 +92,59 @@ describe('in-flight markers', () => {
   });
 });
 
+describe('marker files', () => {
+  it('are named after the session, with characters a file name cannot hold replaced', () => {
+    markInFlight(runDir, {
+      sessionId: 'a/b c',
+      step: 'work',
+      run: 'r',
+      startedAt: 1,
+      baselineUsd: 0,
+      resumed: false,
+    });
+    expect(readdirSync(join(runDir, IN_FLIGHT_DIRECTORY))).toEqual(['a_b_c.json']);
+  });
+
+  it('a damaged earlier marker does not lend its fields to the next one', () => {
+    mkdirSync(join(runDir, IN_FLIGHT_DIRECTORY), { recursive: true });
+    // The same session, step, run and process, but without a start (a damaged write).
+    writeFileSync(
+      join(runDir, IN_FLIGHT_DIRECTORY, 's1.json'),
+      JSON.stringify({
+        sessionId: 's1',
+        step: 'work',
+        run: 'r',
+        pid: process.pid,
+        host: hostname(),
+        baselineUsd: 9,
+      }),
+    );
+    markInFlight(runDir, {
+      sessionId: 's1',
+      step: 'work',
+      run: 'r',
+      startedAt: 100,
+      baselineUsd: 0.5,
+      resumed: false,
+    });
+    expect(inFlightMarkers(runDir)).toEqual([expect.objectContaining({ startedAt: 100, baselineUsd: 0.5 })]);
+  });
+
+  it('only readable .json markers with a session and a pid count; the rest is skipped', () => {
+    marker('good', deadPid());
+    const directory = join(runDir, IN_FLIGHT_DIRECTORY);
+    const stray = { sessionId: 'stray', pid: deadPid(), host: hostname(), startedAt: 1, baselineUsd: 0 };
+    writeFileSync(join(directory, 'stray.json.tmp'), JSON.stringify(stray));
+    writeFileSync(join(directory, 'torn.json'), '{"sessionId": "torn", "pid"');
+    writeFileSync(
+      join(directory, 'no-pid.json'),
+      JSON.stringify({ ...stray, sessionId: 'no-pid', pid: 'x' }),
+    );
+    writeFileSync(join(directory, 'no-session.json'), JSON.stringify({ ...stray, sessionId: 7 }));
+    expect(inFlightMarkers(runDir).map((found) => found.sessionId)).toEqual(['good']);
+  });
+});
+
 describe('a later attempt of the same step (a retry, an interrupt) keeps the first start', () => {
   const first: InFlightMarker = {
     sessionId: 's1',
@@ -211,8 +264,12 @@ describe('in-flight markers never throw', () => {
       resumed: false,
     };
     expect(() => restoreInFlight(join(notADirectory, 'runs'), far)).not.toThrow();
-    restoreInFlight(runDir, far);
-    expect(inFlightMarkers(runDir)).toEqual([far]);
+    // A run directory the pull has not made yet: made, owner-only.
+    const fresh = join(runDir, 'pulled', 'runs');
+    restoreInFlight(fresh, far);
+    expect(inFlightMarkers(fresh)).toEqual([far]);
+    expect(statSync(join(fresh, IN_FLIGHT_DIRECTORY, 's1.json')).mode & 0o777).toBe(0o600);
+    expect(statSync(join(fresh, IN_FLIGHT_DIRECTORY)).mode & 0o777).toBe(0o700);
   });
 
   it('a marker that cannot be written is skipped without a throw', () => {
@@ -377,6 +434,51 @@ describe('bookKilledAttempts', () => {
     expect(await bookKilledAttempts(runDir, [], source, options)).toEqual([]);
     expect(readdirSync(join(runDir, IN_FLIGHT_DIRECTORY))).toEqual(['s1.json']);
     expect(warnings.join('\n')).toContain('manifest.json');
+  });
+
+  it('touches nothing when no attempt was killed', async () => {
+    const verbose: string[] = [];
+    expect(await bookKilledAttempts(runDir, [], source, { onVerbose: (line) => verbose.push(line) })).toEqual(
+      [],
+    );
+    expect(readdirSync(runDir)).toEqual([]);
+    expect(verbose).toEqual([]);
+  });
+
+  it('books every killed attempt, says how many, and books one whose transcript is gone at zero', async () => {
+    marker('s1', deadPid());
+    marker('gone', deadPid(), { step: 'check' });
+    const verbose: string[] = [];
+    const booked = await bookKilledAttempts(
+      runDir,
+      [],
+      {
+        transcripts: async (sessionId) =>
+          sessionId === 'gone' ? undefined : { sessionId, main: reported, subagents: [] },
+        context: () => 0,
+      },
+      { onVerbose: (line) => verbose.push(line) },
+    );
+    expect(booked.map((row) => [row.session_id, row.cost_usd, row.num_turns])).toEqual(
+      expect.arrayContaining([
+        ['s1', 6, 2],
+        ['gone', 0, 0],
+      ]),
+    );
+    expect(booked.find((row) => row.session_id === 'gone')).toMatchObject({
+      error: 'killed-unrecorded',
+      text: '',
+      retired: [],
+      started_at: 1000,
+      ended_at: 1000,
+      workers: [],
+    });
+    expect(booked[0]?.errors[0]).toMatch(
+      /^the process was killed before it could write this row \(SIGKILL or a crash\); the next start booked it from the stored transcript; /,
+    );
+    expect(verbose).toEqual([
+      expect.stringMatching(/^2 steps of an earlier run ended without a manifest row/),
+    ]);
   });
 
   it('keeps the other rows of the manifest', async () => {

@@ -276,7 +276,10 @@ describe('start-up recovery from the agents’ own transcripts', () => {
     agentFile(w, 'lost', 2); // the lineage names it, the (damaged) store has none of it
     agentFile(w, 'stranger', 2); // neither the store nor the lineage knows it
 
-    await w.safety().recoverAtStart(['lost']);
+    // A suspect already in step is compared too, and not counted among the sessions copied in.
+    await w.store.append(keyOf('insync'), entries('insync', 2));
+    agentFile(w, 'insync', 2, 1_000_000_000);
+    await w.safety().recoverAtStart(['lost'], ['insync']);
     expect(uuids(w.store, keyOf('listed'))).toEqual(['listed-1', 'listed-2']);
     expect(uuids(w.store, keyOf('current'))).toEqual(['current-1']);
     expect(uuids(w.store, keyOf('lost'))).toEqual(['lost-1', 'lost-2']);
@@ -370,5 +373,122 @@ describe("the SDK's own reports of lost entries", () => {
     await safety.settle(step);
     expect(step.transcript).toEqual({ state: 'lost', sessions: ['s1'], entries: 0, detail: lostLine });
     expect(safety.problem()).toBe(`${lostLine} Free some space before the next run.`);
+  });
+});
+
+describe('the accounting per session', () => {
+  it("a step's end saves only its own sessions' entries, and counts only theirs", async () => {
+    const w = world();
+    const safety = w.safety();
+    w.control.refusing = true;
+    await safety.sessionStore.append(keyOf('s1'), entries('s1', 2));
+    // Another session, still running elsewhere in this process: its step has not ended.
+    await safety.sessionStore.append(keyOf('s2'), entries('s2', 1));
+    const step = stepOf('s1');
+    await safety.settle(step);
+    expect(step.transcript).toMatchObject({ state: 'unsaved', sessions: ['s1'], entries: 2 });
+    expect(safety.sessionStore.pending()).toMatchObject([{ key: keyOf('s2'), entries: entries('s2', 1) }]);
+    expect(sessionsUnder(w.unsavedRoot)).toEqual([[projectKey, 's1']]);
+  });
+
+  it('a batch the SDK dropped after the store had refused others of the session is still recovered', async () => {
+    const w = world();
+    const safety = w.safety();
+    w.control.refusing = true;
+    await safety.sessionStore.append(keyOf('s1'), entries('s1', 1));
+    // The agent's own file has the whole session; the SDK then dropped the batch s1-2, s1-3.
+    appendTranscriptFile(w.projects, keyOf('s1'), entries('s1', 3));
+    safety.observe(mirrorError('s1'));
+    w.control.refusing = false;
+    const step = stepOf('s1');
+    await safety.settle(step);
+    expect(uuids(w.store, keyOf('s1'))).toEqual(['s1-1', 's1-2', 's1-3']);
+    expect(step.transcript).toMatchObject({ state: 'recovered', entries: 3 });
+  });
+
+  it('the SDK reports without a key or a list of sessions fall back to session_id; nameless ones are ignored', async () => {
+    const w = world();
+    const safety = w.safety();
+    safety.observe(
+      normalize({
+        type: 'system',
+        subtype: 'mirror_error',
+        error: 'x',
+        uuid: 'u',
+        session_id: '',
+      } as never)[0] as ReturnType<typeof normalize>[number],
+    );
+    expect(w.warnings).toEqual([]);
+    safety.observe(
+      normalize({
+        type: 'system',
+        subtype: 'mirror_error',
+        error: 'gone',
+        uuid: 'u',
+        session_id: 's9',
+      } as never)[0] as ReturnType<typeof normalize>[number],
+    );
+    expect(w.warnings).toEqual([
+      'The session store did not take the transcript of session s9 (gone). flower keeps the entries and writes them as soon as it accepts writes again; the step goes on.',
+    ]);
+    safety.observe(
+      normalize({
+        type: 'system',
+        subtype: 'session_writes_lost',
+        lost: ['transcript'],
+        uuid: 'u',
+        session_id: 's8',
+      } as never)[0] as ReturnType<typeof normalize>[number],
+    );
+    expect(w.warnings.at(-1)).toBe(
+      'Claude Code could not save part of the transcript of session s8 (ENOSPC: the disk is full); resuming it may miss part of the conversation.',
+    );
+  });
+
+  it('a session that ran out of quota is reported with its own reason, and a lost step says nothing in -v', async () => {
+    const w = world();
+    const safety = w.safety();
+    safety.observe(writesLost(['s1'], ['transcript'], 'EDQUOT'));
+    const step = stepOf('s1');
+    await safety.settle(step);
+    expect(step.transcript?.detail).toBe(
+      'Claude Code could not save part of the transcript of session s1 (EDQUOT: the disk quota is used up); resuming it may miss part of the conversation.',
+    );
+    expect(w.verbose).toEqual([]);
+  });
+
+  it('runs/unsaved/ holding only a subagent transcript is copied in and emptied', async () => {
+    const w = world();
+    appendTranscriptFile(w.unsavedRoot, keyOf('s1', 'subagents/agent-a'), entries('a', 1));
+    await w.safety().recoverAtStart([]);
+    expect(uuids(w.store, keyOf('s1', 'subagents/agent-a'))).toEqual(['a-1']);
+    expect(sessionsUnder(w.unsavedRoot)).toEqual([]);
+    expect(w.warnings).toEqual([
+      "The session store was missing 1 transcript entry of 1 session; they were copied back from the agents' own transcripts.",
+    ]);
+  });
+
+  it('never throws without callbacks: every warning is optional', async () => {
+    const w = world();
+    const safety = new TranscriptSafety({
+      backend: w.store,
+      target: w.store,
+      runDir: w.runDir,
+      projectKey,
+      env: w.env,
+    });
+    w.control.refusing = true;
+    await safety.sessionStore.append(keyOf('s1'), entries('s1', 1));
+    safety.observe(writesLost(['s2']));
+    await safety.settle(stepOf('s1'));
+    appendTranscriptFile(w.projects, keyOf('s3'), entries('s3', 1));
+    await expect(safety.recoverAtStart(['s3'])).resolves.toBeUndefined();
+    w.control.refusing = false;
+    await expect(safety.recoverAtStart(['s3'])).resolves.toBeUndefined();
+    w.control.refusing = true;
+    await safety.sessionStore.append(keyOf('s4'), entries('s4', 1));
+    w.control.refusing = false;
+    await safety.settle(stepOf('s4'));
+    expect(uuids(w.store, keyOf('s3'))).toEqual(['s3-1']);
   });
 });

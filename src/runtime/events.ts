@@ -13,6 +13,7 @@
  * - `normalize` is pure: no I/O, no clock, no state. The same message always gives the same events.
  */
 import type { SDKMessage } from '@anthropic-ai/claude-agent-sdk';
+import { isHarnessErrorTurn } from '../store/transcript.js';
 
 /** Facts every event built from an assistant or user message carries. */
 export interface MessageMeta {
@@ -283,8 +284,12 @@ export function isSyntheticApiError(message: SDKMessage): boolean {
   if (message.type !== 'assistant') return false;
   const wrapper = message as unknown as Loose;
   // The binary marks it `is_api_error_message` on the wire; older builds used the camel-case name.
-  if (wrapper.is_api_error_message === true || wrapper.isApiErrorMessage === true) return true;
-  return asRecord(wrapper.message).model === SYNTHETIC_MODEL;
+  // The binary's own "No response requested." filler is `<synthetic>` too, but no error: the
+  // same rule as the stored transcript's (an error here would count as an outage).
+  return isHarnessErrorTurn(
+    wrapper.is_api_error_message === true || wrapper.isApiErrorMessage === true,
+    wrapper.message,
+  );
 }
 
 function blockText(content: unknown): string {

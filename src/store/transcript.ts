@@ -158,8 +158,16 @@ function soleText(content: unknown): string | undefined {
  * which keeps the turn order the binary expects and is conversation, not an error.
  */
 function isApiErrorTurn(entry: Entry, message: Record<string, unknown>): boolean {
-  if (entry.isApiErrorMessage === true) return true;
-  if (message.model !== '<synthetic>') return false;
+  return isHarnessErrorTurn(entry.isApiErrorMessage === true, message);
+}
+
+/**
+ * The one rule for "this assistant message is the harness's API-error turn", for stored entries
+ * and for the live stream alike (`flagged`: the entry's or the wire's api-error mark).
+ */
+export function isHarnessErrorTurn(flagged: boolean, message: unknown): boolean {
+  if (flagged) return true;
+  if (!isRecord(message) || message.model !== '<synthetic>') return false;
   return soleText(message.content) !== NO_RESPONSE_FILLER;
 }
 

@@ -71,6 +71,23 @@ describe('normalize, on messages captured from the real binary', () => {
     expect(events.some((event) => event.kind === 'text')).toBe(false);
   });
 
+  it('keeps the binary\'s own "No response requested." filler as text, not an API error (it is <synthetic> too)', () => {
+    const filler = {
+      ...captured.syntheticError!,
+      message: {
+        ...(captured.syntheticError as { message: object }).message,
+        content: [{ type: 'text', text: 'No response requested.' }],
+      },
+    } as typeof captured.syntheticError;
+    const wire = filler as unknown as Record<string, unknown>;
+    delete wire.is_api_error_message;
+    delete wire.isApiErrorMessage;
+    expect(isSyntheticApiError(filler!)).toBe(false);
+    expect(normalize(filler!).some((event) => event.kind === 'error')).toBe(false);
+    // Flagged by the binary, the same text is its error turn after all.
+    expect(isSyntheticApiError({ ...filler!, is_api_error_message: true } as never)).toBe(true);
+  });
+
   it("reports the binary's own retries as retry events, naming the cause", () => {
     expect(normalize(captured.apiRetry!)).toMatchObject([
       {

@@ -23,9 +23,8 @@ const UNSAFE = /[\x00-\x09\x0b-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u206
 function picture(character: string): string {
   const code = character.codePointAt(0)!;
   if (code === 0x09) return ' ';
-  // U+2400 + code is the Unicode control picture of a C0 control; U+2421 is DEL's.
-  // (`<=` would read the same: a space never reaches here, UNSAFE does not match it.)
-  if (code < 0x20) return String.fromCodePoint(0x2400 + code);
+  // U+2400 + code is the Unicode control picture of a C0 control (0x00–0x1F); U+2421 is DEL's.
+  if (code <= 0x1f) return String.fromCodePoint(0x2400 + code);
   if (code === 0x7f) return '\u2421';
   return `[U+${code.toString(16).toUpperCase().padStart(4, '0')}]`;
 }

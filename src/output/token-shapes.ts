@@ -25,9 +25,9 @@
  */
 import { maskSecret } from '../config/credentials.js';
 
+// A shape is named by the comment above it (the gitleaks rule it follows), not by a field: nothing
+// but a reader would read one.
 export interface TokenShape {
-  /** What the token is, for tests and for a reader of this list. */
-  readonly name: string;
   readonly pattern: RegExp;
   /** The replacement of one match; default: the whole match through `maskSecret`. */
   readonly mask?: (match: string, ...groups: string[]) => string;
@@ -38,50 +38,46 @@ const keepName = (_match: string, name: string, secret: string) => `${name}${mas
 export const TOKEN_SHAPES: readonly TokenShape[] = [
   // gitleaks private-key: the whole PEM block, or from its header to the end when output was cut.
   {
-    name: 'PEM private key',
     pattern:
       /-----BEGIN[ A-Z0-9]{0,40}PRIVATE KEY(?: BLOCK)?-----[\s\S]*?(?:-----END[ A-Z0-9]{0,40}PRIVATE KEY(?: BLOCK)?-----|$)/g,
     mask: (match) => `[private key block: ${match.length} chars masked]`,
   },
   // gitleaks anthropic-api-key / anthropic-admin-api-key (sk-ant-api03-…, sk-ant-admin01-…).
-  { name: 'Anthropic key', pattern: /sk-ant-[A-Za-z0-9_-]{20,}/g },
+  { pattern: /sk-ant-[A-Za-z0-9_-]{20,}/g },
   // gitleaks openai-api-key, with the newer project and service-account forms.
-  { name: 'OpenAI key', pattern: /sk-(?:proj|svcacct|admin)-[A-Za-z0-9_-]{20,}|\bsk-[A-Za-z0-9_-]{20,}/g },
+  { pattern: /sk-(?:proj|svcacct|admin)-[A-Za-z0-9_-]{20,}|\bsk-[A-Za-z0-9_-]{20,}/g },
   // gitleaks github-pat, github-oauth, github-app-token, github-refresh-token, github-fine-grained-pat.
-  { name: 'GitHub token', pattern: /(?:gh[pousr]_[A-Za-z0-9]{36,255}|github_pat_[A-Za-z0-9_]{22,255})\b/g },
+  { pattern: /(?:gh[pousr]_[A-Za-z0-9]{36,255}|github_pat_[A-Za-z0-9_]{22,255})\b/g },
   // gitleaks gitlab-pat and its kin (deploy, runner, pipeline-trigger, feed, CI-build tokens …).
-  { name: 'GitLab token', pattern: /gl(?:pat|dt|rt|ptt|ft|cbt|imt|oas|soat)-[A-Za-z0-9_-]{20,}/g },
+  { pattern: /gl(?:pat|dt|rt|ptt|ft|cbt|imt|oas|soat)-[A-Za-z0-9_-]{20,}/g },
   // gitleaks aws-access-token: the key id of a pair.
-  { name: 'AWS access key id', pattern: /(?:A3T[A-Z0-9]|AKIA|ASIA|ABIA|ACCA)[A-Z2-7]{16}\b/g },
-  // The pair's secret has no prefix: recognised by the name it is given (env, config, CLI output).
+  { pattern: /(?:A3T[A-Z0-9]|AKIA|ASIA|ABIA|ACCA)[A-Z2-7]{16}\b/g },
+  // The pair's secret has no prefix: recognised by the name it is given (env, config, CLI output;
+  // `=>` after a quoted name, as in a PHP or Perl array).
   {
-    name: 'AWS secret access key',
-    pattern: /(\baws_?secret_?(?:access_?)?key["']?\s*[:=]\s*["']?)([A-Za-z0-9/+=]{40})(?![A-Za-z0-9/+=])/gi,
+    pattern:
+      /(\baws_?secret_?(?:access_?)?key(?:["']\s*=>|["']?\s*[:=])\s*["']?)([A-Za-z0-9/+=]{40})(?![A-Za-z0-9/+=])/gi,
     mask: keepName,
   },
   // gitleaks gcp-api-key.
-  { name: 'Google API key', pattern: /AIza[0-9A-Za-z_-]{35}/g },
+  { pattern: /AIza[0-9A-Za-z_-]{35}/g },
   // gitleaks slack-bot-token, slack-user-token, slack-app-token, slack-webhook-url.
-  { name: 'Slack token', pattern: /xox[abeoprs]-[A-Za-z0-9-]{10,}|xapp-\d-[A-Za-z0-9-]{10,}/g },
-  {
-    name: 'Slack webhook',
-    pattern: /https:\/\/hooks\.slack\.com\/(?:services|workflows)\/[A-Za-z0-9/_-]{20,}/g,
-  },
+  { pattern: /xox[abeoprs]-[A-Za-z0-9-]{10,}|xapp-\d-[A-Za-z0-9-]{10,}/g },
+  { pattern: /https:\/\/hooks\.slack\.com\/(?:services|workflows)\/[A-Za-z0-9/_-]{20,}/g },
   // gitleaks stripe-access-token (secret, restricted and publishable; live and test).
-  { name: 'Stripe key', pattern: /(?:sk|rk|pk)_(?:live|test)_[A-Za-z0-9]{16,}/g },
+  { pattern: /(?:sk|rk|pk)_(?:live|test)_[A-Za-z0-9]{16,}/g },
   // gitleaks jwt: three base64url parts, the first two JSON objects ("eyJ" is `{"`).
-  { name: 'JWT', pattern: /eyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}/g },
+  { pattern: /eyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}/g },
   // A password inside a connection URL (postgres://user:password@host, https://user:token@host).
   {
-    name: 'URL password',
     pattern: /(\b[a-z][a-z0-9+.-]{1,20}:\/\/[^\s:/@'"`]*:)([^\s@/'"`]{3,})(?=@)/gi,
     mask: (_match, before) => `${before}***`,
   },
-  // An assignment whose name says it holds a secret (DB_PASSWORD=…, "api_key": "…", token: …).
+  // An assignment whose name says it holds a secret (DB_PASSWORD=…, "api_key": "…", token: …,
+  // 'password' => '…'; `=>` after a quoted name only, so a JavaScript arrow `token => …` is code).
   {
-    name: 'secret assignment',
     pattern:
-      /(\b[A-Za-z0-9_.-]{0,64}(?:passw(?:or)?d|secret|token|api[_-]?key|access[_-]?key|private[_-]?key)["']?\s*[:=]\s*["']?)([^\s"'`,;*]{8,})/gi,
+      /(\b[A-Za-z0-9_.-]{0,64}(?:passw(?:or)?d|secret|token|api[_-]?key|access[_-]?key|private[_-]?key)(?:["']\s*=>|["']?\s*[:=])\s*["']?)([^\s"'`,;*]{8,})/gi,
     mask: keepName,
   },
 ];

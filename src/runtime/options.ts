@@ -118,9 +118,9 @@ export function buildOptions(spec: AgentSpec, setup: SessionSetup): Options {
   if (spec.mcpServers && Object.keys(spec.mcpServers).length > 0) options.mcpServers = spec.mcpServers;
   const sandbox = setup.sandbox?.policy.enabled ? setup.sandbox : undefined;
   if (sandbox) {
+    // Stryker disable next-line StringLiteral: sdkSandbox singles out 'read-only' only, so any other role reads as 'worker'
     options.sandbox = sdkSandbox(spec.sandboxRole ?? 'worker', sandbox.policy, sandbox.places, sandbox.env);
-    // The sandbox covers Bash; these rules keep the file tools out of the same stores.
-    options.settings = { permissions: { deny: fileToolDenials(sandbox.places) } };
+    options.settings = { permissions: { deny: fileToolDenials(sandbox.places) } }; // the sandbox covers Bash only
   }
   const hooks = mergeHooks(setup.hooks ?? spec.hooks, spec.sandboxHooks?.(sandbox));
   if (Object.keys(hooks).length > 0) options.hooks = hooks;

@@ -31,6 +31,13 @@ describe('neutralise', () => {
     }
   });
 
+  it('shows every C0 control but tab and newline as its control picture, from NUL to the unit separator', () => {
+    for (let code = 0; code <= 0x1f; code += 1) {
+      if (code === 0x09 || code === 0x0a) continue;
+      expect(neutralise(`a${String.fromCodePoint(code)}b`)).toBe(`a${String.fromCodePoint(0x2400 + code)}b`);
+    }
+  });
+
   it('keeps newlines, turns CRLF into LF and a tab into a space, shows a lone CR and NUL', () => {
     expect(neutralise('a\tb\r\nc\rd\x00e')).toBe('a b\nc␍d␀e');
   });

@@ -7,7 +7,7 @@ import {
   childEnvironment,
   pluginDirectory,
 } from '../../../src/runtime/options.js';
-import { defaultSandboxPolicy } from '../../../src/runtime/sandbox/policy.js';
+import { defaultSandboxPolicy, REGISTRY_DOMAINS } from '../../../src/runtime/sandbox/policy.js';
 
 const backgroundWait = { CLAUDE_CODE_PRINT_BG_WAIT_CEILING_MS: String(BACKGROUND_TASK_WAIT_MS) };
 
@@ -194,6 +194,18 @@ describe('the session sandbox in the options', () => {
     });
     expect(made).toEqual([sandbox]);
     expect(options.hooks?.PreToolUse?.map((matcher) => matcher.matcher)).toContain('Bash');
+  });
+
+  it("a role that names no sandbox gets the worker's: it writes what it reaches and the caches, and reaches the registries", () => {
+    const sandbox = {
+      policy: defaultSandboxPolicy,
+      places: { ...places, caches: ['/home/u/.npm'] },
+      env: {},
+    };
+    const options = buildOptions(spec, { cwd: '/ws', usePlugin: false, sandbox });
+    expect(options.sandbox?.filesystem?.allowWrite).toEqual(['/ws', '/home/u/.npm']);
+    expect(options.sandbox?.filesystem?.denyWrite).toBeUndefined();
+    expect(options.sandbox?.network?.allowedDomains).toEqual([...REGISTRY_DOMAINS]);
   });
 
   it('without one (or with --no-sandbox) nothing is sandboxed, and the role still gets its hooks, made without', () => {

@@ -9,8 +9,10 @@
  *   the cap nothing more is written, the command is ended, and the file ends saying it was cut.
  * - The command ends at `timeoutMs` (SIGTERM to the wall, then SIGKILL), and the outcome says so.
  * - The environment is the caller's minus every secret variable (places.ts).
- * - Never throws for the command's sake: a wall that cannot start is an outcome with exit code 126
- *   and bubblewrap's own words in the file.
+ * - Never throws for the command's sake: a bubblewrap that cannot be started (not on PATH, no file
+ *   descriptor left) is an outcome with exit code 126 and the reason in the file; a wall bubblewrap
+ *   refuses to build ends as bubblewrap ends it (exit code 1) with its own words (its stderr) in the
+ *   file.
  */
 import { spawn } from 'node:child_process';
 import { closeSync, openSync, writeSync } from 'node:fs';
@@ -29,7 +31,7 @@ export interface WalledRunOptions {
 }
 
 export interface WalledRunOutcome {
-  /** The shell's exit code; 124 after the time limit, 126 when the wall could not start. */
+  /** The shell's exit code; 124 after the time limit, 126 when bubblewrap could not be started. */
   exitCode: number;
   timedOut: boolean;
   /** The output reached `maxBytes` and the command was ended. */
@@ -64,8 +66,9 @@ export function runWalled(
     });
     const end = () => {
       try {
+        // Stryker disable next-line StringLiteral: process.kill takes an empty signal name for SIGTERM, the same signal
         process.kill(-(child.pid as number), 'SIGTERM');
-      } catch {
+      } catch /* Stryker disable next-line BlockStatement: a group already gone makes the SIGKILL a second later fail the same way (caught); the return only spares a signal to a number the system may have reused */ {
         return; // Gone already.
       }
       setTimeout(() => {

@@ -77,7 +77,7 @@ export class LeaseKeeper {
   }
 
   stop(): void {
-    if (this.ticker !== undefined) clearInterval(this.ticker);
+    clearInterval(this.ticker);
     this.ticker = undefined;
     this.listeners.clear();
   }
@@ -97,8 +97,8 @@ export class LeaseKeeper {
   tick(): void {
     if (this.current === 'lost') return;
     const now = this.clock.now();
-    if (this.current === 'held' && now - this.confirmedAt >= this.policy.stopAfterMs)
-      this.become('endangered');
+    // From held (`become` ignores a change to the state it is in).
+    if (now - this.confirmedAt >= this.policy.stopAfterMs) this.become('endangered');
     // While endangered, ask more often: the sooner the database is heard again, the sooner work goes on.
     const due = this.current === 'held' ? this.policy.renewEveryMs : Math.min(this.policy.renewEveryMs, 2000);
     if (!this.renewing && now - this.lastSentAt >= due) void this.renewNow();
@@ -116,8 +116,8 @@ export class LeaseKeeper {
         return;
       }
       this.confirmedAt = Math.max(this.confirmedAt, sentAt);
-      if (this.current === 'endangered' && this.clock.now() - this.confirmedAt < this.policy.stopAfterMs)
-        this.become('held');
+      // From endangered (never from lost: a fenced write may have come while this renewal was out).
+      if (this.clock.now() - this.confirmedAt < this.policy.stopAfterMs) this.become('held');
     } catch {
       // No answer: the next tick tries again, and the age of the last confirmation decides.
     } finally {
@@ -126,7 +126,8 @@ export class LeaseKeeper {
   }
 
   private become(state: OwnershipState): void {
-    if (this.current === state || this.current === 'lost') return;
+    // Lost is final; every other change is heard once.
+    if (this.current === 'lost' || this.current === state) return;
     this.current = state;
     for (const listener of [...this.listeners]) {
       try {
@@ -157,6 +158,7 @@ export class LeaseKeeper {
       const timer = setTimeout(() => done(outcome() ?? { kind: 'gave-up' }), this.policy.regainWaitMs);
       const unsubscribe = this.onChange(() => {
         const result = outcome();
+        // Stryker disable next-line ConditionalExpression: from endangered the only changes are to held or lost, both settled outcomes
         if (result !== undefined) done(result);
       });
     });

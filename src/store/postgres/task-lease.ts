@@ -163,7 +163,9 @@ export class HeldLease {
 
   /** Gives the lease back (the next holder need not wait for it to expire). Never throws. */
   async release(): Promise<void> {
+    // Stryker disable next-line ConditionalExpression: a second release's UPDATE matches the same epoch and token, already released (no other holder has them)
     if (this.released) return;
+    // Stryker disable next-line BooleanLiteral: as above, a second release changes nothing
     this.released = true;
     await this.leases.release(this).catch(() => {});
   }
@@ -244,10 +246,9 @@ export class TaskLeases {
         [name.workspace, name.runDir],
       );
       const row = rows[0] as LeaseRow;
-      if (!row.free && !(this.options.isDeadHere?.(holderOf(row)) ?? false)) {
-        await client.query('ROLLBACK');
+      // Refused: the catch below rolls back.
+      if (!row.free && !(this.options.isDeadHere?.(holderOf(row)) ?? false))
         throw new TaskBusyError(holderOf(row));
-      }
       const granted = await client.query<{ epoch: string }>(
         `UPDATE ${this.tables.leases}
             SET epoch = epoch + 1, token = $3, pid = $4, host = $5, boot_id = $6, proc_start = $7,
@@ -266,6 +267,7 @@ export class TaskLeases {
           this.policy.leaseMs,
         ],
       );
+      // Stryker disable next-line OptionalChaining: the row exists (inserted above if missing, locked FOR UPDATE), so the UPDATE returns it
       const epoch = Number(granted.rows[0]?.epoch);
       await client.query(
         `INSERT INTO ${this.tables.epochs} (workspace, run_dir, epoch, instance, host, pid)
@@ -275,16 +277,20 @@ export class TaskLeases {
       await client.query('COMMIT');
       return new HeldLease(this, task, epoch, token, me, this.options.identity.instance);
     } catch (error) {
+      // Stryker disable next-line BlockStatement: pg's pool drops a released client whose connection ended by itself (pg-pool checks _queryable/_ending), so this only says so explicitly
       await client.query('ROLLBACK').catch(() => {
+        // Stryker disable next-line BooleanLiteral: as above
         broken = true;
       });
       if (error instanceof TaskBusyError) throw error;
       // lock_not_available: the row is locked by a write of the holder's epoch (or by its
       // takeover in progress). That holder is at work: say who it is, as for a held lease.
       if ((error as { code?: string }).code === '55P03') {
-        const holder = await this.lastHolder(task).catch(() => undefined);
+        // On this connection: the lease's pool has no other, and it is still ours until `finally`.
+        const holder = await this.lastHolder(task, client).catch(() => undefined);
         if (holder !== undefined) throw new TaskBusyError(holder);
       }
+      // Stryker disable next-line BooleanLiteral: here ROLLBACK succeeded (else broken is set already), so the connection is idle and sound: dropping it is caution
       broken = true;
       throw storeFailure('take the task lease', error, this.target);
     } finally {
@@ -321,13 +327,14 @@ export class TaskLeases {
   }
 
   /** Whoever the lease row names, held or not (read without waiting for its lock). */
-  private async lastHolder(task: TaskRef): Promise<LeaseHolder | undefined> {
+  private async lastHolder(task: TaskRef, client: pg.PoolClient): Promise<LeaseHolder | undefined> {
     const name = taskNameOf(task);
-    const { rows } = await this.pool.query<LeaseRow>(
+    const { rows } = await client.query<LeaseRow>(
       `SELECT epoch::text, token, pid, host, boot_id, proc_start, started_at, false AS free
          FROM ${this.tables.leases} WHERE workspace = $1 AND run_dir = $2 AND epoch > 0`,
       [name.workspace, name.runDir],
     );
+    // Stryker disable next-line ConditionalExpression: holderOf(undefined) throws, which the caller's catch turns into undefined as well
     return rows[0] === undefined ? undefined : holderOf(rows[0]);
   }
 

@@ -135,6 +135,16 @@ describe('the lease keeper', () => {
     await expect(keeper.regain()).resolves.toEqual({ kind: 'taken', holder });
   });
 
+  it('stays lost when a renewal sent before a fenced write answers that it renewed', async () => {
+    await advance(1000);
+    expect(lease.waiting).toBe(1);
+    keeper.fencedOut();
+    lease.answer();
+    await advance(250);
+    expect(keeper.state).toBe('lost');
+    expect(states).toEqual(['lost']);
+  });
+
   it('is lost when a write was fenced', async () => {
     keeper.fencedOut();
     expect(keeper.state).toBe('lost');
@@ -178,5 +188,113 @@ describe('the lease keeper', () => {
     keeper.onChange((state) => heard.push(state));
     keeper.fencedOut();
     expect(heard).toEqual(['lost']);
+  });
+});
+
+describe('the lease keeper, over longer and shorter periods', () => {
+  const long = { renewEveryMs: 10_000, stopAfterMs: 40_500, regainWaitMs: 60_000 };
+
+  it('renews once per renewEveryMs while held, and every 2 s while endangered', async () => {
+    keeper.stop();
+    const own = new LeaseKeeper(lease, long, clock);
+    own.start();
+    try {
+      await advance(9750);
+      expect(lease.calls).toBe(0);
+      await advance(250);
+      expect(lease.calls).toBe(1);
+      lease.fail();
+      await advance(10_000);
+      expect(lease.calls).toBe(2);
+      lease.fail();
+      // Endangered within a second of 40.5 s without a confirmation (the grant at 0).
+      while (now < 41_000) {
+        if (lease.waiting > 0) lease.fail();
+        await advance(250);
+      }
+      expect(own.state).toBe('endangered');
+      const before = lease.calls;
+      for (let waited = 0; waited < 6000; waited += 250) {
+        if (lease.waiting > 0) lease.fail();
+        await advance(250);
+      }
+      expect(lease.calls - before).toBe(3);
+    } finally {
+      own.stop();
+    }
+  });
+
+  it('a renewal answered stopAfterMs or later after it was sent does not make it held', async () => {
+    await advance(1000);
+    expect(lease.waiting).toBe(1);
+    await advance(3000);
+    expect(keeper.state).toBe('endangered');
+    await advance(1000);
+    // Sent at 1 s, answered at 5 s: the lease it confirms may already be running out.
+    expect(now).toBe(5000);
+    lease.answer();
+    await vi.advanceTimersByTimeAsync(0);
+    expect(keeper.state).toBe('endangered');
+    // The next renewal, sent and answered at once, does.
+    for (let tick = 0; lease.waiting === 0 && tick < 100; tick += 1) await advance(250);
+    lease.answer();
+    await vi.advanceTimersByTimeAsync(0);
+    expect(keeper.state).toBe('held');
+    expect(states).toEqual(['endangered', 'held']);
+  });
+
+  it('a very short renewal period does not make the check spin: at most one check per 50 ms', async () => {
+    keeper.stop();
+    let reads = 0;
+    const counting = {
+      now: () => {
+        reads += 1;
+        return now;
+      },
+    };
+    const own = new LeaseKeeper(lease, { renewEveryMs: 100, stopAfterMs: 400, regainWaitMs: 1000 }, counting);
+    own.start();
+    try {
+      await advance(100);
+      // The renewal sent at 100 ms stays unanswered: from here on every read is a check.
+      reads = 0;
+      await advance(1000);
+      expect(reads).toBeLessThanOrEqual(21);
+    } finally {
+      own.stop();
+    }
+  });
+
+  it('stop ends its timers, even after a second start', async () => {
+    keeper.start();
+    keeper.stop();
+    await advance(10_000);
+    expect(lease.calls).toBe(0);
+    expect(keeper.state).toBe('held');
+  });
+
+  it('an unsubscribed listener hears nothing more; a second fenced write changes nothing', async () => {
+    const heard: OwnershipState[] = [];
+    const unsubscribe = keeper.onChange((state) => heard.push(state));
+    unsubscribe();
+    keeper.fencedOut();
+    keeper.fencedOut();
+    expect(heard).toEqual([]);
+    expect(states).toEqual(['lost']);
+  });
+
+  it('without a clock of its own it counts in real time', async () => {
+    keeper.stop();
+    vi.useRealTimers();
+    const silent = { renew: () => new Promise<RenewOutcome>(() => {}) };
+    const own = new LeaseKeeper(silent, { renewEveryMs: 50, stopAfterMs: 200, regainWaitMs: 1000 });
+    own.start();
+    try {
+      expect(own.state).toBe('held');
+      await new Promise((resolve) => setTimeout(resolve, 400));
+      expect(own.state).toBe('endangered');
+    } finally {
+      own.stop();
+    }
   });
 });

@@ -11,9 +11,17 @@ import { hostname } from 'node:os';
 import { fileURLToPath } from 'node:url';
 import pg from 'pg';
 import { describe, expect, it } from 'vitest';
-import { leasePolicy, type TaskLeaseOptions } from '../../../../src/store/postgres/task-lease.js';
+import { type PostgresTarget, parseStoreTarget } from '../../../../src/config/store-url.js';
+import {
+  defaultLeasePolicy,
+  leasePolicy,
+  type TaskLeaseOptions,
+  TaskLeases,
+} from '../../../../src/store/postgres/task-lease.js';
 import type { TaskRecordChange } from '../../../../src/store/postgres/task-records.js';
 import { TaskBusyError } from '../../../../src/store/shared/task-lock-types.js';
+import { closedPort } from '../../../support/closed-port.js';
+import { FaultProxy } from '../../../support/fault-proxy.js';
 import { realServerUrl, sharedStoresPerTest, usePostgres } from '../../../support/postgres.js';
 
 const postgres = usePostgres();
@@ -120,6 +128,134 @@ describe('the task lease', () => {
   });
 });
 
+describe('the lease policy', () => {
+  it('keeps the default proportions for a shorter or longer lease, with a floor of 1 s per statement', () => {
+    expect(leasePolicy()).toEqual(defaultLeasePolicy);
+    expect(leasePolicy({ leaseMs: 30_000 })).toEqual({
+      leaseMs: 30_000,
+      renewEveryMs: 5000,
+      stopAfterMs: 20_000,
+      regainWaitMs: 300_000,
+      statementTimeoutMs: 4000,
+    });
+    expect(leasePolicy({ leaseMs: 600 }).statementTimeoutMs).toBe(1000);
+    expect(leasePolicy({ leaseMs: 600, regainWaitMs: 5, statementTimeoutMs: 7 })).toMatchObject({
+      regainWaitMs: 5,
+      statementTimeoutMs: 7,
+    });
+  });
+
+  it('refuses a policy that would stop the work only after the lease ran out, or renew too late', () => {
+    expect(() => leasePolicy({ stopAfterMs: 60_000 })).toThrow(RangeError);
+    expect(() => leasePolicy({ renewEveryMs: 40_000 })).toThrow(/renewEveryMs < stopAfterMs < leaseMs/);
+    expect(() => leasePolicy({ renewEveryMs: 39_999, stopAfterMs: 40_000, leaseMs: 40_001 })).not.toThrow();
+  });
+});
+
+describe('the lease row and its readers', () => {
+  it('names its holder with the boot id and process start that prove it dead, and only while held', async () => {
+    const [a, b] = [await open(), await open()];
+    const leases = a.leases({ identity: { instance: 'a', bootId: 'boot-1', processStart: '4242' } });
+    expect(await leases.holder(task)).toBeUndefined();
+    const held = await leases.acquire(task);
+    const holder = { pid: process.pid, host: hostname(), startedAt: held.holder.startedAt };
+    const full = { ...holder, bootId: 'boot-1', processStart: '4242' };
+    expect(await b.leases(identity('b')).holder(task)).toEqual(full);
+    const refused = await b
+      .leases(identity('b'))
+      .acquire(task)
+      .catch((error: unknown) => error);
+    expect((refused as TaskBusyError).holder).toEqual(full);
+    await held.release();
+    expect(await leases.holder(task)).toBeUndefined();
+    // A holder that said nothing of its boot is named without one (not as null).
+    await b.leases(identity('b')).acquire(task);
+    const next = await leases.holder(task);
+    expect(next).toMatchObject({ pid: process.pid, host: hostname() });
+    expect([next?.bootId, next?.processStart]).toEqual([undefined, undefined]);
+  });
+
+  it('a renewal of a lease it gave back is lost, naming nobody when nobody took it since', async () => {
+    const a = await open();
+    const held = await a.leases(identity('a')).acquire(task);
+    await held.release();
+    await held.release();
+    expect(await held.renew()).toEqual({ kind: 'lost', holder: undefined });
+  });
+
+  it('uses one connection, kept from one renewal to the next, that never keeps the process alive', async () => {
+    const a = await open();
+    // Warm the store's own pool first: only the lease's connection is counted.
+    await (await a.leases(identity('warm')).acquire({ workspace: '/warm', runDir: '/warm/runs' })).release();
+    await new Promise((resolve) => setImmediate(resolve));
+    const sockets = () => process.getActiveResourcesInfo().filter((kind) => kind === 'TCPSocketWrap').length;
+    const before = sockets();
+    const leases = a.leases({ ...identity('a'), policy: leasePolicy({ leaseMs: 600 }) });
+    const held = await leases.acquire(task);
+    await Promise.all([held.renew(), held.renew(), leases.holder(task)]);
+    expect(leases.connections).toBe(1);
+    // Renewals come every 100 ms here; the connection outlives the gap between two of them.
+    await sleep(150);
+    expect(leases.connections).toBe(1);
+    // (With PGlite the server's end of the socket is in this process too, and keeps it alive.)
+    if (postgres.kind === 'server') expect(sockets()).toBe(before);
+    await held.renew();
+    if (postgres.kind === 'server') {
+      // A database administrator tells the lease's connection from the store's by its name.
+      const { rows } = await postgres.admin(
+        `SELECT application_name FROM pg_stat_activity WHERE query LIKE '%' || $1 || '%SET expires_at%'`,
+        [`"${schemaName()}".task_leases`],
+      );
+      expect(rows).toEqual([{ application_name: 'flower lease' }]);
+    }
+    await leases.close();
+  });
+
+  it('a held lease keeps one connection from its start through its renewals', async () => {
+    const a = await open();
+    const proxy = await FaultProxy.start(a.target.connectionString);
+    const url = new URL(a.target.connectionString);
+    url.host = `127.0.0.1:${proxy.port}`;
+    url.searchParams.set('schema', schemaName() ?? '');
+    const leases = new TaskLeases(parseStoreTarget(url.toString()) as PostgresTarget, async () => {}, {
+      ...identity('a'),
+      policy: leasePolicy({ leaseMs: 600 }),
+    });
+    try {
+      const held = await leases.acquire(task);
+      await sleep(150);
+      expect(await held.renew()).toEqual({ kind: 'renewed' });
+      expect(proxy.accepted).toBe(1);
+    } finally {
+      await leases.close();
+      await proxy.close();
+    }
+  });
+
+  it('a start that cannot reach the database or its tables says it could not take the task lease', async () => {
+    const a = await open();
+    const failing = new TaskLeases(a.target, () => Promise.reject(new Error('no schema')), identity('a'));
+    await expect(failing.acquire(task)).rejects.toThrow(/could not take the task lease/);
+    const port = await closedPort();
+    const unreachable = new TaskLeases(
+      parseStoreTarget(`postgres://postgres@127.0.0.1:${port}/test`) as PostgresTarget,
+      async () => {},
+      identity('a'),
+    );
+    await expect(unreachable.acquire(task)).rejects.toThrow(/could not take the task lease/);
+    await unreachable.close();
+    const url = new URL(a.target.connectionString);
+    url.searchParams.set('schema', `${schemaName()}_missing`);
+    const noTables = new TaskLeases(
+      parseStoreTarget(url.toString()) as PostgresTarget,
+      async () => {},
+      identity('a'),
+    );
+    await expect(noTables.acquire(task)).rejects.toThrow(/could not take the task lease/);
+    await noTables.close();
+  });
+});
+
 describe('the fence', () => {
   it('applies the current epoch, keeps a stale one aside and never merges it', async () => {
     const [a, b] = [await open(), await open()];
@@ -214,6 +350,93 @@ describe.runIf(realServerUrl !== undefined)('the lease on the real server', () =
       expect(await a.records.write(task, [put('work', 's-a')], old.fence)).toBe('fenced');
     } finally {
       await writer.end();
+    }
+  });
+
+  it('a start that finds the lease locked by a write of the holder is refused in time, naming the holder', async () => {
+    const [a, b] = [await open(), await open()];
+    const held = await a.leases({ identity: { instance: 'a', bootId: 'boot-a' } }).acquire(task);
+    const writer = new pg.Client({ connectionString: a.target.connectionString });
+    await writer.connect();
+    try {
+      await writer.query('BEGIN');
+      await writer.query(`SELECT "${schemaName()}".task_fence_ok($1, $2, $3, NULL, 'a')`, [
+        '/work',
+        'runs',
+        held.epoch,
+      ]);
+      // Statements of one second at most: the start waits for the lock half of that, then says who holds it.
+      const leases = b.leases({ ...identity('b'), policy: leasePolicy({ leaseMs: 600 }) });
+      const refused = await leases.acquire(task).catch((error: unknown) => error);
+      expect(refused).toBeInstanceOf(TaskBusyError);
+      expect((refused as TaskBusyError).holder).toMatchObject({ pid: process.pid, bootId: 'boot-a' });
+      expect(leases.connections).toBeLessThanOrEqual(1);
+    } finally {
+      await writer.query('ROLLBACK');
+      await writer.end();
+    }
+  });
+
+  it('a start blocked by a write on a task nobody held yet fails as a store error, naming no holder', async () => {
+    const b = await open();
+    const writer = new pg.Client({ connectionString: b.target.connectionString });
+    await writer.connect();
+    try {
+      await writer.query('BEGIN');
+      await writer.query(`SELECT "${schemaName()}".task_fence_ok($1, $2, $3, NULL, 'a')`, [
+        '/work',
+        'runs',
+        1,
+      ]);
+      const leases = b.leases({ ...identity('b'), policy: leasePolicy({ leaseMs: 600 }) });
+      const failed = await leases.acquire(task).catch((error: unknown) => error);
+      expect(failed).not.toBeInstanceOf(TaskBusyError);
+      expect(String(failed)).toMatch(/could not take the task lease: .*lock timeout/);
+    } finally {
+      await writer.query('ROLLBACK');
+      await writer.end();
+    }
+  });
+
+  it('a start that fails for another reason is a store error, never busy naming the last holder', async () => {
+    const [a, b] = [await open(), await open()];
+    await (await a.leases(identity('a')).acquire(task)).release();
+    // A grant the next start would collide with (as a damaged table would make it).
+    await postgres.admin(
+      `INSERT INTO "${schemaName()}".task_lease_epochs (workspace, run_dir, epoch, instance, host, pid)
+       VALUES ('/work', 'runs', 2, 'x', 'x', 1)`,
+    );
+    const failed = await b
+      .leases(identity('b'))
+      .acquire(task)
+      .catch((error: unknown) => error);
+    expect(failed).not.toBeInstanceOf(TaskBusyError);
+    expect(String(failed)).toMatch(/could not take the task lease/);
+    expect(await b.leases(identity('b')).holder(task)).toBeUndefined();
+  });
+
+  it('a refused start whose connection dies on the way still names the holder, and the next start works', async () => {
+    const [a, b] = [await open(), await open()];
+    await a.leases(identity('a')).acquire(task);
+    const proxy = await FaultProxy.start(b.target.connectionString);
+    const url = new URL(b.target.connectionString);
+    url.host = `127.0.0.1:${proxy.port}`;
+    url.searchParams.set('schema', schemaName() ?? '');
+    const leases = new TaskLeases(
+      parseStoreTarget(url.toString()) as PostgresTarget,
+      async () => {},
+      identity('b'),
+    );
+    try {
+      const cut = proxy.when(/ROLLBACK/, 'cut');
+      await expect(leases.acquire(task)).rejects.toBeInstanceOf(TaskBusyError);
+      await cut;
+      proxy.restore();
+      await expect(leases.acquire(task)).rejects.toBeInstanceOf(TaskBusyError);
+      expect(leases.connections).toBeLessThanOrEqual(1);
+    } finally {
+      await leases.close();
+      await proxy.close();
     }
   });
 

@@ -16,13 +16,23 @@ export default {
     // The output sink (issue 20): every human-facing byte passes through it.
     'src/output/*.ts',
     // The delegate guard's glance wall (the rest of the guard predates StrykerJS: issue 22).
-    'src/agents/guards/delegate.ts:60-153',
+    'src/agents/guards/delegate.ts:60-155',
     // The session options' sandbox lines (the rest of the module predates StrykerJS: issue 22).
     'src/runtime/options.ts:119-126',
+    // The fenced lease (issue 18): one owner per task across machines.
+    'src/store/postgres/task-lease.ts',
+    'src/runtime/ownership/lease-keeper.ts',
   ],
   concurrency: 2,
   timeoutMS: 60_000,
-  reporters: ['clear-text', 'progress'],
+  reporters: ['clear-text', 'progress', 'html', 'json'],
+  // Results carry over between runs: a rerun tests only mutants whose code or covering tests
+  // changed. Kept in reports/, uncommitted until CI runs StrykerJS on a change (issue 22).
+  incremental: true,
+  incrementalFile: 'reports/stryker-incremental.json',
   thresholds: { high: 90, low: 80, break: null },
   tempDirName: '.stryker-tmp',
+  // Another run's sandbox (a narrower run beside this one) and the reports are no part of the
+  // project: copied into this run's sandbox they changed under it and crashed it (observed).
+  ignorePatterns: ['/.stryker-tmp*', '/reports'],
 };

@@ -18,6 +18,9 @@ export default defineConfig({
       'test/unit/agents/*.test.ts',
       'test/unit/checks/runner-walled.test.ts',
       'test/e2e/sandbox-walls.test.ts',
+      // The lease's tests need FLOWER_TEST_POSTGRES_URL (two sessions, advisory locks).
+      'test/unit/store/postgres/task-lease.test.ts',
+      'test/unit/runtime/lease-keeper.test.ts',
     ],
     // StrykerJS runs vitest in worker threads, where process.umask() cannot be set; this file's
     // umask test needs a forked process, and it covers no mutated module.

@@ -31,7 +31,9 @@ describe('the start-up probe off a terminal', () => {
     expect(run.status).toBe(1);
     expect(Date.now() - started).toBeLessThan(30_000);
     expect(run.stderr).toMatch(
-      /^flower: The credential was refused \(ANTHROPIC_API_KEY, set in the shell environment\): HTTP 401 .*Run `flower setup`/,
+      // The key is exported, so `flower setup` alone could not fix it (issue 21, Medium 10): the line
+      // says the shell wins and how to undo that before it sends the user to setup.
+      /^flower: The credential was refused \(ANTHROPIC_API_KEY, set in the shell environment\): HTTP 401 .*which wins over what `flower setup` saves: .*unset ANTHROPIC_API_KEY.*then run `flower setup`/,
     );
     expect(run.stderr.trim().split('\n')).toHaveLength(1);
     expect(model.mainRequests()).toHaveLength(0);

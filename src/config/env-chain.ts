@@ -351,8 +351,11 @@ export function chainMistakeLocations(report: EnvChainReport, env: EnvMap): stri
 export function chainMistakesNotice(report: EnvChainReport, env: EnvMap): string | undefined {
   const locations = chainMistakeLocations(report, env);
   if (locations.length === 0) return undefined;
-  const count = locations.length === 1 ? 'a likely mistake' : `${locations.length} likely mistakes`;
-  return `! the configuration has ${count} (first at ${locations[0]}); \`flower doctor\` shows what and how to fix it`;
+  const where =
+    locations.length === 1
+      ? `a likely mistake (at ${locations[0]})`
+      : `${locations.length} likely mistakes (first at ${locations[0]})`;
+  return `! the configuration has ${where}; \`flower doctor\` shows what and how to fix it`;
 }
 
 /** Adds the chain's file values to `target`; a key already present (even empty) is never overwritten. */

@@ -56,7 +56,7 @@ describe('a run with mistakes in its .env', () => {
     expect(run.status).toBe(0);
     const lines = `${run.stdout}${run.stderr}`.split('\n').filter((line) => line.includes('flower doctor'));
     expect(lines).toEqual([
-      `! the configuration has a likely mistake (first at ${join(cwd, '.env')}:1); \`flower doctor\` shows what and how to fix it`,
+      `! the configuration has a likely mistake (at ${join(cwd, '.env')}:1); \`flower doctor\` shows what and how to fix it`,
     ]);
   }, 90_000);
 });

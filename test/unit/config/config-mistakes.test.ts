@@ -144,7 +144,7 @@ describe("the run's notice of configuration mistakes", () => {
   it('says "a likely mistake" for one, counts an exported FLOWER_WINDOW, and is quiet without any', () => {
     const exported = world({ FLOWER_WINDOW: '128k' });
     expect(chainMistakesNotice(exported.report, exported.env)).toBe(
-      '! the configuration has a likely mistake (first at process environment); `flower doctor` shows what and how to fix it',
+      '! the configuration has a likely mistake (at process environment); `flower doctor` shows what and how to fix it',
     );
     const clean = world({ FLOWER_WINDOW: '128000' }, { project: 'ANTHROPIC_MODEL=m\n' });
     expect(chainMistakesNotice(clean.report, clean.env)).toBeUndefined();

@@ -566,7 +566,6 @@ export class SqliteSessionStore implements Required<SessionStore> {
     );
   }
 
-  /** Run a database operation, turning SQLite's failures into a message that names the file. */
   /** The key as stored (see `checkSessionKey`); a key no real session has is refused, naming it. */
   private checked<K extends SessionKeyParts>(key: K, action: string): K {
     const checked = checkSessionKey(key);
@@ -577,6 +576,7 @@ export class SqliteSessionStore implements Required<SessionStore> {
     );
   }
 
+  /** Run a database operation, turning SQLite's failures into a message that names the file. */
   private guard<T>(action: string, operation: () => T): T {
     try {
       return operation();

@@ -4,7 +4,7 @@
  * the log, and what every view does with hostile transcript text.
  */
 import { describe, expect, it } from 'vitest';
-import { buildReport, questionCounts, type ReportInput, runningSteps } from '../../../src/report/report.js';
+import { buildReport, questionCounts, runningSteps } from '../../../src/report/report.js';
 import { reportHtml } from '../../../src/report/report-html.js';
 import { reportLines } from '../../../src/report/report-text.js';
 import type { RunData, StoredSession } from '../../../src/report/run-data.js';
@@ -16,46 +16,11 @@ import type { SessionTranscripts } from '../../../src/runtime/ledger.js';
 import type { StoredManifestRow } from '../../../src/runtime/manifest.js';
 import { HOSTILE_ESCAPES, HOSTILE_SECRETS } from '../../support/hostile-payloads.js';
 import { jsonLeaksIn, jsonLinesLeaksIn, leaksIn } from '../../support/leaks.js';
+import { books, manifestRow, T0 } from '../../support/report-books.js';
 import { type Entry, TranscriptBuilder } from '../../support/transcript-builder.js';
 
 const OPUS = 'claude-opus-5-5';
-const T0 = Date.UTC(2026, 0, 1) / 1000;
-
-function row(fields: Partial<StoredManifestRow> & { step: string }): StoredManifestRow {
-  return {
-    session_id: null,
-    ok: true,
-    cost_usd: 0,
-    num_turns: 1,
-    text: '',
-    error: null,
-    started_at: T0,
-    ended_at: T0 + 100,
-    attempts: 1,
-    errors: [],
-    resumed: false,
-    retired: [],
-    context: 0,
-    duration_s: 100,
-    run: 'run-1',
-    ...fields,
-  };
-}
-
-type Data = ReportInput['data'];
-
-function books(rows: StoredManifestRow[], extra: Partial<Data> = {}): Data {
-  return {
-    location: { workspace: '/ws', runDir: '/ws/runs' },
-    manifest: { state: 'ok', document: rows },
-    setAside: [],
-    asides: { state: 'missing', document: [] },
-    lineage: { state: 'ok', document: { workspace: '/ws', woke: 1, steps: {} } },
-    store: { state: 'ok', sessions: new Map() },
-    workbench: undefined,
-    ...extra,
-  };
-}
+const row = manifestRow;
 
 const usage = (input: number, output: number) => ({
   input_tokens: input,
@@ -393,7 +358,7 @@ describe('questionCounts', () => {
 });
 
 describe('taskStatus', () => {
-  const data = (rows: StoredManifestRow[], extra: Partial<Data> = {}) =>
+  const data = (rows: StoredManifestRow[], extra: Parameters<typeof books>[1] = {}) =>
     books(rows, {
       workbench: {
         root: '/ws/.flower',

@@ -26,43 +26,16 @@ import { KILLED_DETAIL, stepRecords } from '../../../src/report/steps.js';
 import type { StoredManifestRow } from '../../../src/runtime/manifest.js';
 import type { Entry } from '../../../src/store/transcript.js';
 import { BEQUEST_STEP as BEQUEST_OWNER } from '../../../src/workflow/bequest-turn.js';
+import { manifestRow, books as reportBooks, T0 } from '../../support/report-books.js';
 
-const T0 = Date.UTC(2026, 0, 1) / 1000;
+const row = manifestRow;
 
-function row(fields: Partial<StoredManifestRow> & { step: string }): StoredManifestRow {
-  return {
-    session_id: null,
-    ok: true,
-    cost_usd: 0,
-    num_turns: 1,
-    text: '',
-    error: null,
-    started_at: T0,
-    ended_at: T0 + 100,
-    attempts: 1,
-    errors: [],
-    resumed: false,
-    retired: [],
-    context: 0,
-    duration_s: 100,
-    run: 'run-1',
-    ...fields,
-  };
-}
-
-type Data = Parameters<typeof taskStatus>[0];
-
-function books(rows: StoredManifestRow[], extra: Partial<Data> = {}): Data {
-  return {
+// A run directory that is nowhere: no task lock, no in-flight marker is found by accident.
+function books(rows: StoredManifestRow[], extra: Parameters<typeof reportBooks>[1] = {}) {
+  return reportBooks(rows, {
     location: { workspace: '/ws', runDir: '/ws/runs-that-do-not-exist' },
-    manifest: { state: 'ok', document: rows },
-    setAside: [],
-    asides: { state: 'missing', document: [] },
-    lineage: { state: 'ok', document: { workspace: '/ws', woke: 1, steps: {} } },
-    store: { state: 'ok', sessions: new Map() },
-    workbench: undefined,
     ...extra,
-  };
+  });
 }
 
 const layout = (width: number) => ({ width, wrap });

@@ -56,7 +56,7 @@ import {
   pendingRemarkLine,
 } from '../interaction/task-notice.js';
 import { holdTask } from '../interaction/task-store.js';
-import { MachineOutput, withDocument } from '../machine-output/machine-output.js';
+import { type MachineOutput, runWithOutput } from '../machine-output/machine-output.js';
 import { applyModelFlag, type MachineFlags } from '../machine-output/output-format.js';
 import { colorEnabled, colorsFor } from '../terminal/colors.js';
 import { formatTokens } from '../terminal/format.js';
@@ -111,12 +111,7 @@ export function archivedLine(archive: string, runDir: string): string {
 }
 
 export async function runGo(request: string, flags: GoFlags, global: GlobalOptions): Promise<void> {
-  const output = new MachineOutput(flags.outputFormat ?? 'text', 'go', global, {
-    stdin: process.stdin,
-    stdout: process.stdout,
-    stderr: process.stderr,
-  });
-  await withDocument(output, () => go(request, flags, global, output));
+  await runWithOutput(flags.outputFormat, 'go', global, (output) => go(request, flags, global, output));
 }
 
 async function go(

@@ -34,7 +34,7 @@ import { resolveSandboxPolicy, type SandboxFlags } from '../command-line/sandbox
 import { requireWritable } from '../command-line/writable-directories.js';
 import { ensureSandbox, sandboxLine } from '../interaction/sandbox-gate.js';
 import { holdTask } from '../interaction/task-store.js';
-import { MachineOutput, taskSpendOrNull, withDocument } from '../machine-output/machine-output.js';
+import { type MachineOutput, runWithOutput, taskSpendOrNull } from '../machine-output/machine-output.js';
 import { applyModelFlag, type MachineFlags } from '../machine-output/output-format.js';
 import { colorEnabled, colorsFor } from '../terminal/colors.js';
 import { formatElapsed, formatTurns } from '../terminal/format.js';
@@ -102,12 +102,7 @@ export function resumeLine(sessionId: string, global: GlobalOptions, cwd: string
 
 export async function runOnce(prompt: string, flags: OnceFlags, global: GlobalOptions): Promise<void> {
   requireKnownTools(flags.tools);
-  const output = new MachineOutput(flags.outputFormat ?? 'text', 'once', global, {
-    stdin: process.stdin,
-    stdout: process.stdout,
-    stderr: process.stderr,
-  });
-  await withDocument(output, () => once(prompt, flags, global, output));
+  await runWithOutput(flags.outputFormat, 'once', global, (output) => once(prompt, flags, global, output));
 }
 
 async function once(

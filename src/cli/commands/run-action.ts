@@ -26,7 +26,7 @@ import { ensureCredentials } from '../interaction/credentials-gate.js';
 import { drive } from '../interaction/drive.js';
 import { ensureSandbox, sandboxLine } from '../interaction/sandbox-gate.js';
 import { holdTask } from '../interaction/task-store.js';
-import { MachineOutput, withDocument } from '../machine-output/machine-output.js';
+import { type MachineOutput, runWithOutput } from '../machine-output/machine-output.js';
 import { applyModelFlag, type MachineFlags } from '../machine-output/output-format.js';
 import { colorEnabled } from '../terminal/colors.js';
 import { settingsLines } from '../terminal/settings-lines.js';
@@ -42,12 +42,9 @@ export async function runWorkflow(
   // A target that cannot be right is reported before anything else is looked at (a usage error,
   // before any document: nothing was started).
   parseTarget(target);
-  const output = new MachineOutput(flags.outputFormat ?? 'text', 'run', global, {
-    stdin: process.stdin,
-    stdout: process.stdout,
-    stderr: process.stderr,
-  });
-  await withDocument(output, () => run(target, global, budget, flags, output));
+  await runWithOutput(flags.outputFormat, 'run', global, (output) =>
+    run(target, global, budget, flags, output),
+  );
 }
 
 async function run(

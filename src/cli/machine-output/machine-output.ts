@@ -153,6 +153,24 @@ export async function withDocument(output: MachineOutput, work: () => Promise<vo
   output.finish();
 }
 
+/**
+ * Runs a command that starts agents (`go`, `run`, `once`) with its `--output-format` on this
+ * process's streams: the one document is written however `work` ends.
+ */
+export function runWithOutput(
+  format: OutputFormat | undefined,
+  command: MachineCommand,
+  location: { workspace: string; runDir: string },
+  work: (output: MachineOutput) => Promise<void>,
+): Promise<void> {
+  const output = new MachineOutput(format ?? 'text', command, location, {
+    stdin: process.stdin,
+    stdout: process.stdout,
+    stderr: process.stderr,
+  });
+  return withDocument(output, () => work(output));
+}
+
 /** The whole task's spend so far, or null when the books cannot be read (never a reason to fail). */
 export function taskSpendOrNull(runDir: string): number | null {
   try {

@@ -32,7 +32,8 @@ const RAW_STREAM_USES: Record<string, string> = {
   // A Terminal wraps its output in the sink's last pass (`guarded`) in its constructor.
   'src/cli/commands/demo-action.ts': 'new Terminal(…), which guards its output',
   // go, run and once get theirs through runWithOutput, and hand them to their Terminal.
-  'src/cli/machine-output/machine-output.ts': 'handed to the command’s new Terminal(…), which guards its output',
+  'src/cli/machine-output/machine-output.ts':
+    'handed to the command’s new Terminal(…), which guards its output',
   // readline echoes the user's own typing and moves the cursor over it: no run text reaches it.
   'src/cli/interaction/sandbox-gate.ts': 'readline prompt echoing the user',
   'src/cli/commands/setup-action.ts': 'readline prompt echoing the user (the key hidden by MaskableOutput)',

@@ -9,8 +9,8 @@
  * `subagents/...` for workflows). Anything else is refused with an error that names the key.
  */
 import type { SessionKey, SessionStoreEntry } from '@anthropic-ai/claude-agent-sdk';
-import { afterEach, describe, expect, it } from 'vitest';
-import type { ConformanceFactory, ConformanceStore } from './session-store-conformance.js';
+import { describe, expect, it } from 'vitest';
+import { type ConformanceFactory, type ConformanceStore, openedStores } from './session-store-conformance.js';
 
 export interface KeyRulesFactory extends ConformanceFactory {
   /**
@@ -58,15 +58,7 @@ const BAD_SUBPATHS = [
 
 export function describeSessionKeyRules(name: string, factory: KeyRulesFactory): void {
   describe(`session keys: ${name}`, () => {
-    const open: ConformanceStore[] = [];
-    const make = async (): Promise<ConformanceStore> => {
-      const store = await factory.make();
-      open.push(store);
-      return store;
-    };
-    afterEach(async () => {
-      for (const store of open.splice(0)) await factory.dispose?.(store);
-    });
+    const make = openedStores(factory);
 
     it('refuses a project key or session id holding "/", "\\", "..", a NUL, or nothing, naming it; nothing is written', async () => {
       const store = await make();

@@ -34,17 +34,22 @@ const entry = (text: string, extra: Partial<SessionStoreEntry> = {}): SessionSto
   };
 };
 
+/** Inside a describe: `make()` opens a store of `factory`, disposed after the test that opened it. */
+export function openedStores(factory: ConformanceFactory): () => Promise<ConformanceStore> {
+  const open: ConformanceStore[] = [];
+  afterEach(async () => {
+    for (const store of open.splice(0)) await factory.dispose?.(store);
+  });
+  return async () => {
+    const store = await factory.make();
+    open.push(store);
+    return store;
+  };
+}
+
 export function describeSessionStoreConformance(name: string, factory: ConformanceFactory): void {
   describe(`SessionStore conformance: ${name}`, () => {
-    const open: ConformanceStore[] = [];
-    const make = async (): Promise<ConformanceStore> => {
-      const store = await factory.make();
-      open.push(store);
-      return store;
-    };
-    afterEach(async () => {
-      for (const store of open.splice(0)) await factory.dispose?.(store);
-    });
+    const make = openedStores(factory);
     const main: SessionKey = { projectKey: 'proj-a', sessionId: 'session-1' };
     const sub: SessionKey = { ...main, subpath: 'subagents/agent-1' };
 

@@ -3,7 +3,7 @@
  * in lower case, a `$VARIABLE` where the key belongs, the run's one-line notice, and which
  * credential wins over the one `flower setup` saves.
  */
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
@@ -16,14 +16,9 @@ import {
 } from '../../../src/config/credential-shadow.js';
 import { isUnexpandedReference, unusableCredential } from '../../../src/config/credentials.js';
 import { isMiscasedName, parseDotenv } from '../../../src/config/dotenv-parser.js';
-import {
-  applyEnvChain,
-  chainMistakeLocations,
-  chainMistakesNotice,
-  type EnvChainContext,
-  resolveEnvChain,
-} from '../../../src/config/env-chain.js';
+import { chainMistakeLocations, chainMistakesNotice } from '../../../src/config/env-chain.js';
 import { windowSettingProblem } from '../../../src/config/window.js';
+import { type EnvFiles, envWorld } from '../../support/env-world.js';
 
 /** `${MY_TOKEN}` as a .env file holds it (written without a template literal's placeholder). */
 const BRACED = `$${'{'}MY_TOKEN}`;
@@ -36,24 +31,7 @@ beforeEach(() => {
 afterEach(() => rmSync(root, { recursive: true, force: true }));
 
 /** The chain for `exported` plus a project .env and a user .env, as a run would load it. */
-function world(exported: Record<string, string>, files: { project?: string; user?: string } = {}) {
-  if (files.project !== undefined) writeFileSync(join(root, 'project', '.env'), files.project);
-  if (files.user !== undefined) {
-    mkdirSync(join(root, 'home', '.config', 'flower'), { recursive: true });
-    writeFileSync(join(root, 'home', '.config', 'flower', '.env'), files.user);
-  }
-  const context: EnvChainContext = {
-    env: exported,
-    cwd: join(root, 'project'),
-    home: join(root, 'home'),
-    packageRoot: join(root, 'pkg'),
-    sourceCheckout: false,
-  };
-  const report = resolveEnvChain(context);
-  const env: Record<string, string | undefined> = { ...exported };
-  applyEnvChain(report, env);
-  return { report, env };
-}
+const world = (exported: Record<string, string>, files: EnvFiles = {}) => envWorld(root, exported, files);
 
 describe('windowSettingProblem', () => {
   it('is quiet for a value that is used, and for none', () => {

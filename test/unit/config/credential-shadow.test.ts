@@ -1,9 +1,9 @@
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { hiddenSavedCredential } from '../../../src/config/credential-shadow.js';
-import { applyEnvChain, type EnvChainContext, resolveEnvChain } from '../../../src/config/env-chain.js';
+import { envWorld } from '../../support/env-world.js';
 
 let root: string;
 const SAVED = '/home/ada/.config/flower/.env';
@@ -15,20 +15,7 @@ beforeEach(() => {
 afterEach(() => rmSync(root, { recursive: true, force: true }));
 
 /** The chain for `exported` (the process environment) and a project .env, as a run would see it. */
-function world(exported: Record<string, string>, projectEnv?: string) {
-  if (projectEnv !== undefined) writeFileSync(join(root, 'project', '.env'), projectEnv);
-  const context: EnvChainContext = {
-    env: exported,
-    cwd: join(root, 'project'),
-    home: join(root, 'home'),
-    packageRoot: join(root, 'pkg'),
-    sourceCheckout: false,
-  };
-  const report = resolveEnvChain(context);
-  const env = { ...exported };
-  applyEnvChain(report, env);
-  return { report, env };
-}
+const world = (exported: Record<string, string>, project?: string) => envWorld(root, exported, { project });
 
 describe('hiddenSavedCredential', () => {
   it('names an exported key that is used instead of the saved one, and how to undo it', () => {

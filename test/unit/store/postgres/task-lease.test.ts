@@ -321,6 +321,27 @@ describe('the fence', () => {
   });
 });
 
+/**
+ * Runs `during` while another connection holds a write of `epoch` open past the fence (its share of
+ * the task's lease lock), then rolls that write back.
+ */
+async function duringFencedWrite(connectionString: string, epoch: number, during: () => Promise<void>) {
+  const writer = new pg.Client({ connectionString });
+  await writer.connect();
+  try {
+    await writer.query('BEGIN');
+    await writer.query(`SELECT "${schemaName()}".task_fence_ok($1, $2, $3, NULL, 'a')`, [
+      '/work',
+      'runs',
+      epoch,
+    ]);
+    await during();
+  } finally {
+    await writer.query('ROLLBACK');
+    await writer.end();
+  }
+}
+
 describe.runIf(realServerUrl !== undefined)('the lease on the real server', () => {
   it('a takeover waits for a write of the old epoch that passed the fence, and none passes after it', async () => {
     const [a, b] = [await open(), await open()];
@@ -356,46 +377,24 @@ describe.runIf(realServerUrl !== undefined)('the lease on the real server', () =
   it('a start that finds the lease locked by a write of the holder is refused in time, naming the holder', async () => {
     const [a, b] = [await open(), await open()];
     const held = await a.leases({ identity: { instance: 'a', bootId: 'boot-a' } }).acquire(task);
-    const writer = new pg.Client({ connectionString: a.target.connectionString });
-    await writer.connect();
-    try {
-      await writer.query('BEGIN');
-      await writer.query(`SELECT "${schemaName()}".task_fence_ok($1, $2, $3, NULL, 'a')`, [
-        '/work',
-        'runs',
-        held.epoch,
-      ]);
+    await duringFencedWrite(a.target.connectionString, held.epoch, async () => {
       // Statements of one second at most: the start waits for the lock half of that, then says who holds it.
       const leases = b.leases({ ...identity('b'), policy: leasePolicy({ leaseMs: 600 }) });
       const refused = await leases.acquire(task).catch((error: unknown) => error);
       expect(refused).toBeInstanceOf(TaskBusyError);
       expect((refused as TaskBusyError).holder).toMatchObject({ pid: process.pid, bootId: 'boot-a' });
       expect(leases.connections).toBeLessThanOrEqual(1);
-    } finally {
-      await writer.query('ROLLBACK');
-      await writer.end();
-    }
+    });
   });
 
   it('a start blocked by a write on a task nobody held yet fails as a store error, naming no holder', async () => {
     const b = await open();
-    const writer = new pg.Client({ connectionString: b.target.connectionString });
-    await writer.connect();
-    try {
-      await writer.query('BEGIN');
-      await writer.query(`SELECT "${schemaName()}".task_fence_ok($1, $2, $3, NULL, 'a')`, [
-        '/work',
-        'runs',
-        1,
-      ]);
+    await duringFencedWrite(b.target.connectionString, 1, async () => {
       const leases = b.leases({ ...identity('b'), policy: leasePolicy({ leaseMs: 600 }) });
       const failed = await leases.acquire(task).catch((error: unknown) => error);
       expect(failed).not.toBeInstanceOf(TaskBusyError);
       expect(String(failed)).toMatch(/could not take the task lease: .*lock timeout/);
-    } finally {
-      await writer.query('ROLLBACK');
-      await writer.end();
-    }
+    });
   });
 
   it('a start that fails for another reason is a store error, never busy naming the last holder', async () => {

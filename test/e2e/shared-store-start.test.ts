@@ -9,7 +9,7 @@ import { existsSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { mock } from '../../src/testing/index.js';
-import { realServerUrl } from '../support/postgres.js';
+import { NEEDS_REAL_SERVER, realServerUrl } from '../support/postgres.js';
 import { cleanUp, startMock } from '../support/scratch.js';
 import { mockedEnv, runFlower, tempDir } from './cli-harness.js';
 import {
@@ -64,7 +64,8 @@ describe('a store URL that cannot be used stops the start with one line', () => 
   });
 
   // PGlite serves one database under every name: only a real server can lack one.
-  it.runIf(realServerUrl !== undefined)('a database that does not exist', async () => {
+  it('a database that does not exist', async (context) => {
+    context.skip(realServerUrl === undefined, NEEDS_REAL_SERVER);
     const url = new URL(postgres.baseUrl);
     url.pathname = '/flower_no_such_database';
     const line = await refused(url.toString(), 'once');

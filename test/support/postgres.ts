@@ -15,7 +15,7 @@
 import { randomBytes } from 'node:crypto';
 import { type AddressInfo, createServer, type Socket } from 'node:net';
 import pg from 'pg';
-import { afterAll, afterEach, beforeAll } from 'vitest';
+import { afterAll, afterEach, beforeAll, beforeEach } from 'vitest';
 import { type PostgresTarget, parseStoreTarget } from '../../src/config/store-url.js';
 import { openSharedStore, type SharedStore } from '../../src/store/shared/shared-store.js';
 
@@ -37,6 +37,15 @@ export interface TestPostgres {
 }
 
 export const realServerUrl = process.env.FLOWER_TEST_POSTGRES_URL || undefined;
+
+/** Why a test that needs the real server skipped: the test summary prints it (never a silent skip). */
+export const NEEDS_REAL_SERVER =
+  'needs FLOWER_TEST_POSTGRES_URL: only a real PostgreSQL server shows two sessions at once (advisory locks, missing databases, server-side settings)';
+
+/** Inside a describe: each of its tests skips, saying why, when no real server is configured. */
+export function onlyOnRealServer(): void {
+  beforeEach((context) => context.skip(realServerUrl === undefined, NEEDS_REAL_SERVER));
+}
 
 interface Running {
   baseUrl: string;

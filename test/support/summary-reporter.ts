@@ -9,22 +9,14 @@
  */
 import type { Reporter, TestCase, TestModule } from 'vitest/node';
 
-/** What a skipped test's file says about why, when the test gives no note of its own. */
-const SKIP_HINTS: ReadonlyArray<{ pattern: RegExp; why: string }> = [
-  {
-    pattern: /postgres|shared-store|open-session-store/,
-    why: 'needs FLOWER_TEST_POSTGRES_URL (a real PostgreSQL server)',
-  },
-  { pattern: /disk-full|sqlite-session-store|small-disk/, why: 'needs root to mount a size-limited tmpfs' },
-];
-
+/**
+ * Why it skipped: the note a test gives with `context.skip(condition, note)` (the PostgreSQL tests
+ * do, through `onlyOnRealServer`), or which kind of condition it was.
+ */
 function skipReason(test: TestCase): string {
   const result = test.result();
   const note = result.state === 'skipped' ? result.note : undefined;
-  if (note) return note;
-  return (
-    SKIP_HINTS.find((hint) => hint.pattern.test(test.module.moduleId))?.why ?? 'skipped by its condition'
-  );
+  return note ?? 'its runIf/skipIf condition is false on this machine (the file says which)';
 }
 
 export function summaryLines(modules: ReadonlyArray<TestModule>): string[] {

@@ -13,7 +13,7 @@ import { PostgresStoreError } from '../../../src/store/postgres/errors.js';
 import { PostgresSessionStore } from '../../../src/store/postgres/session-store.js';
 import { SqliteSessionStore } from '../../../src/store/sqlite-session-store.js';
 import { closedPort } from '../../support/closed-port.js';
-import { realServerUrl, usePostgres } from '../../support/postgres.js';
+import { NEEDS_REAL_SERVER, realServerUrl, usePostgres } from '../../support/postgres.js';
 import {
   MISSING_DATABASE,
   type Refusal,
@@ -145,7 +145,8 @@ describe('openSessionStore: what to fix, in one line', () => {
     );
   });
 
-  it.runIf(realServerUrl !== undefined)('a missing database on the real server says the same', async () => {
+  it('a missing database on the real server says the same', async (context) => {
+    context.skip(realServerUrl === undefined, NEEDS_REAL_SERVER);
     const url = new URL(realServerUrl as string);
     url.pathname = '/flower_no_such_database';
     const error = await failure(url.toString());

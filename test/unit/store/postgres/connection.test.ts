@@ -19,10 +19,9 @@ import {
 } from '../../../../src/store/postgres/connection.js';
 import { isPassingFailure } from '../../../../src/store/shared/write-behind.js';
 import { FaultProxy } from '../../../support/fault-proxy.js';
-import { usePostgres } from '../../../support/postgres.js';
+import { onlyOnRealServer, usePostgres } from '../../../support/postgres.js';
 
 const postgres = usePostgres();
-const realServer = postgres.kind === 'server';
 
 const opened: Array<{ close: () => Promise<void> }> = [];
 afterEach(async () => {
@@ -60,7 +59,8 @@ describe('a reset under a checked-out client', () => {
   });
 });
 
-describe.skipIf(!realServer)('the server-side bounds', () => {
+describe('the server-side bounds', () => {
+  onlyOnRealServer();
   it('statement_timeout and idle_in_transaction_session_timeout are set on every connection', async () => {
     const target = parseStoreTarget(postgres.baseUrl) as PostgresTarget;
     const guarded = pool(target);

@@ -22,7 +22,7 @@ import type { TaskRecordChange } from '../../../../src/store/postgres/task-recor
 import { TaskBusyError } from '../../../../src/store/shared/task-lock-types.js';
 import { closedPort } from '../../../support/closed-port.js';
 import { FaultProxy } from '../../../support/fault-proxy.js';
-import { realServerUrl, sharedStoresPerTest, usePostgres } from '../../../support/postgres.js';
+import { onlyOnRealServer, sharedStoresPerTest, usePostgres } from '../../../support/postgres.js';
 
 const postgres = usePostgres();
 const { open, schemaName } = sharedStoresPerTest(postgres, 'lease');
@@ -342,7 +342,8 @@ async function duringFencedWrite(connectionString: string, epoch: number, during
   }
 }
 
-describe.runIf(realServerUrl !== undefined)('the lease on the real server', () => {
+describe('the lease on the real server', () => {
+  onlyOnRealServer();
   it('a takeover waits for a write of the old epoch that passed the fence, and none passes after it', async () => {
     const [a, b] = [await open(), await open()];
     const old = await a.leases({ ...identity('a'), policy: leasePolicy({ leaseMs: 300 }) }).acquire(task);

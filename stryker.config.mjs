@@ -22,6 +22,28 @@ export default {
     // The fenced lease (issue 18): one owner per task across machines.
     'src/store/postgres/task-lease.ts',
     'src/runtime/ownership/lease-keeper.ts',
+    // Issue 22: every other module whose header states a red line.
+    // Locks, transcript safety and in-flight markers (target 100 %).
+    'src/runtime/task-lock.ts',
+    'src/runtime/locked-json-file.ts',
+    'src/runtime/transcript-safety.ts',
+    'src/runtime/in-flight.ts',
+    'src/runtime/signals.ts',
+    // The ledger and spend.
+    'src/runtime/ledger.ts',
+    'src/runtime/task-spend.ts',
+    // The store layers and both backends.
+    'src/store/rewriting-store.ts',
+    'src/store/mirror-guard.ts',
+    'src/store/shared/write-behind.ts',
+    'src/store/shared/mirrored-store.ts',
+    'src/store/sqlite-session-store.ts',
+    'src/store/postgres/session-store.ts',
+    // Outbox and merge, gc selection, the checks runner.
+    'src/runtime/shared/outbox.ts',
+    'src/runtime/shared/merge.ts',
+    'src/runtime/retention/collect.ts',
+    'src/checks/runner.ts',
   ],
   concurrency: 2,
   timeoutMS: 60_000,

@@ -21,6 +21,18 @@ export default defineConfig({
       // The lease's tests need FLOWER_TEST_POSTGRES_URL (two sessions, advisory locks).
       'test/unit/store/postgres/task-lease.test.ts',
       'test/unit/runtime/lease-keeper.test.ts',
+      // Issue 22: the red-line modules' unit tests (runtime, the store's layers and backends,
+      // the checks runner). Their end-to-end tests would add minutes per mutant: a promise only an
+      // end-to-end test guards gets a unit test of its own instead.
+      'test/unit/runtime/*.test.ts',
+      'test/unit/store/shared/*.test.ts',
+      'test/unit/store/postgres/*.test.ts',
+      'test/unit/store/mirror-guard.test.ts',
+      'test/unit/store/rewriting-store.test.ts',
+      'test/unit/store/sqlite-session-store.test.ts',
+      'test/unit/store/store-conformance.test.ts',
+      'test/unit/store/layers.property.test.ts',
+      'test/unit/checks/runner.test.ts',
     ],
     // StrykerJS runs vitest in worker threads, where process.umask() cannot be set; this file's
     // umask test needs a forked process, and it covers no mutated module.

@@ -16,9 +16,14 @@
 /** The first key of the two-key advisory lock that orders a task's writes against its grants. */
 export const LEASE_LOCK_CLASS = 0x666c6c73; // 'flls'
 
-/** The task's lease lock as SQL: shared by writers of one epoch, exclusive for a grant. */
-export const leaseLock = (workspace: string, runDir: string, shared: boolean): string =>
-  `pg_advisory_xact_lock${shared ? '_shared' : ''}(${LEASE_LOCK_CLASS}, hashtext(${workspace} || E'\\n' || ${runDir}))`;
+/**
+ * The task's lease lock as SQL: shared by writers of one epoch, exclusive for a grant. Advisory
+ * locks belong to the whole database, so the key names the schema (`schema` is its quoted name,
+ * validated by store-url.ts): two stores in one database holding a task of the same path must
+ * not wait on each other (they did, until a lock timeout, before task records version 3).
+ */
+export const leaseLock = (schema: string, workspace: string, runDir: string, shared: boolean): string =>
+  `pg_advisory_xact_lock${shared ? '_shared' : ''}(${LEASE_LOCK_CLASS}, hashtext('${schema}' || E'\\n' || ${workspace} || E'\\n' || ${runDir}))`;
 
 export const leaseTablesSql = (s: string): string => `
 CREATE TABLE ${s}.task_leases (
@@ -45,7 +50,14 @@ CREATE TABLE ${s}.task_lease_epochs (
     taken_at  timestamptz NOT NULL DEFAULT now(),
     PRIMARY KEY (workspace, run_dir, epoch)
 );
-CREATE FUNCTION ${s}.task_fence_ok(
+${fenceFunctionSql(s, 'CREATE')}`;
+
+/**
+ * `task_fence_ok` (see `leaseTablesSql`); `CREATE OR REPLACE` in task records version 3, which
+ * gave its lock the schema-scoped key.
+ */
+export const fenceFunctionSql = (s: string, verb: 'CREATE' | 'CREATE OR REPLACE'): string => `
+${verb} FUNCTION ${s}.task_fence_ok(
     p_workspace text, p_run_dir text, p_epoch bigint, p_origin bigint, p_instance text
 ) RETURNS boolean LANGUAGE plpgsql AS $fence$
 DECLARE
@@ -53,7 +65,7 @@ DECLARE
 BEGIN
     -- Shared with every other writer of the task, exclusive with a grant (task-lease.ts), in
     -- memory only: a row lock here would write the lease row's tuple on every append.
-    IF ${leaseLock('p_workspace', 'p_run_dir', true)} IS NULL THEN
+    IF ${leaseLock(s, 'p_workspace', 'p_run_dir', true)} IS NULL THEN
         RETURN false;  -- never: the lock returns void, which is not NULL
     END IF;
     -- Its own statement, so its snapshot is taken after the lock: a grant that committed first is seen.

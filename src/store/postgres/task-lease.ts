@@ -175,7 +175,7 @@ export class HeldLease {
 export class TaskLeases {
   readonly policy: LeasePolicy;
   private readonly pool: GuardedPool;
-  private readonly tables: { leases: string; epochs: string };
+  private readonly tables: { schema: string; leases: string; epochs: string };
 
   constructor(
     private readonly target: PostgresTarget,
@@ -185,7 +185,7 @@ export class TaskLeases {
   ) {
     this.policy = leasePolicy(options.policy);
     const schema = `"${target.schema}"`;
-    this.tables = { leases: `${schema}.task_leases`, epochs: `${schema}.task_lease_epochs` };
+    this.tables = { schema, leases: `${schema}.task_leases`, epochs: `${schema}.task_lease_epochs` };
     // Its own pool: a renewal must never queue behind transcript appends on a busy shared pool.
     // Guarded (connection.ts): an error listener on every client, a bounded end.
     this.pool = createPool(
@@ -233,7 +233,7 @@ export class TaskLeases {
       await client.query(`SET LOCAL lock_timeout = ${Math.round(this.policy.statementTimeoutMs / 2)}`);
       // Exclusive with every write's fence: a grant waits for the writes of the old epoch that
       // already passed their check, and none passes after it.
-      await client.query(`SELECT ${leaseLock('$1', '$2', false)}`, [name.workspace, name.runDir]);
+      await client.query(`SELECT ${leaseLock(this.tables.schema, '$1', '$2', false)}`, [name.workspace, name.runDir]);
       await client.query(
         `INSERT INTO ${this.tables.leases} (workspace, run_dir, epoch, token, pid, host, started_at, expires_at, released)
          VALUES ($1, $2, 0, '', 0, '', now(), now(), true) ON CONFLICT DO NOTHING`,

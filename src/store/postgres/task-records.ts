@@ -37,7 +37,7 @@ import { isAbsolute, relative, resolve } from 'node:path';
 import type pg from 'pg';
 import type { PostgresTarget } from '../../config/store-url.js';
 import { storeFailure } from './errors.js';
-import { leaseTablesSql } from './lease-tables.js';
+import { fenceFunctionSql, leaseTablesSql } from './lease-tables.js';
 import type { TableFamily } from './schema.js';
 import type { Fence } from './task-lease.js';
 
@@ -145,7 +145,16 @@ END
 $fenced$;
 `;
 
-export const TASK_RECORDS: TableFamily = { name: 'task_records', migrations: [taskRecordsV1, taskRecordsV2] };
+/**
+ * Task records, version 3: the fence's lease lock is keyed by the schema too (lease-tables.ts),
+ * so two stores in one database no longer queue each other's grants and writes.
+ */
+const taskRecordsV3 = (s: string): string => fenceFunctionSql(s, 'CREATE OR REPLACE');
+
+export const TASK_RECORDS: TableFamily = {
+  name: 'task_records',
+  migrations: [taskRecordsV1, taskRecordsV2, taskRecordsV3],
+};
 
 /** Which task: the workspace's absolute path and its run directory. */
 export interface TaskIdentity {

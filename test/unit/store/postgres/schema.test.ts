@@ -73,7 +73,7 @@ describe('schema creation', () => {
     await store.open();
     expect(await versions()).toEqual([
       { family: 'sessions', version: 2 },
-      { family: 'task_records', version: 2 },
+      { family: 'task_records', version: 3 },
       { family: 'tombstones', version: 1 },
     ]);
   });
@@ -198,7 +198,7 @@ describe('sessions version 1 → 2 (appends stop updating the key row)', () => {
     await store.open();
     expect(await versions()).toEqual([
       { family: 'sessions', version: 2 },
-      { family: 'task_records', version: 2 },
+      { family: 'task_records', version: 3 },
       { family: 'tombstones', version: 1 },
     ]);
     const before = [...first, second[0] as SessionStoreEntry];

@@ -19,6 +19,7 @@ import {
   TaskLeases,
 } from '../../../../src/store/postgres/task-lease.js';
 import type { TaskRecordChange } from '../../../../src/store/postgres/task-records.js';
+import { openSharedStore } from '../../../../src/store/shared/shared-store.js';
 import { TaskBusyError } from '../../../../src/store/shared/task-lock-types.js';
 import { closedPort } from '../../../support/closed-port.js';
 import { FaultProxy } from '../../../support/fault-proxy.js';
@@ -386,6 +387,23 @@ describe('the lease on the real server', () => {
       expect((refused as TaskBusyError).holder).toMatchObject({ pid: process.pid, bootId: 'boot-a' });
       expect(leases.connections).toBeLessThanOrEqual(1);
     });
+  });
+
+  it('a write held open in one schema does not hold up a start of the same task in another schema', async () => {
+    const a = await open();
+    const held = await a.leases(identity('a')).acquire(task);
+    const other = await postgres.freshSchema('lease_other');
+    const b = await openSharedStore(parseStoreTarget(other.url) as PostgresTarget);
+    try {
+      await duringFencedWrite(a.target.connectionString, held.epoch, async () => {
+        const leases = b.leases({ ...identity('b'), policy: leasePolicy({ leaseMs: 600 }) });
+        const started = await leases.acquire(task);
+        expect(started.epoch).toBe(1);
+      });
+    } finally {
+      await b.close();
+      await other.drop();
+    }
   });
 
   it('a start blocked by a write on a task nobody held yet fails as a store error, naming no holder', async () => {

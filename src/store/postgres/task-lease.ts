@@ -233,7 +233,10 @@ export class TaskLeases {
       await client.query(`SET LOCAL lock_timeout = ${Math.round(this.policy.statementTimeoutMs / 2)}`);
       // Exclusive with every write's fence: a grant waits for the writes of the old epoch that
       // already passed their check, and none passes after it.
-      await client.query(`SELECT ${leaseLock(this.tables.schema, '$1', '$2', false)}`, [name.workspace, name.runDir]);
+      await client.query(`SELECT ${leaseLock(this.tables.schema, '$1', '$2', false)}`, [
+        name.workspace,
+        name.runDir,
+      ]);
       await client.query(
         `INSERT INTO ${this.tables.leases} (workspace, run_dir, epoch, token, pid, host, started_at, expires_at, released)
          VALUES ($1, $2, 0, '', 0, '', now(), now(), true) ON CONFLICT DO NOTHING`,

@@ -29,6 +29,9 @@ export default {
     'src/runtime/transcript-safety.ts',
     'src/runtime/in-flight.ts',
     'src/runtime/signals.ts',
+    // A live holder must never look dead (the /proc start field), and a refused request must stop at once.
+    'src/runtime/process-liveness.ts',
+    'src/runtime/fail-fast.ts',
     // The ledger and spend.
     'src/runtime/ledger.ts',
     'src/runtime/task-spend.ts',

@@ -9,14 +9,26 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { priceFor, responseCost } from '../../../src/config/prices.js';
 import {
   agentIdOf,
+  contextOfResponse,
+  entryTime,
+  inWindow,
+  isSyntheticTurn,
   ledgerCost,
   ledgerForStep,
   readStepTranscripts,
   reconcile,
+  responsesOf,
+  responseTokens,
+  roundUsd,
   type SessionTranscripts,
+  type StepLedger,
   stepLedger,
   stepSessions,
+  type ThreadLedger,
+  threadLedger,
+  toolCallsOf,
   UNBOUNDED,
+  windowed,
 } from '../../../src/runtime/ledger.js';
 import { SqliteSessionStore } from '../../../src/store/sqlite-session-store.js';
 import { type Entry, TranscriptBuilder } from '../../support/transcript-builder.js';
@@ -371,5 +383,486 @@ describe('the price table', () => {
       0.005,
       12,
     );
+  });
+});
+
+/** An assistant entry of one response, written at `second` past 2026-01-01 (or with no time). */
+function reply(
+  fields: { id?: unknown; model?: unknown; usage?: unknown; content?: unknown; second?: number } = {},
+): Entry {
+  const message: Record<string, unknown> = { role: 'assistant', content: fields.content ?? [] };
+  if ('id' in fields) message.id = fields.id;
+  if ('model' in fields) message.model = fields.model;
+  if ('usage' in fields) message.usage = fields.usage;
+  return {
+    type: 'assistant',
+    ...(fields.second === undefined
+      ? {}
+      : { timestamp: new Date(Date.UTC(2026, 0, 1, 0, 0, fields.second)).toISOString() }),
+    message,
+  } as Entry;
+}
+const T0 = Date.UTC(2026, 0, 1) / 1000;
+
+describe('time and windows', () => {
+  it('an entry’s time is its timestamp in epoch seconds; none when it has none or it cannot be read', () => {
+    expect(entryTime(reply({ second: 5 }))).toBe(T0 + 5);
+    expect(entryTime(reply())).toBeUndefined();
+    expect(entryTime({ type: 'user', timestamp: 1_767_225_600 } as unknown as Entry)).toBeUndefined();
+    expect(entryTime({ type: 'user', timestamp: 'yesterday' } as Entry)).toBeUndefined();
+  });
+
+  it('a window holds both its ends, and keeps an entry that has no time', () => {
+    const window = { from: T0 + 10, to: T0 + 20 };
+    expect(inWindow(reply({ second: 10 }), window)).toBe(true);
+    expect(inWindow(reply({ second: 20 }), window)).toBe(true);
+    expect(inWindow(reply({ second: 9 }), window)).toBe(false);
+    expect(inWindow(reply({ second: 21 }), window)).toBe(false);
+    expect(inWindow(reply(), window)).toBe(true);
+    expect(inWindow(reply({ second: 9 }), UNBOUNDED)).toBe(true);
+  });
+
+  it('a window open at one end only still bounds the other', () => {
+    expect(inWindow(reply({ second: 30 }), { from: Number.NEGATIVE_INFINITY, to: T0 + 20 })).toBe(false);
+    expect(inWindow(reply({ second: 5 }), { from: T0 + 10, to: Number.POSITIVE_INFINITY })).toBe(false);
+    expect(inWindow(reply({ second: 15 }), { from: T0 + 10, to: Number.POSITIVE_INFINITY })).toBe(true);
+  });
+
+  it('windowed keeps only the entries inside the window, of the main thread and of every subagent', () => {
+    const inside = reply({ id: 'in', second: 15 });
+    const before = reply({ id: 'before', second: 1 });
+    const [trimmed] = windowed(
+      [
+        {
+          sessionId: 's',
+          main: [before, inside],
+          subagents: [{ subpath: 'subagents/agent-w', agentId: 'w', entries: [inside, before] }],
+        },
+      ],
+      { from: T0 + 10, to: T0 + 20 },
+    );
+    expect(trimmed).toEqual({
+      sessionId: 's',
+      main: [inside],
+      subagents: [{ subpath: 'subagents/agent-w', agentId: 'w', entries: [inside] }],
+    });
+  });
+});
+
+describe('synthetic turns', () => {
+  it('is an assistant turn with either harness mark, and nothing else', () => {
+    expect(isSyntheticTurn(reply({ model: '<synthetic>' }))).toBe(true);
+    expect(isSyntheticTurn({ ...reply({ model: OPUS }), isApiErrorMessage: true } as Entry)).toBe(true);
+    expect(isSyntheticTurn({ ...reply({ model: OPUS }), is_api_error_message: true } as Entry)).toBe(true);
+    expect(isSyntheticTurn({ ...reply({ model: OPUS }), isApiErrorMessage: 'yes' } as Entry)).toBe(false);
+    expect(isSyntheticTurn(reply({ model: OPUS }))).toBe(false);
+    expect(isSyntheticTurn(reply())).toBe(false);
+    const user = { type: 'user', isApiErrorMessage: true, message: { role: 'user', model: '<synthetic>' } };
+    expect(isSyntheticTurn(user as unknown as Entry)).toBe(false);
+  });
+});
+
+describe('responsesOf', () => {
+  it('counts each entry without a message id as a response of its own', () => {
+    const responses = responsesOf([
+      reply({ usage: usage(1, 0) }),
+      reply({ id: '', usage: usage(2, 0) }),
+      reply({ id: 7, usage: usage(3, 0) }),
+    ]);
+    expect(responses.map((response) => response.usage.input_tokens)).toEqual([1, 2, 3]);
+    expect(new Set(responses.map((response) => response.id)).size).toBe(3);
+  });
+
+  it('keeps a response’s model and time from the entries that carried them, its usage from the last', () => {
+    const [response] = responsesOf([
+      reply({ id: 'r', model: OPUS, usage: usage(1, 1), second: 3 }),
+      reply({ id: 'r', usage: usage(1, 9) }),
+    ]);
+    expect(response).toEqual({ id: 'r', model: OPUS, usage: usage(1, 9), at: T0 + 3 });
+    const [later] = responsesOf([
+      reply({ id: 'r', model: OPUS, usage: usage(1, 1), second: 3 }),
+      reply({ id: 'r', model: 7, usage: usage(1, 2), second: 4 }),
+    ]);
+    expect(later).toMatchObject({ model: OPUS, at: T0 + 4 });
+  });
+
+  it('skips entries that are not assistant turns or carry no message, and reads a malformed usage as none', () => {
+    const responses = responsesOf([
+      { type: 'user', message: { id: 'u', usage: usage(5, 5) } } as unknown as Entry,
+      { type: 'assistant' } as Entry,
+      { type: 'assistant', message: 'text' } as unknown as Entry,
+      reply({ id: 'a', model: OPUS, usage: [1, 2] }),
+      reply({ id: 'b', model: OPUS, usage: 'lots' }),
+    ]);
+    expect(responses.map((response) => [response.id, response.usage])).toEqual([
+      ['a', {}],
+      ['b', {}],
+    ]);
+    expect(threadLedger(responses, 0)).toMatchObject({
+      turns: 2,
+      input_tokens: 0,
+      output_tokens: 0,
+      cost_usd: 0,
+    });
+  });
+
+  it('takes only the responses inside the window', () => {
+    const entries = [
+      reply({ id: 'a', second: 1 }),
+      reply({ id: 'b', second: 15 }),
+      reply({ id: 'c', second: 30 }),
+    ];
+    expect(responsesOf(entries, { from: T0 + 10, to: T0 + 20 }).map((response) => response.id)).toEqual([
+      'b',
+    ]);
+  });
+});
+
+describe('responseTokens and contextOfResponse', () => {
+  it('reads every priced figure of a usage, and a count that is not a positive finite number as none', () => {
+    expect(
+      responseTokens({
+        input_tokens: 10,
+        output_tokens: 20,
+        cache_read_input_tokens: 30,
+        cache_creation_input_tokens: 40,
+        cache_creation: { ephemeral_1h_input_tokens: 25 },
+        server_tool_use: { web_search_requests: 2 },
+        inference_geo: 'us',
+      }),
+    ).toEqual({
+      input: 10,
+      output: 20,
+      cacheRead: 30,
+      cacheCreation: 40,
+      cacheCreation1h: 25,
+      webSearches: 2,
+      usOnly: true,
+    });
+    expect(
+      responseTokens({
+        input_tokens: -5,
+        output_tokens: Number.NaN,
+        cache_read_input_tokens: Number.POSITIVE_INFINITY,
+        cache_creation_input_tokens: '40',
+        cache_creation: [25],
+        server_tool_use: null,
+        inference_geo: 'global',
+      }),
+    ).toEqual({
+      input: 0,
+      output: 0,
+      cacheRead: 0,
+      cacheCreation: 0,
+      cacheCreation1h: 0,
+      webSearches: 0,
+      usOnly: false,
+    });
+  });
+
+  it('the context a request carried is its input, cache read and cache creation', () => {
+    const [response] = responsesOf([reply({ id: 'r', usage: { ...usage(10, 500, 200, 3000) } })]);
+    expect(contextOfResponse(response!)).toBe(3210);
+  });
+
+  it('prices a response’s 1-hour cache writes, web searches and US-only region', () => {
+    const main = [
+      reply({
+        id: 'r',
+        model: OPUS,
+        usage: {
+          ...usage(1000, 100, 0, 2000),
+          cache_creation: { ephemeral_1h_input_tokens: 2000 },
+          server_tool_use: { web_search_requests: 3 },
+          inference_geo: 'us',
+        },
+      }),
+    ];
+    const tokens = responseTokens(responsesOf(main)[0]!.usage);
+    const expected = responseCost(tokens, priceFor(OPUS)!);
+    expect(expected).toBeGreaterThan(opusCost(1000, 100, 0, 2000) * 1.1);
+    expect(threadLedger(responsesOf(main), 0).cost_usd).toBeCloseTo(expected, 6);
+  });
+});
+
+describe('toolCallsOf', () => {
+  it('takes the tool_use blocks of assistant entries inside the window, a malformed input read as none', () => {
+    const entries = [
+      reply({ content: [{ type: 'tool_use', id: 't1', name: 'Bash', input: 'ls' }], second: 15 }),
+      reply({
+        content: [{ type: 'tool_use', id: 't2', name: 'Read', input: { file_path: '/a' } }],
+        second: 1,
+      }),
+      {
+        type: 'user',
+        timestamp: new Date((T0 + 15) * 1000).toISOString(),
+        message: { role: 'user', content: [{ type: 'tool_use', id: 't3', name: 'Bash', input: {} }] },
+      } as Entry,
+    ];
+    expect(toolCallsOf(entries, { from: T0 + 10, to: T0 + 20 })).toEqual([
+      { id: 't1', name: 'Bash', input: {} },
+    ]);
+    expect(toolCallsOf(entries).map((call) => call.id)).toEqual(['t1', 't2']);
+  });
+});
+
+describe('threadLedger', () => {
+  it('names the model that answered most of the responses, and none when no response named one', () => {
+    const responses = responsesOf([
+      reply({ id: 'a', model: 'claude-haiku-5-5' }),
+      reply({ id: 'b', model: OPUS }),
+      reply({ id: 'c', model: OPUS }),
+      reply({ id: 'd' }),
+    ]);
+    expect(threadLedger(responses, 0).model).toBe(OPUS);
+    expect(threadLedger(responsesOf([reply({ id: 'a' })]), 0).model).toBeNull();
+    expect(threadLedger(responsesOf([reply({ id: 'a', model: '' })]), 0).model).toBeNull();
+    expect(threadLedger([], 3)).toEqual({
+      model: null,
+      turns: 0,
+      input_tokens: 0,
+      output_tokens: 0,
+      cache_read_input_tokens: 0,
+      cache_creation_input_tokens: 0,
+      cost_usd: 0,
+      tool_calls: 3,
+    });
+  });
+
+  it('rounds dollars to a millionth, the precision the SDK reports', () => {
+    expect(roundUsd(0.123_456_7)).toBe(0.123_457);
+    expect(roundUsd(1.000_000_4)).toBe(1);
+    // 1 input token of claude-opus-5-5 is 0.000004 USD; 1 cache-read token 0.0000002 USD.
+    const cost = threadLedger(
+      responsesOf([reply({ id: 'a', model: OPUS, usage: usage(1, 0, 3) })]),
+      0,
+    ).cost_usd;
+    expect(cost).toBe(0.000005);
+  });
+});
+
+describe('workers', () => {
+  it('finds a dispatch made through the Task tool, and matches a first prompt however it is padded', () => {
+    const main = new TranscriptBuilder('m');
+    const call = main.toolUseBlock('Task', {
+      subagent_type: 'tester',
+      description: 'Test it',
+      prompt: 'Test it all.  ',
+    });
+    main.response([call], { model: OPUS, usage: usage(10, 1) });
+    const worker = new TranscriptBuilder('w');
+    worker.prompt('\n Test it all.\n');
+    worker.prompt('A later prompt.');
+    worker.response([{ type: 'text', text: 'ok' }], { model: OPUS, usage: usage(10, 1) });
+    const [tester] = stepLedger(
+      [session(main.entries, [{ agentId: 't', entries: worker.entries }])],
+      UNBOUNDED,
+    ).workers;
+    expect(tester).toMatchObject({ agent_type: 'tester', description: 'Test it' });
+  });
+
+  it('matches a worker by its first prompt only, never a later one', () => {
+    const main = new TranscriptBuilder('m');
+    const call = main.toolUseBlock('Agent', {
+      subagent_type: 'coder',
+      description: 'Second',
+      prompt: 'Later.',
+    });
+    main.response([call], { model: OPUS, usage: usage(10, 1) });
+    const worker = new TranscriptBuilder('w');
+    worker.prompt('First.');
+    worker.prompt('Later.');
+    worker.response([{ type: 'text', text: 'ok' }], { model: OPUS, usage: usage(10, 1) });
+    const [unknown] = stepLedger(
+      [session(main.entries, [{ agentId: 'x', entries: worker.entries }])],
+      UNBOUNDED,
+    ).workers;
+    expect(unknown).toMatchObject({ agent_type: null, description: '' });
+  });
+
+  it('finds a dispatch by the tool-use id in the subagent’s metadata, and ignores a malformed launch result', () => {
+    const main = new TranscriptBuilder('m');
+    const call = main.toolUseBlock('Agent', {
+      subagent_type: 'coder',
+      description: 'By metadata',
+      prompt: 'p',
+    });
+    const odd = main.toolUseBlock('Agent', 'not an input' as unknown as Record<string, unknown>);
+    main.response([call, odd], { model: OPUS, usage: usage(10, 1) });
+    main.push({
+      type: 'user',
+      message: { role: 'user', content: [{ type: 'tool_result', tool_use_id: odd.id, content: 'launched' }] },
+      toolUseResult: { agentId: 7 },
+    });
+    const worker = [
+      { type: 'agent_metadata', toolUseId: call.id, agentType: 7, description: 7 } as unknown as Entry,
+      reply({ id: 'r', model: OPUS, usage: usage(10, 1) }),
+    ];
+    const [found] = stepLedger(
+      [session(main.entries, [{ agentId: 'md', entries: worker }])],
+      UNBOUNDED,
+    ).workers;
+    expect(found).toMatchObject({ agent_type: 'coder', description: 'By metadata' });
+  });
+
+  it('a dispatch without a description or type falls back to what the subagent says of itself', () => {
+    const main = new TranscriptBuilder('m');
+    const call = main.toolUseBlock('Agent', { description: 3, subagent_type: null, prompt: 'p' });
+    main.response([call], { model: OPUS, usage: usage(10, 1) });
+    const worker = [
+      {
+        type: 'agent_metadata',
+        toolUseId: call.id,
+        agentType: 'critic',
+        description: 'Its own words',
+      } as Entry,
+      reply({ id: 'r', model: OPUS, usage: usage(10, 1) }),
+    ];
+    const [found] = stepLedger(
+      [session(main.entries, [{ agentId: 'c', entries: worker }])],
+      UNBOUNDED,
+    ).workers;
+    expect(found).toMatchObject({ agent_type: 'critic', description: 'Its own words' });
+  });
+
+  it('leaves out a worker that answered nothing inside the window', () => {
+    const worker = [reply({ id: 'r', model: OPUS, usage: usage(10, 1), second: 1 })];
+    expect(
+      stepLedger([session([], [{ agentId: 'w', entries: worker }])], { from: T0 + 10, to: T0 + 20 }).workers,
+    ).toEqual([]);
+    expect(stepLedger([session([], [{ agentId: 'w', entries: [] }])], UNBOUNDED).workers).toEqual([]);
+  });
+
+  it('a worker lasts from its first to its last entry inside the window, in hundredths of a second', () => {
+    const at = (ms: number) => new Date(T0 * 1000 + ms).toISOString();
+    const worker = [
+      { type: 'user', timestamp: at(-5000), message: { role: 'user', content: 'early' } } as Entry,
+      { type: 'user', timestamp: at(1000), message: { role: 'user', content: 'go' } } as Entry,
+      { type: 'user', message: { role: 'user', content: 'no time' } } as Entry,
+      { ...reply({ id: 'r', model: OPUS, usage: usage(10, 1) }), timestamp: at(3456) } as Entry,
+      { type: 'user', timestamp: at(99_000), message: { role: 'user', content: 'late' } } as Entry,
+    ];
+    const [one] = stepLedger([session([], [{ agentId: 'w', entries: worker }])], {
+      from: T0,
+      to: T0 + 10,
+    }).workers;
+    expect(one?.duration_s).toBe(2.46);
+    const single = [{ ...reply({ id: 'r', model: OPUS, usage: usage(1, 1) }), timestamp: at(1000) } as Entry];
+    expect(
+      stepLedger([session([], [{ agentId: 'w', entries: single }])], UNBOUNDED).workers[0]?.duration_s,
+    ).toBe(0);
+    const untimed = [reply({ id: 'r', model: OPUS, usage: usage(1, 1) })];
+    expect(
+      stepLedger([session([], [{ agentId: 'w', entries: untimed }])], UNBOUNDED).workers[0]?.duration_s,
+    ).toBe(0);
+  });
+
+  it('adds the main threads of every session of the step, and keeps each session’s workers', () => {
+    const one = session(
+      [reply({ id: 'a', model: OPUS, usage: usage(10, 1) })],
+      [{ agentId: 'w1', entries: [reply({ id: 'b', model: OPUS, usage: usage(20, 2) })] }],
+    );
+    const two = {
+      ...session(
+        [
+          reply({
+            id: 'c',
+            model: OPUS,
+            usage: usage(30, 3),
+            content: [{ type: 'tool_use', id: 'x', name: 'Bash', input: {} }],
+          }),
+        ],
+        [{ agentId: 'w2', entries: [reply({ id: 'd', model: OPUS, usage: usage(40, 4) })] }],
+      ),
+      sessionId: 'session-2',
+    };
+    const ledger = stepLedger([one, two], UNBOUNDED);
+    expect(ledger.main).toMatchObject({ turns: 2, input_tokens: 40, output_tokens: 4, tool_calls: 1 });
+    expect(ledger.workers.map((worker) => [worker.agent_id, worker.input_tokens])).toEqual([
+      ['w1', 20],
+      ['w2', 40],
+    ]);
+  });
+});
+
+describe('ledgerCost and reconcile: rounding and unpriced threads', () => {
+  const thread = (cost: number | null): ThreadLedger => ({
+    model: OPUS,
+    turns: 1,
+    input_tokens: 0,
+    output_tokens: 0,
+    cache_read_input_tokens: 0,
+    cache_creation_input_tokens: 0,
+    cost_usd: cost,
+    tool_calls: 0,
+  });
+  const ledger = (main: number | null, ...workers: Array<number | null>): StepLedger => ({
+    main: thread(main),
+    workers: workers.map((cost, index) => ({
+      ...thread(cost),
+      agent_id: `w${index}`,
+      agent_type: null,
+      description: '',
+      duration_s: 0,
+    })),
+  });
+
+  it('sums to a millionth of a dollar, and has no sum when the main thread or any worker is unpriced', () => {
+    expect(ledgerCost(ledger(0.1, 0.2))).toBe(0.3);
+    expect(ledgerCost(ledger(0.000_000_4))).toBe(0);
+    expect(ledgerCost(ledger(null, 0.2))).toBeNull();
+    expect(ledgerCost(ledger(0.1, null, 0.2))).toBeNull();
+    expect(ledgerCost(ledger(0.1, 0.2, null))).toBeNull();
+  });
+
+  it('shows the difference from the SDK’s figure to a millionth of a dollar', () => {
+    expect(reconcile(0.3, ledger(0.1, 0.2))).toEqual({ sdk_usd: 0.3, ledger_usd: 0.3, difference_usd: 0 });
+    expect(reconcile(0.25, ledger(0.3))).toEqual({ sdk_usd: 0.25, ledger_usd: 0.3, difference_usd: 0.05 });
+  });
+});
+
+describe('readStepTranscripts and ledgerForStep: what is read', () => {
+  const reader = (
+    sessions: Record<string, Record<string, Entry[] | null>>,
+    subkeys: Record<string, string[]>,
+  ) => {
+    const loads: string[] = [];
+    return {
+      loads,
+      load: async (key: { projectKey: string; sessionId: string; subpath?: string }) => {
+        loads.push(`${key.projectKey}:${key.sessionId}:${key.subpath ?? ''}`);
+        return sessions[key.sessionId]?.[key.subpath ?? ''] ?? null;
+      },
+      listSubkeys: async (key: { projectKey: string; sessionId: string }) => subkeys[key.sessionId] ?? [],
+    };
+  };
+
+  it('reads each session once, only subagent subkeys, and leaves out a subagent the store lost', async () => {
+    const entries = [reply({ id: 'a', model: OPUS, usage: usage(1, 1) })];
+    const store = reader(
+      { s1: { '': entries, 'subagents/agent-w1': entries, 'subagents/agent-gone': null, spill: entries } },
+      { s1: ['subagents/agent-w1', 'spill', 'subagents/agent-gone'] },
+    );
+    const sessions = await readStepTranscripts(store, '-ws', ['s1', 's1']);
+    expect(sessions).toEqual([
+      {
+        sessionId: 's1',
+        main: entries,
+        subagents: [{ subpath: 'subagents/agent-w1', agentId: 'w1', entries }],
+      },
+    ]);
+    expect(store.loads).toEqual(['-ws:s1:', '-ws:s1:subagents/agent-w1', '-ws:s1:subagents/agent-gone']);
+  });
+
+  it('a step’s ledger covers its retired sessions and its current one, inside its start and end', async () => {
+    const main = (input: number) => [
+      reply({ id: `early-${input}`, model: OPUS, usage: usage(1000, 0), second: 1 }),
+      reply({ id: `r-${input}`, model: OPUS, usage: usage(input, 0), second: 15 }),
+    ];
+    const store = reader({ s1: { '': main(10) }, s2: { '': main(20) }, other: { '': main(40) } }, {});
+    const step = { sessionId: 's2', retired: ['s1'], startedAt: T0 + 10 };
+    const ledger = await ledgerForStep(store, '-ws', step, T0 + 20);
+    expect(ledger?.main).toMatchObject({ turns: 2, input_tokens: 30 });
+    expect(store.loads).toEqual(['-ws:s1:', '-ws:s2:']);
   });
 });

@@ -1,4 +1,4 @@
-import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
@@ -121,5 +121,75 @@ describe('taskSpend', () => {
     mkdirSync(join(runDir, 'quiet'));
     expect(peekManifest(join(runDir, 'quiet')).state).toBe('missing');
     expect(readdirSync(join(runDir, 'quiet'))).toEqual([]);
+  });
+});
+
+describe('sumTaskSpend: the boundary and the figures', () => {
+  const rows = (...list: object[]) => list as unknown as StoredManifestRow[];
+
+  it('a row belongs to the task by when it started, a row started at the boundary to the new task', () => {
+    const all = rows(
+      { cost_usd: 1, started_at: 100, ended_at: 300, run: 'old' },
+      { cost_usd: 2, started_at: 200, ended_at: 210, run: 'new' },
+      { cost_usd: 4, started_at: Number.NaN, ended_at: 250, run: 'new' },
+      { cost_usd: 8, started_at: 'early', ended_at: 150, run: 'old' },
+    );
+    expect(sumTaskSpend(all, [], 200)).toMatchObject({ stepsUsd: 6, totalUsd: 6, archivedUsd: 9, runs: 1 });
+  });
+
+  it('a side question belongs to the task by the same rule', () => {
+    const asides = rows({ cost_usd: 0.5, started_at: 100 }, { cost_usd: 0.25, started_at: 300 });
+    expect(sumTaskSpend([], asides, 200)).toMatchObject({
+      asidesUsd: 0.25,
+      totalUsd: 0.25,
+      archivedUsd: 0.5,
+    });
+  });
+
+  it('no boundary (zero or less) puts every row in the task', () => {
+    const all = rows({ cost_usd: 1, started_at: -50 }, { cost_usd: 2 });
+    expect(sumTaskSpend(all, [], 0)).toMatchObject({ totalUsd: 3, archivedUsd: 0 });
+    expect(sumTaskSpend(all, [], -10)).toMatchObject({ totalUsd: 3, archivedUsd: 0 });
+  });
+
+  it('rounds each figure to 1/100 cent', () => {
+    const spend = sumTaskSpend(
+      rows({ cost_usd: 0.123_44 }, { cost_usd: 0.000_02 }),
+      rows({ cost_usd: 0.000_03 }),
+      0,
+    );
+    expect(spend).toMatchObject({ stepsUsd: 0.1235, asidesUsd: 0, totalUsd: 0.1235 });
+    expect(sumTaskSpend(rows({ cost_usd: 0.123_44, started_at: 1 }), [], 5).archivedUsd).toBe(0.1234);
+  });
+
+  it('the last activity is the latest start or end among every row, archived and asides too', () => {
+    expect(
+      sumTaskSpend(rows({ started_at: 50, ended_at: Number.NaN }), rows({ started_at: 40 })).lastActivity,
+    ).toBe(50);
+    expect(sumTaskSpend(rows({ ended_at: 'later', started_at: 30 }), [], 100).lastActivity).toBe(30);
+    expect(
+      sumTaskSpend(rows({ started_at: 10, ended_at: 20 }), rows({ started_at: 70, ended_at: 90 }), 80),
+    ).toMatchObject({
+      lastActivity: 90,
+    });
+    expect(sumTaskSpend(rows({ cost_usd: 1 }), rows({ started_at: -5 })).lastActivity).toBe(0);
+  });
+});
+
+describe('the task start file', () => {
+  it('is private, and made with a private run directory when there is none yet', () => {
+    const fresh = join(runDir, 'fresh');
+    markTaskStart(fresh, 1234.5);
+    expect(readFileSync(join(fresh, TASK_START_FILE), 'utf8')).toBe('{"at":1234.5}\n');
+    expect(statSync(join(fresh, TASK_START_FILE)).mode & 0o777).toBe(0o600);
+    expect(statSync(fresh).mode & 0o777).toBe(0o700);
+    expect(readTaskStart(fresh)).toBe(1234.5);
+  });
+
+  it('reads a start at or before the epoch as no boundary', () => {
+    writeFileSync(join(runDir, TASK_START_FILE), '{"at": -3}');
+    expect(readTaskStart(runDir)).toBe(0);
+    writeFileSync(join(runDir, TASK_START_FILE), 'null');
+    expect(readTaskStart(runDir)).toBe(0);
   });
 });

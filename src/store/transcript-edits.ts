@@ -1,7 +1,7 @@
 /**
  * The edits the rewrite layers plan against a transcript index, and the one pass that applies
  * them: block rewrites, block removals, dropped entries (with the chain relinked around them) and
- * inserted entries (with the next entry re-pointed to them).
+ * inserted entries (under the stored uuid of the entry they follow, which gets a new one).
  *
  * Layers run in order and each sees what the earlier ones decided (`blockAt`), exactly as if every
  * layer had produced a new transcript, but nothing is copied until `apply`: a resume pays for one
@@ -22,12 +22,17 @@
  *    unless `apply` is told they are the caller's to change (`inPlace`: entries a backend has just
  *    parsed for this load and nobody else holds): then the changed ones are edited where they are
  *    instead of copied, which on a ten-hour transcript saves copying thousands of entries.
+ * 6. Every parent an entry of the output names that is not an entry of the input is a parent of
+ *    input entries only, never a leaf's uuid: an inserted entry takes the stored uuid of the entry
+ *    it follows (see `answerAfter`), so whatever the binary links to the newest entry it was fed
+ *    is linked to an entry the store holds, and the stored transcript stays a chain on its own.
  */
 import { createHash } from 'node:crypto';
 import {
   type ContentBlock,
   contentListOf,
   type Entry,
+  isProtected,
   messageOf,
   type ToolUseBlock,
   type TranscriptIndex,
@@ -89,6 +94,8 @@ export class TranscriptEdits {
   private readonly dropped: Uint8Array;
   private droppedCount = 0;
   private readonly inserted = new Map<number, Entry>();
+  /** entry → the uuid it gets because an inserted entry took over its own (`answerAfter`). */
+  private readonly renamed = new Map<number, string>();
 
   constructor(
     readonly index: TranscriptIndex,
@@ -150,9 +157,21 @@ export class TranscriptEdits {
   }
 
   /**
-   * Insert one user entry right after `entryIndex` answering `uses` with `text`, and re-point
-   * that entry's first child to it. The new uuid is derived from the calls, so loading twice
-   * yields the same transcript.
+   * Insert one user entry right after `entryIndex` answering `uses` with `text`. The inserted
+   * entry takes over the uuid `entryIndex` was stored under and that entry gets a new one,
+   * derived from the calls (loading twice yields the same transcript); an entry without a uuid,
+   * or a protected one (never edited), keeps its own and the inserted entry gets the derived one,
+   * with the entry's first child re-pointed to it.
+   *
+   * Why the stand-in takes the stored uuid rather than a new one: the binary links the next entry
+   * it writes to the newest entry it was fed, and the stand-in is the newest one whenever the
+   * crash cut the transcript at the call. A new uuid would be a parent the store never holds, and
+   * read without this layer the stored chain would break there, losing everything before it. With
+   * the stored uuid, every child (the binary's next entry, the stored ones after the call) names
+   * an entry the store holds, the assistant entry, and each record keeps one writer: the store
+   * holds exactly what the SDK appended, and a load writes nothing (a load is also a report's or
+   * another machine's read, possibly of a transcript whose call is still running: storing a
+   * stand-in there would give that call two results).
    */
   answerAfter(entryIndex: number, uses: readonly ToolUseBlock[], text: string): void {
     const entry = this.index.entries[entryIndex] as Entry;
@@ -160,11 +179,14 @@ export class TranscriptEdits {
     const context = Object.fromEntries(
       CONTEXT_FIELDS.filter((field) => field in entry).map((field) => [field, entry[field]]),
     );
+    const derived = derivedUuid(`heal:${owner}:${uses.map((block) => block.id).join(',')}`);
+    const takeOver = owner !== null && !isProtected(entry);
+    if (takeOver) this.renamed.set(entryIndex, derived);
     this.inserted.set(entryIndex, {
       ...context,
       type: 'user',
-      uuid: derivedUuid(`heal:${owner}:${uses.map((block) => block.id).join(',')}`),
-      parentUuid: owner,
+      uuid: takeOver ? owner : derived,
+      parentUuid: takeOver ? derived : owner,
       message: {
         role: 'user',
         content: uses.map((block) => ({
@@ -219,12 +241,21 @@ export class TranscriptEdits {
         if (this.inPlace) entry.parentUuid = newParent;
         else entry = { ...entry, parentUuid: newParent };
       }
-      output.push(entry);
-      if (this.inserted.size === 0) continue;
+      if (this.inserted.size === 0) {
+        output.push(entry);
+        continue;
+      }
       const next = this.inserted.get(entryIndex);
+      const uuid = this.renamed.get(entryIndex);
+      if (uuid !== undefined) {
+        if (this.inPlace) entry.uuid = uuid;
+        else entry = { ...entry, uuid };
+      }
+      output.push(entry);
       if (next === undefined) continue;
       output.push(next);
-      if (typeof entry.uuid === 'string') repoint.set(entry.uuid, next.uuid as string);
+      // A stand-in under the entry's own stored uuid is its children's parent already.
+      if (uuid === undefined && typeof entry.uuid === 'string') repoint.set(entry.uuid, next.uuid as string);
     }
     return output;
   }

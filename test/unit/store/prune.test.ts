@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { defaultPrunePolicy, healOrphans, pruneNoise, relink } from '../../../src/store/prune.js';
-import { TranscriptBuilder } from '../../support/transcript-builder.js';
+import { type Entry, TranscriptBuilder } from '../../support/transcript-builder.js';
 import { validateTranscript } from '../../support/transcript-validator.js';
 
 type Block = Record<string, unknown>;
@@ -172,31 +172,61 @@ describe('prune layer', () => {
     expect(result.entries).toHaveLength(t.entries.length);
   });
 
-  it('heals an orphaned tool_use with one inserted result entry and re-points the next entry to it', () => {
+  it('heals an orphaned tool_use with one inserted result entry under the uuid the assistant entry was stored with', () => {
     const t = new TranscriptBuilder();
     t.prompt('go');
     const orphan = t.orphan('npm test');
-    const assistant = t.entries[t.entries.length - 1];
+    const assistant = t.entries[t.entries.length - 1] as Entry;
     const resumed = t.prompt('continue');
     t.say('ok');
     const result = pruneNoise(t.entries);
     expect(result.orphansHealed).toBe(1);
     expect(result.entries).toHaveLength(t.entries.length + 1);
-    const heal = result.entries[result.entries.indexOf(assistant as never) + 1];
+    const at = result.entries.findIndex((entry) => entry.uuid === assistant.uuid);
+    const heal = result.entries[at];
+    const renamed = result.entries[at - 1];
+    // The assistant entry, under a new uuid, then the stand-in under its stored one: the next
+    // entry's stored parent is the stand-in without being re-pointed.
+    expect(renamed).toEqual({ ...assistant, uuid: heal?.parentUuid });
+    expect(renamed?.uuid).not.toBe(assistant.uuid);
     expect(heal).toMatchObject({
       type: 'user',
-      parentUuid: assistant?.uuid,
-      sessionId: assistant?.sessionId,
+      uuid: assistant.uuid,
+      sessionId: assistant.sessionId,
       cwd: '/work/project',
     });
     expect(resultFor([heal as never], orphan)).toMatchObject({
       content: defaultPrunePolicy.orphanText,
       is_error: false,
     });
-    expect(result.entries.find((entry) => entry.uuid === resumed.uuid)?.parentUuid).toBe(heal?.uuid);
+    expect(result.entries.find((entry) => entry.uuid === resumed.uuid)).toBe(resumed);
     expect(validateTranscript(result.entries, { original: t.entries, singleChain: true })).toEqual([]);
-    // Loading twice gives the same transcript: the inserted entry's id is derived, not random.
+    // The input is not changed.
+    expect(t.entries.filter((entry) => entry.uuid === assistant.uuid)).toHaveLength(1);
+    // Loading twice gives the same transcript: the new id is derived, not random.
     expect(pruneNoise(t.entries).entries).toEqual(result.entries);
+  });
+
+  it('a protected entry at the end of the message keeps its uuid: the stand-in gets a new one and the next entry is re-pointed', () => {
+    const t = new TranscriptBuilder();
+    t.prompt('go');
+    const orphan = t.orphan('npm test');
+    const meta = t.push({
+      type: 'assistant',
+      isMeta: true,
+      message: { role: 'assistant', content: [{ type: 'text', text: 'bookkeeping' }] },
+    });
+    const next = t.prompt('continue');
+    const { entries, healed } = healOrphans(t.entries, 'cut');
+    expect(healed).toBe(1);
+    const at = entries.indexOf(meta);
+    expect(at).toBeGreaterThan(0);
+    const heal = entries[at + 1];
+    expect(resultFor([heal as never], orphan)?.content).toBe('cut');
+    expect(heal?.parentUuid).toBe(meta.uuid);
+    expect(heal?.uuid).not.toBe(meta.uuid);
+    expect(entries.find((entry) => entry.uuid === next.uuid)?.parentUuid).toBe(heal?.uuid);
+    expect(validateTranscript(entries, { original: t.entries, singleChain: true })).toEqual([]);
   });
 
   it('answers all orphans of one entry with a single inserted entry, also when the orphan is the leaf', () => {
@@ -229,9 +259,11 @@ describe('prune layer', () => {
     t.say('done');
     const { entries, orphansHealed } = pruneNoise(t.entries);
     expect(orphansHealed).toBe(1);
-    const heal = entries[entries.indexOf(lastCall as never) + 1];
+    const at = entries.findIndex((entry) => entry.uuid === lastCall?.uuid);
+    const heal = entries[at];
     expect(resultFor([heal as never], ids[1] as string)?.content).toBe(defaultPrunePolicy.orphanText);
-    expect(heal?.parentUuid).toBe(lastCall?.uuid);
+    expect(heal?.parentUuid).toBe(entries[at - 1]?.uuid);
+    expect(entries[at - 1]).toEqual({ ...lastCall, uuid: heal?.parentUuid });
     expect(validateTranscript(entries, { original: t.entries, singleChain: true })).toEqual([]);
   });
 

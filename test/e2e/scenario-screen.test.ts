@@ -129,7 +129,9 @@ describe('what a run prints (issue 21, polish)', () => {
     expect(clarified.stderr).toBe('');
     expect(clarified.status).toBe(0);
     // Unattended, the question was never shown as waiting: the "nobody answered" line quotes it.
-    expect(unwrapped(clarified.stdout)).toContain(`! nobody answered "${question}": it decides itself`);
+    expect(unwrapped(clarified.stdout)).toContain(
+      `! nobody answered "${question}": the agent decides itself`,
+    );
     expect(clarified.stdout.trimEnd().split('\n').slice(-2)).toEqual([
       `brief: ${brief}`,
       `next: read it (edit it where it is wrong), then run flower in ${workspace} to set the goal and start the work`,

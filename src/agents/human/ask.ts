@@ -9,6 +9,13 @@
 
 export type AskState = 'asked' | 'answered' | 'timeout' | 'declined' | 'over_budget' | 'invalid';
 
+/**
+ * Who asked: the agent (its `ask` tool), or the workflow itself (flower's own questions: accept
+ * changed checks, go on after a stall, …). What happens when nobody answers differs: the agent
+ * decides and records an assumption; the workflow applies its own default and says which.
+ */
+export type Asker = 'agent' | 'workflow';
+
 export interface Ask {
   /** `q1`, `q2`, … (one counter shared with mail ids). */
   id: string;
@@ -21,6 +28,7 @@ export interface Ask {
   state: AskState;
   /** The text the model receives as the tool result (the human's answer or a fall-through text). */
   answer: string;
+  askedBy: Asker;
 }
 
 export interface Mail {
@@ -45,6 +53,7 @@ export interface QuestionEvent {
     answer: string;
     remaining: number;
     askedAt: number;
+    askedBy: Asker;
   };
 }
 

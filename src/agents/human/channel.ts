@@ -31,7 +31,7 @@ import {
 import { z } from 'zod';
 import { shown } from '../../output/sink.js';
 import { ASK_TOOL, HUMAN_SERVER, INBOX_TOOL } from '../tools.js';
-import { type Ask, type AskEvent, type AskState, type Mail, resolveReply } from './ask.js';
+import { type Ask, type AskEvent, type Asker, type AskState, type Mail, resolveReply } from './ask.js';
 
 /** Texts the model receives when no human answer comes. All point at the brief's last section. */
 export interface ChannelTexts {
@@ -120,10 +120,16 @@ export class HumanChannel {
 
   /**
    * Asks the human and resolves with the settled Ask once answered, skipped, timed out or refused.
-   * Rejects only when `signal` aborts (the query was cancelled).
+   * Rejects only when `signal` aborts (the query was cancelled). `askedBy` is the workflow unless
+   * the agent's own `ask` tool asks.
    */
-  async ask(question: string, options: readonly string[] = [], signal?: AbortSignal): Promise<Ask> {
+  async ask(
+    question: string,
+    options: readonly string[] = [],
+    { signal, askedBy = 'workflow' }: { signal?: AbortSignal; askedBy?: Asker } = {},
+  ): Promise<Ask> {
     const ask: Ask = {
+      askedBy,
       id: this.nextId('q'),
       question: question.trim(),
       options: options.map((option) => option.trim()).filter(Boolean),
@@ -282,7 +288,10 @@ export class HumanChannel {
         options: z.array(z.string()).optional().describe('Possible answers to choose from, if any.'),
       },
       async ({ question, options }, extra) => {
-        const ask = await this.ask(question, options ?? [], abortSignalOf(extra));
+        const ask = await this.ask(question, options ?? [], {
+          signal: abortSignalOf(extra),
+          askedBy: 'agent',
+        });
         return { content: [{ type: 'text', text: ask.answer }] };
       },
       { alwaysLoad: true },
@@ -354,6 +363,7 @@ function questionEvent(ask: Ask, remaining: number): AskEvent {
       answer: ask.answer,
       remaining,
       askedAt: ask.askedAt,
+      askedBy: ask.askedBy,
     },
   };
 }

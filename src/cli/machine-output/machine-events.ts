@@ -123,6 +123,7 @@ type QuestionPayload = {
   options?: unknown;
   answer?: unknown;
   remaining?: unknown;
+  askedBy?: unknown;
 };
 
 /**
@@ -273,6 +274,7 @@ export class MachineRecord {
       options: Array.isArray(payload.options) ? payload.options.map(String) : [],
       answer: typeof payload.answer === 'string' ? payload.answer : '',
       remaining: typeof payload.remaining === 'number' ? payload.remaining : -1,
+      asked_by: payload.askedBy === 'workflow' ? 'workflow' : 'agent',
     });
   }
 }

@@ -101,6 +101,7 @@ type QuestionPayload = {
   options?: unknown;
   remaining?: unknown;
   answer?: unknown;
+  askedBy?: unknown;
 };
 
 export class TerminalRenderer {
@@ -288,13 +289,17 @@ export class TerminalRenderer {
       }
       case 'answered':
         return this.block(String(payload.answer ?? ''), '  + ', c.green);
-      case 'timeout':
-        // Unattended, the question was never shown: this line is the only place it appears.
-        return this.block(
-          `nobody answered "${truncate(oneLine(text), QUOTED_QUESTION_CHARS)}": it decides itself and records the assumption under "Unknowns & assumptions"`,
-          '  ! ',
-          c.yellow,
-        );
+      case 'timeout': {
+        // Unattended, the question was never shown: this line is the only place it appears. The
+        // agent then decides and records why; a question of flower's own has a default of its own,
+        // which the workflow's next line names.
+        const quoted = `nobody answered "${truncate(oneLine(text), QUOTED_QUESTION_CHARS)}"`;
+        const after =
+          payload.askedBy === 'workflow'
+            ? 'flower goes on without an answer'
+            : 'the agent decides itself and records the assumption under "Unknowns & assumptions"';
+        return this.block(`${quoted}: ${after}`, '  ! ', c.yellow);
+      }
       case 'over_budget':
         return this.line('  ! ', `out of questions: "${oneLine(text)}" was not asked`, c.yellow);
       case 'declined':

@@ -101,7 +101,7 @@ describe('HumanChannel.ask', () => {
   it('rejects when the query is cancelled, leaving nothing pending', async () => {
     const channel = new HumanChannel();
     const controller = new AbortController();
-    const asking = channel.ask('Wait?', [], controller.signal);
+    const asking = channel.ask('Wait?', [], { signal: controller.signal });
     controller.abort(new Error('cancelled'));
     await expect(asking).rejects.toThrow('cancelled');
     expect(channel.pending()).toEqual([]);
@@ -212,6 +212,17 @@ describe('HumanChannel mail', () => {
     await channel.ask('q?');
     expect(channel.send('m')?.id).toBe('m2');
     expect((await channel.ask('q?')).id).toBe('q3');
+  });
+
+  it("records who asked: flower's own questions unless the agent's tool asks (issue 21)", async () => {
+    const events: AskEvent[] = [];
+    const channel = new HumanChannel({ timeoutSeconds: 0, onEvent: (event) => events.push(event) });
+    expect((await channel.ask('Accept the changed checks?')).askedBy).toBe('workflow');
+    expect((await channel.ask('Which db?', [], { askedBy: 'agent' })).askedBy).toBe('agent');
+    expect(events.map((event) => (event.payload as { askedBy?: string }).askedBy)).toEqual([
+      'workflow',
+      'agent',
+    ]);
   });
 
   it('exposes the ask and inbox tools on an MCP server named human', () => {

@@ -55,6 +55,7 @@ describe('MachineRecord', () => {
           state: 'asked',
           answer: '',
           remaining: 2,
+          askedBy: 'workflow',
         },
       }),
       ...record.observe({
@@ -94,7 +95,13 @@ describe('MachineRecord', () => {
     for (const event of events) expect(event.output_version).toBe(OUTPUT_VERSION);
     expect(events[1]).toMatchObject({ id: 'toolu_1', agent_type: 'coder', description: 'write it' });
     expect(events[2]).toMatchObject({ id: 'toolu_1', agent_type: 'coder', is_error: false });
-    expect(events[3]).toMatchObject({ id: 'q1', state: 'asked', options: ['Go', 'Rust'], remaining: 2 });
+    expect(events[3]).toMatchObject({
+      id: 'q1',
+      state: 'asked',
+      options: ['Go', 'Rust'],
+      remaining: 2,
+      asked_by: 'workflow',
+    });
     expect(events[4]).toMatchObject({ command: 'test -f a', passed: true, exit_code: 0 });
     expect(events[5]).toMatchObject({ cost_usd: 0.5, num_turns: 2, run_cost_usd: 0.5 });
     expect(events[6]).toMatchObject({

@@ -332,7 +332,16 @@ describe('TerminalRenderer', () => {
     const joined = lines.join(' ').replace(/\s+/g, ' ');
     expect(joined).toContain('! nobody answered "Which greeting and which punctuation');
     expect(joined).not.toContain('should it print?');
-    expect(joined).toMatch(/\.\.\.": it decides itself/);
+    expect(joined).toMatch(/\.\.\.": the agent decides itself/);
+  });
+
+  it("does not say the agent decides when nobody answered one of flower's own questions (issue 21)", () => {
+    const { instance } = renderer({ width: 200 });
+    const agents = instance.render(question('timeout', { askedBy: 'agent' })).join(' ');
+    const flowers = instance.render(question('timeout', { askedBy: 'workflow' })).join(' ');
+    expect(agents).toContain('"Which language?": the agent decides itself and records the assumption');
+    expect(flowers).toContain('"Which language?": flower goes on without an answer');
+    expect(flowers).not.toContain('Unknowns & assumptions');
   });
 
   it('shows mail being received and delivered', () => {

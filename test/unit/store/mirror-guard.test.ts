@@ -155,4 +155,138 @@ describe('MirrorGuard', () => {
     expect(guard.listSessions).toBeUndefined();
     expect(guard.listSubkeys).toBeUndefined();
   });
+
+  it("reports the backend's own words: the cause when it is an error, else the error itself", async () => {
+    const failures: string[] = [];
+    const thrown: unknown[] = [
+      new Error('plain refusal'),
+      new Error('outer words', { cause: 'not an error' }),
+      'a bare string',
+    ];
+    let next = 0;
+    const refusing: SessionStore = {
+      append: async () => {
+        throw thrown[next++];
+      },
+      load: async () => null,
+    };
+    const guard = new MirrorGuard(refusing, { onFailure: (failure) => failures.push(failure.error) });
+    for (const sessionId of ['a', 'b', 'c']) await guard.append({ projectKey: '-p', sessionId }, [entry(1)]);
+    expect(failures).toEqual(['plain refusal', 'outer words', 'a bare string']);
+    expect(guard.pending().map((held) => held.error)).toEqual([
+      'plain refusal',
+      'outer words',
+      'a bare string',
+    ]);
+  });
+
+  it('a retry that is refused again is reported with the latest error and everything held', async () => {
+    const { store } = backend();
+    const failures: MirrorFailure[] = [];
+    const guard = new MirrorGuard(store, { onFailure: (failure) => failures.push(failure) });
+    store.refusing = true;
+    await guard.append(main, [entry(1)]);
+    await guard.append(main, [entry(2), entry(3)]);
+    expect(failures).toEqual([
+      { key: main, error: 'database or disk is full', held: 1 },
+      { key: main, error: 'database or disk is full', held: 3 },
+    ]);
+    expect(await guard.flush()).toEqual([
+      { key: main, entries: [entry(1), entry(2), entry(3)], error: 'database or disk is full' },
+    ]);
+    expect(failures).toHaveLength(3);
+  });
+
+  it('the latest refusal replaces the error a held key reports', async () => {
+    const errors = ['first cause', 'second cause'];
+    let calls = 0;
+    const refusing: SessionStore = {
+      append: async () => {
+        throw new Error(errors[Math.min(calls++, 1)]);
+      },
+      load: async () => null,
+    };
+    const guard = new MirrorGuard(refusing);
+    await guard.append(main, [entry(1)]);
+    expect(guard.pending()[0]?.error).toBe('first cause');
+    await guard.flush();
+    expect(guard.pending()[0]?.error).toBe('second cause');
+  });
+
+  it('an empty append is nothing: the backend is not called and nothing is held', async () => {
+    const { store } = backend();
+    const failures: MirrorFailure[] = [];
+    const guard = new MirrorGuard(store, { onFailure: (failure) => failures.push(failure) });
+    store.refusing = true;
+    await guard.append(main, []);
+    expect(store.calls).toBe(0);
+    expect(failures).toEqual([]);
+    expect(guard.holding).toBe(false);
+  });
+
+  it('reads and the optional methods go straight to the backend', async () => {
+    const stored = [entry(7)];
+    const calls: string[] = [];
+    const full: SessionStore = {
+      append: async () => {},
+      load: async (key) => (key.sessionId === 's1' ? stored : null),
+      listSessions: async (projectKey) => {
+        calls.push(`listSessions ${projectKey}`);
+        return [{ sessionId: 's1', mtime: 1 }];
+      },
+      listSessionSummaries: async (projectKey) => {
+        calls.push(`listSessionSummaries ${projectKey}`);
+        return [];
+      },
+      delete: async (key) => {
+        calls.push(`delete ${key.sessionId}`);
+      },
+      listSubkeys: async (key) => {
+        calls.push(`listSubkeys ${key.sessionId}`);
+        return ['subagents/agent-a'];
+      },
+    };
+    const guard = new MirrorGuard(full);
+    expect(await guard.load(main)).toBe(stored);
+    expect(await guard.load({ ...main, sessionId: 'none' })).toBeNull();
+    expect(await guard.listSessions?.('-p')).toEqual([{ sessionId: 's1', mtime: 1 }]);
+    expect(await guard.listSessionSummaries?.('-p')).toEqual([]);
+    await guard.delete?.(main);
+    expect(await guard.listSubkeys?.(main)).toEqual(['subagents/agent-a']);
+    expect(calls).toEqual(['listSessions -p', 'listSessionSummaries -p', 'delete s1', 'listSubkeys s1']);
+  });
+
+  it('an append made while an earlier one of its key is still being written waits for it, whatever settled before', async () => {
+    const { store, uuids } = backend();
+    // The write of u3 hangs until the test refuses it.
+    let refuseThird: () => void = () => {};
+    let thirdTried = false;
+    const gated: SessionStore = {
+      append: async (key, entries) => {
+        if (!thirdTried && entries.some((each) => each.uuid === 'u3')) {
+          thirdTried = true;
+          await new Promise<void>((_, reject) => {
+            refuseThird = () => reject(new Error('refused'));
+          });
+        }
+        await store.append(key, entries);
+      },
+      load: store.load,
+    };
+    const guard = new MirrorGuard(gated);
+    store.refusing = true;
+    await guard.append(main, [entry(1)]);
+    store.refusing = false;
+    const second = guard.append(main, [entry(2)]);
+    const third = guard.append(main, [entry(3)]);
+    await second;
+    await new Promise((resolve) => setTimeout(resolve, 5)); // the second append's turn is over
+    expect(thirdTried).toBe(true);
+    const fourth = guard.append(main, [entry(4)]);
+    await new Promise((resolve) => setTimeout(resolve, 5));
+    refuseThird();
+    await Promise.all([third, fourth]);
+    expect(await guard.flush()).toEqual([]);
+    expect(uuids(main)).toEqual(['u1', 'u2', 'u3', 'u4']);
+  });
 });

@@ -6,8 +6,9 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import type { SessionStoreEntry } from '@anthropic-ai/claude-agent-sdk';
+import type { SessionKey, SessionStoreEntry } from '@anthropic-ai/claude-agent-sdk';
 import { afterEach, describe, expect, it } from 'vitest';
+import type { SessionBackend } from '../../../../src/store/backend.js';
 import { MirroredSessionStore } from '../../../../src/store/shared/mirrored-store.js';
 import { outageNotice, WriteBehindQueue } from '../../../../src/store/shared/write-behind.js';
 import { SqliteSessionStore } from '../../../../src/store/sqlite-session-store.js';
@@ -69,5 +70,105 @@ describe('MirroredSessionStore', () => {
     expect(await local.load(key)).toBeNull();
     expect(await shared.sessions.load(key)).toBeNull();
     local.close();
+  });
+
+  it('reads every listing from the local store, and its fast paths when it has them', async () => {
+    const calls: string[] = [];
+    const transcript = { entries: [user('t')], unreadable: [], owned: true };
+    const local = {
+      location: '/runs/sessions.db',
+      append: async () => {},
+      delete: async () => {},
+      load: async () => [user('l')],
+      listSessions: async (projectKey: string) => {
+        calls.push(`listSessions ${projectKey}`);
+        return [{ sessionId: 's', mtime: 7 }];
+      },
+      listSessionSummaries: async (projectKey: string) => {
+        calls.push(`listSessionSummaries ${projectKey}`);
+        return [{ sessionId: 's', mtime: 7, data: {} }];
+      },
+      listSubkeys: async (key: { sessionId: string }) => {
+        calls.push(`listSubkeys ${key.sessionId}`);
+        return ['subagents/agent-a'];
+      },
+      readTranscript: async (read: SessionKey) => (read.sessionId === 's' ? transcript : null),
+      lastCostState: async (read: SessionKey) => (read.sessionId === 's' ? user('cost') : null),
+      close: () => {
+        calls.push('close');
+      },
+    } satisfies SessionBackend;
+    const shared = {
+      append: async () => void calls.push('shared append'),
+      delete: async () => void calls.push('shared delete'),
+    };
+    const queue = new WriteBehindQueue({ notice: outageNotice('db', {}), retryDelayMs: 5 });
+    const store = new MirroredSessionStore(local, shared, queue);
+    expect(store.location).toBe('/runs/sessions.db');
+    expect(await store.load(key)).toEqual([user('l')]);
+    expect(await store.listSessions('p')).toEqual([{ sessionId: 's', mtime: 7 }]);
+    expect(await store.listSessionSummaries('p')).toEqual([{ sessionId: 's', mtime: 7, data: {} }]);
+    expect(await store.listSubkeys(key)).toEqual(['subagents/agent-a']);
+    expect(await store.readTranscript?.(key)).toBe(transcript);
+    expect(await store.readTranscript?.({ ...key, sessionId: 'x' })).toBeNull();
+    expect(await store.lastCostState?.(key)).toEqual(user('cost'));
+    expect(await store.lastCostState?.({ ...key, sessionId: 'x' })).toBeNull();
+    await store.close();
+    expect(calls).toEqual(['listSessions p', 'listSessionSummaries p', 'listSubkeys s', 'close']);
+  });
+
+  it('a local store without the fast paths or close gives none (the rewriting layer falls back)', async () => {
+    const local: SessionBackend = {
+      append: async () => {},
+      delete: async () => {},
+      load: async () => null,
+      listSessions: async () => [],
+      listSessionSummaries: async () => [],
+      listSubkeys: async () => [],
+    };
+    const shared = { append: async () => {}, delete: async () => {} };
+    const queue = new WriteBehindQueue({ notice: outageNotice('db', {}), retryDelayMs: 5 });
+    const store = new MirroredSessionStore(local, shared, queue);
+    expect(store.readTranscript).toBeUndefined();
+    expect(store.lastCostState).toBeUndefined();
+    expect(store.location).toBeUndefined();
+    expect(await store.close()).toBeUndefined();
+  });
+
+  it('an empty batch sends nothing; a refused change is said by what it was and for which key', async () => {
+    const refused: string[] = [];
+    const sent: Array<{ key: SessionKey; entries?: SessionStoreEntry[] }> = [];
+    const local: SessionBackend = {
+      append: async () => {},
+      delete: async () => {},
+      load: async () => null,
+      listSessions: async () => [],
+      listSessionSummaries: async () => [],
+      listSubkeys: async () => [],
+    };
+    const refusal = () => Object.assign(new Error('value too long'), { code: '22001' });
+    const shared = {
+      append: async (appended: SessionKey, entries: SessionStoreEntry[]) => {
+        sent.push({ key: appended, entries });
+        throw refusal();
+      },
+      delete: async (deleted: SessionKey) => {
+        sent.push({ key: deleted });
+        throw refusal();
+      },
+    };
+    const queue = new WriteBehindQueue({
+      notice: outageNotice('db', {}),
+      retryDelayMs: 5,
+      onRefused: (label) => refused.push(label),
+    });
+    const store = new MirroredSessionStore(local, shared, queue);
+    await store.append(key, []);
+    expect(queue.pending).toBe(0);
+    await store.append({ ...key, subpath: 'subagents/agent-a' }, [user('a')]);
+    await store.delete(key);
+    expect(await queue.flush(2000)).toBe(true);
+    expect(sent).toEqual([{ key: { ...key, subpath: 'subagents/agent-a' }, entries: [user('a')] }, { key }]);
+    expect(refused).toEqual(['append to p/s/subagents/agent-a', 'delete p/s']);
   });
 });

@@ -267,4 +267,249 @@ describe('write-behind', () => {
     });
     expect(isPassingFailure(wrappedRefusal)).toBe(false);
   });
+
+  it('the outage notice says whether the store is down now', () => {
+    const notice = outageNotice('db', {});
+    expect(notice.down).toBe(false);
+    notice.failed(refusedConnection());
+    expect(notice.down).toBe(true);
+    notice.recovered();
+    expect(notice.down).toBe(false);
+    // An answer while nothing failed is no recovery to tell.
+    const verbose: string[] = [];
+    const quiet = outageNotice('db', { onVerbose: (line) => verbose.push(line) });
+    quiet.recovered();
+    expect(verbose).toEqual([]);
+  });
+
+  it('every connection-level code is an outage, whatever the message', () => {
+    const codes = [
+      'ECONNREFUSED',
+      'ECONNRESET',
+      'EPIPE',
+      'ETIMEDOUT',
+      'EHOSTUNREACH',
+      'ENETUNREACH',
+      'ENOTFOUND',
+      'EAI_AGAIN',
+      '53300',
+      '57P01',
+      '57P02',
+      '57P03',
+      '57P05',
+      '25P03',
+      '57014',
+      '40001',
+      '40P01',
+      '08000',
+      '08P01',
+    ];
+    for (const code of codes)
+      expect([code, isPassingFailure(Object.assign(new Error('x'), { code }))]).toEqual([code, true]);
+    for (const code of ['23505', '22001', '42P01', '28P01', '3D000', '0A000'])
+      expect([code, isPassingFailure(Object.assign(new Error('x'), { code }))]).toEqual([code, false]);
+  });
+
+  it("the driver's words for a lost connection are an outage, in the error or its cause", () => {
+    const outages = [
+      'Query read timeout',
+      'connection timed out',
+      'Connection terminated unexpectedly',
+      'Client has encountered a connection error and is not queryable',
+      'Connection to the server was lost',
+      'connection closed',
+      'the connection has ended',
+      'read ECONNRESET',
+      'the server did not answer within 10 s',
+      'db:5432 cannot be reached',
+      'the server closed the connection unexpectedly',
+    ];
+    for (const text of outages) {
+      expect([text, isPassingFailure(new Error(text))]).toEqual([text, true]);
+      expect([text, isPassingFailure(new Error('could not write', { cause: new Error(text) }))]).toEqual([
+        text,
+        true,
+      ]);
+    }
+    expect(isPassingFailure(new Error('could not write', { cause: new Error('duplicate key value') }))).toBe(
+      false,
+    );
+    expect(isPassingFailure(new Error('connection string is invalid'))).toBe(false);
+    expect(isPassingFailure('a bare string')).toBe(false);
+    expect(isPassingFailure(null)).toBe(false);
+    expect(isPassingFailure(undefined)).toBe(false);
+  });
+
+  it('a job that fails with no error at all is dropped as refused, and the next one runs', async () => {
+    const queue = new WriteBehindQueue({ notice: outageNotice('db', {}), retryDelayMs: 5 });
+    const done: string[] = [];
+    queue.push('rejects with nothing', () => Promise.reject(undefined));
+    queue.push('rejects with null', () => Promise.reject(null));
+    queue.push('next', async () => {
+      done.push('next');
+    });
+    expect(await queue.flush(2000)).toBe(true);
+    expect(done).toEqual(['next']);
+    expect(queue.done).toBe(3);
+  });
+
+  it('a refused job is dropped even when nobody listens for refusals', async () => {
+    const queue = new WriteBehindQueue({ notice: outageNotice('db', {}), retryDelayMs: 5 });
+    const done: string[] = [];
+    queue.push('refused', async () => {
+      throw Object.assign(new Error('value too long'), { code: '22001' });
+    });
+    queue.push('next', async () => {
+      done.push('next');
+    });
+    expect(await queue.flush(2000)).toBe(true);
+    expect(done).toEqual(['next']);
+  });
+
+  it('counts the jobs done, sent or given up, and says each time the queue runs empty', async () => {
+    let drained = 0;
+    const queue = new WriteBehindQueue({
+      notice: outageNotice('db', {}),
+      retryDelayMs: 5,
+      onDrained: () => {
+        drained += 1;
+      },
+    });
+    let started = 0;
+    for (let job = 0; job < 3; job += 1) queue.push(`job ${job}`, async () => void (started += 1));
+    queue.push('refused', async () => {
+      throw Object.assign(new Error('bad value'), { code: '22P02' });
+    });
+    expect(await queue.flush(2000)).toBe(true);
+    expect([started, queue.done, drained]).toEqual([3, 4, 1]);
+    queue.push('later', async () => {});
+    expect(await queue.flush(2000)).toBe(true);
+    expect([queue.done, drained]).toEqual([5, 2]);
+  });
+
+  it('a flush waits for every job pushed before it, not only the first', async () => {
+    const queue = new WriteBehindQueue({ notice: outageNotice('db', {}), retryDelayMs: 5 });
+    const done: number[] = [];
+    for (let job = 0; job < 3; job += 1)
+      queue.push(`job ${job}`, async () => {
+        await new Promise((resolve) => setTimeout(resolve, 5));
+        done.push(job);
+      });
+    expect(await queue.flush(5000)).toBe(true);
+    expect(done).toEqual([0, 1, 2]);
+    expect(queue.pending).toBe(0);
+  });
+
+  it('the pause between retries doubles', async () => {
+    const queue = new WriteBehindQueue({
+      notice: outageNotice('db', {}),
+      retryDelayMs: 20,
+      maxRetryDelayMs: 10_000,
+    });
+    const tries: number[] = [];
+    queue.push('job', async () => {
+      tries.push(Date.now());
+      if (tries.length <= 5) throw refusedConnection();
+    });
+    const started = Date.now();
+    while (queue.pending > 0 && Date.now() - started < 10_000)
+      await new Promise((resolve) => setTimeout(resolve, 20));
+    expect(queue.pending).toBe(0);
+    // Pauses of 20, 40, 80, 160 and 320 ms: at least 620 ms from the first try to the last.
+    expect((tries.at(-1) as number) - (tries[0] as number)).toBeGreaterThanOrEqual(600);
+  });
+
+  it('a job that succeeds ends the backoff: the next outage starts again from retryDelayMs', async () => {
+    const queue = new WriteBehindQueue({
+      notice: outageNotice('db', {}),
+      retryDelayMs: 1,
+      maxRetryDelayMs: 3000,
+    });
+    let failures = 10; // 1 + 2 + ... + 512 ms: the pause has grown to 1024 ms
+    let sent = 0;
+    queue.push('long outage', async () => {
+      if (failures-- > 0) throw refusedConnection();
+      sent = Date.now();
+    });
+    let second = 1;
+    let tried = 0;
+    queue.push('short outage', async () => {
+      if (second-- > 0) throw refusedConnection();
+      tried = Date.now();
+    });
+    const started = Date.now();
+    while (queue.pending > 0 && Date.now() - started < 20_000)
+      await new Promise((resolve) => setTimeout(resolve, 10));
+    expect(queue.pending).toBe(0);
+    expect(tried - sent).toBeLessThan(900);
+  });
+
+  it('by default a failing job is retried at a pace (half a second, doubling), never in a busy loop', async () => {
+    const queue = new WriteBehindQueue({ notice: outageNotice('db', {}) });
+    let tries = 0;
+    queue.push('never', async () => {
+      tries += 1;
+      throw refusedConnection();
+    });
+    await new Promise((resolve) => setTimeout(resolve, 800));
+    queue.close();
+    // Tried at once and after 500 ms; the next try would be 1 s later.
+    expect(tries).toBeGreaterThanOrEqual(1);
+    expect(tries).toBeLessThanOrEqual(2);
+  });
+
+  it('with maxPending 0 every job is replaced by the catch-up, which runs', async () => {
+    let catchUps = 0;
+    const queue = new WriteBehindQueue({
+      notice: outageNotice('db', {}),
+      retryDelayMs: 5,
+      maxPending: 0,
+      catchUp: {
+        label: 'catch up',
+        run: async () => {
+          catchUps += 1;
+        },
+      },
+    });
+    let ran = false;
+    queue.push('job', async () => {
+      ran = true;
+    });
+    expect(await queue.flush(2000)).toBe(true);
+    expect([ran, catchUps]).toEqual([false, 1]);
+  });
+
+  it('a flush leaves no timer behind that would keep the process alive', async () => {
+    const timers = () => process.getActiveResourcesInfo().filter((kind) => kind === 'Timeout').length;
+    const queue = new WriteBehindQueue({ notice: outageNotice('db', {}), retryDelayMs: 5 });
+    const before = timers();
+    queue.push('job', async () => {});
+    expect(await queue.flush(60_000)).toBe(true);
+    expect(timers()).toBe(before);
+  });
+
+  it('a pause between retries does not keep the process alive', async () => {
+    const timers = () => process.getActiveResourcesInfo().filter((kind) => kind === 'Timeout').length;
+    const queue = new WriteBehindQueue({ notice: outageNotice('db', {}), retryDelayMs: 60_000 });
+    const before = timers();
+    let tried = false;
+    queue.push('never', async () => {
+      tried = true;
+      throw refusedConnection();
+    });
+    while (!tried) await new Promise((resolve) => setImmediate(resolve));
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(timers()).toBe(before);
+    queue.close();
+  });
+
+  it('the outage line is one line, and an error that is not a store error is said in its own words', () => {
+    const warnings: string[] = [];
+    outageNotice('db', { onWarning: (line) => warnings.push(line) }).failed(
+      new Error('  read\n   ECONNRESET  \n', { cause: new Error('the cause, not said') }),
+    );
+    expect(warnings).toEqual([
+      'PostgreSQL store db does not answer (read ECONNRESET); the work continues in the run directory and is sent when it answers again.',
+    ]);
+  });
 });

@@ -1,58 +1,67 @@
 // Mutation testing (StrykerJS, `npm run mutate`): each mutant changes one promise of a module and
-// the tests that cover it must fail. The modules below are the walls that enforce by construction
-// (issue 19); issue 22 widens the list to every module that carries a red line. Run a narrower set
-// with `npm run mutate -- --mutate src/runtime/sandbox/policy.ts`.
+// the tests that cover it must fail. The modules are those whose header states a red line or an
+// invariant an unattended run relies on (issues 19, 20, 22), each with the score it must keep.
+// Narrow a run with `npm run mutate -- --mutate src/runtime/sandbox/policy.ts`.
 //
-// Tests: vitest.mutate.config.ts, the walls' unit tests and their end-to-end tests (real binary
-// and bubblewrap), with per-test coverage so a mutant runs only the tests that reach it.
+// Tests: vitest.mutate.config.ts, the modules' unit tests and the walls' end-to-end tests (real
+// binary and bubblewrap), with per-test coverage so a mutant runs only the tests that reach it.
+
+/**
+ * What is mutated, and the least score each must keep (killed and timed out over every mutant
+ * not disabled as equivalent): 100 % for the locks, leases and transcript safety, 90 % elsewhere.
+ * `scripts/mutation-scores.mjs` prints the scores per module and fails a run below its target.
+ * A `path:from-to` entry mutates those lines only (the rest of the module predates StrykerJS).
+ */
+export const mutatedModules = [
+  // The walls (issues 19, 20): the sandbox, the credential stores, the output sink.
+  { path: 'src/runtime/sandbox/*.ts', target: 100 },
+  { path: 'src/config/credential-stores.ts', target: 100 },
+  { path: 'src/output/*.ts', target: 100 },
+  { path: 'src/agents/guards/delegate.ts:60-155', target: 100 },
+  { path: 'src/runtime/options.ts:119-126', target: 100 },
+  // The fenced lease (issue 18): one owner per task across machines.
+  { path: 'src/store/postgres/task-lease.ts', target: 100 },
+  { path: 'src/runtime/ownership/lease-keeper.ts', target: 100 },
+  // Locks, transcript safety, in-flight markers; a live holder must never look dead.
+  { path: 'src/runtime/task-lock.ts', target: 100 },
+  { path: 'src/runtime/locked-json-file.ts', target: 100 },
+  { path: 'src/runtime/process-liveness.ts', target: 100 },
+  { path: 'src/runtime/transcript-safety.ts', target: 100 },
+  { path: 'src/runtime/in-flight.ts', target: 100 },
+  { path: 'src/runtime/signals.ts', target: 90 },
+  // A refused request stops at once.
+  { path: 'src/runtime/fail-fast.ts', target: 90 },
+  // The ledger and spend.
+  { path: 'src/runtime/ledger.ts', target: 90 },
+  { path: 'src/runtime/task-spend.ts', target: 90 },
+  // The store layers and both backends.
+  { path: 'src/store/rewriting-store.ts', target: 90 },
+  { path: 'src/store/expire.ts', target: 90 },
+  { path: 'src/store/mirror-guard.ts', target: 90 },
+  { path: 'src/store/shared/write-behind.ts', target: 90 },
+  { path: 'src/store/shared/mirrored-store.ts', target: 90 },
+  { path: 'src/store/sqlite-session-store.ts', target: 90 },
+  { path: 'src/store/postgres/session-store.ts', target: 90 },
+  // Outbox and merge, gc selection, the checks runner.
+  { path: 'src/runtime/shared/outbox.ts', target: 90 },
+  { path: 'src/runtime/shared/merge.ts', target: 90 },
+  { path: 'src/runtime/retention/collect.ts', target: 90 },
+  { path: 'src/checks/runner.ts', target: 90 },
+];
+
 /** @type {import('@stryker-mutator/api/core').PartialStrykerOptions} */
 export default {
   testRunner: 'vitest',
   vitest: { configFile: 'vitest.mutate.config.ts' },
   coverageAnalysis: 'perTest',
-  mutate: [
-    'src/runtime/sandbox/*.ts',
-    'src/config/credential-stores.ts',
-    // The output sink (issue 20): every human-facing byte passes through it.
-    'src/output/*.ts',
-    // The delegate guard's glance wall (the rest of the guard predates StrykerJS: issue 22).
-    'src/agents/guards/delegate.ts:60-155',
-    // The session options' sandbox lines (the rest of the module predates StrykerJS: issue 22).
-    'src/runtime/options.ts:119-126',
-    // The fenced lease (issue 18): one owner per task across machines.
-    'src/store/postgres/task-lease.ts',
-    'src/runtime/ownership/lease-keeper.ts',
-    // Issue 22: every other module whose header states a red line.
-    // Locks, transcript safety and in-flight markers (target 100 %).
-    'src/runtime/task-lock.ts',
-    'src/runtime/locked-json-file.ts',
-    'src/runtime/transcript-safety.ts',
-    'src/runtime/in-flight.ts',
-    'src/runtime/signals.ts',
-    // A live holder must never look dead (the /proc start field), and a refused request must stop at once.
-    'src/runtime/process-liveness.ts',
-    'src/runtime/fail-fast.ts',
-    // The ledger and spend.
-    'src/runtime/ledger.ts',
-    'src/runtime/task-spend.ts',
-    // The store layers and both backends.
-    'src/store/rewriting-store.ts',
-    'src/store/mirror-guard.ts',
-    'src/store/shared/write-behind.ts',
-    'src/store/shared/mirrored-store.ts',
-    'src/store/sqlite-session-store.ts',
-    'src/store/postgres/session-store.ts',
-    // Outbox and merge, gc selection, the checks runner.
-    'src/runtime/shared/outbox.ts',
-    'src/runtime/shared/merge.ts',
-    'src/runtime/retention/collect.ts',
-    'src/checks/runner.ts',
-  ],
+  mutate: mutatedModules.map((module) => module.path),
   concurrency: 2,
   timeoutMS: 60_000,
   reporters: ['clear-text', 'progress', 'html', 'json'],
   // Results carry over between runs: a rerun tests only mutants whose code or covering tests
-  // changed. Kept in reports/, uncommitted until CI runs StrykerJS on a change (issue 22).
+  // changed. StrykerJS writes here the results of its own run only; `npm run mutate`
+  // (test/mutation/run.mjs) starts it from, and merges it into, the committed record
+  // test/mutation/results.json, which CI (.ci/mutate-changed) compares a change against.
   incremental: true,
   incrementalFile: 'reports/stryker-incremental.json',
   thresholds: { high: 90, low: 80, break: null },

@@ -1,0 +1,55 @@
+/**
+ * `npm run mutate [-- <stryker options>]`: StrykerJS with the committed results carried over, and
+ * the per-module scores against their targets at the end.
+ *
+ * Invariants:
+ * - The committed record (`test/mutation/results.json`) keeps every mutated module's results: a
+ *   narrowed run (`--mutate <module>`) replaces that module's results and keeps the others'.
+ *   (StrykerJS writes its incremental file with the results of its own run only, so it writes a
+ *   scratch copy in reports/ and the record is merged here.)
+ * - The run reuses the record (StrykerJS's incremental mode): only mutants whose code or covering
+ *   tests changed are tested again; `--force` tests all of them.
+ * - The exit code is StrykerJS's when it failed, else 1 when a module of this run is under its target.
+ */
+import { spawnSync } from 'node:child_process';
+import { copyFileSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { fileURLToPath, pathToFileURL } from 'node:url';
+import { belowTarget, formatRows, scoreRows } from './scores.mjs';
+
+/** The record with a run's files and test files in place of the ones it held before. */
+export function mergeResults(recorded, run) {
+  if (recorded === undefined) return run;
+  return {
+    ...run,
+    files: { ...recorded.files, ...run.files },
+    testFiles: { ...(recorded.testFiles ?? {}), ...(run.testFiles ?? {}) },
+  };
+}
+
+async function main(args) {
+  const root = dirname(dirname(dirname(fileURLToPath(import.meta.url))));
+  const config = await import(pathToFileURL(join(root, 'stryker.config.mjs')).href);
+  const record = join(root, 'test/mutation/results.json');
+  const scratch = join(root, config.default.incrementalFile);
+  mkdirSync(dirname(scratch), { recursive: true });
+  if (existsSync(record)) copyFileSync(record, scratch);
+  const stryker = spawnSync('npx', ['stryker', 'run', ...args], { cwd: root, stdio: 'inherit' });
+  if (stryker.status !== 0) return stryker.status ?? 1;
+  const run = JSON.parse(readFileSync(scratch, 'utf8'));
+  const recorded = existsSync(record) ? JSON.parse(readFileSync(record, 'utf8')) : undefined;
+  writeFileSync(record, `${JSON.stringify(mergeResults(recorded, run))}\n`);
+  const rows = scoreRows(run, config.mutatedModules, root);
+  console.log(`\nScores of this run (targets in stryker.config.mjs):\n${formatRows(rows)}`);
+  const failing = belowTarget(rows);
+  if (failing.length === 0) return 0;
+  console.error(
+    `\nUnder target: ${failing.map((row) => row.module).join(', ')}. Kill each survivor with a test of ` +
+      'the promise it breaks, or disable it in place as equivalent (MUTATION.md).',
+  );
+  return 1;
+}
+
+if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) {
+  process.exitCode = await main(process.argv.slice(2));
+}

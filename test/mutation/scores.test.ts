@@ -1,0 +1,161 @@
+/**
+ * The per-module scores and the "what changed" list that `npm run mutate` and CI read from
+ * StrykerJS's JSON: a not-covered mutant counts against a module, an equivalent one does not; a
+ * line range counts only its lines; a module with no recorded results is always "changed".
+ */
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { mergeResults } from './run.mjs';
+import { belowTarget, changedEntries, formatRows, scoreRows } from './scores.mjs';
+
+const mutant = (status: string, line = 1) => ({ status, location: { start: { line } } });
+const roots: string[] = [];
+afterEach(() => {
+  for (const root of roots.splice(0)) rmSync(root, { recursive: true, force: true });
+});
+
+function project(files: Record<string, string>): string {
+  const root = mkdtempSync(join(tmpdir(), 'flower-mutation-'));
+  roots.push(root);
+  for (const [path, text] of Object.entries(files)) {
+    mkdirSync(join(root, path, '..'), { recursive: true });
+    writeFileSync(join(root, path), text);
+  }
+  return root;
+}
+
+describe('mutation scores per module', () => {
+  it('counts timeouts as killed, not-covered mutants against the module, equivalents not at all', () => {
+    const report = {
+      files: {
+        'src/a.ts': {
+          mutants: [
+            mutant('Killed'),
+            mutant('Timeout'),
+            mutant('Survived'),
+            mutant('NoCoverage'),
+            mutant('Ignored'),
+            mutant('CompileError'),
+          ],
+        },
+      },
+    };
+    const [row] = scoreRows(report, [{ path: 'src/a.ts', target: 90 }], '/p');
+    expect(row).toMatchObject({
+      module: 'src/a.ts',
+      killed: 2,
+      survived: 1,
+      noCoverage: 1,
+      ignored: 1,
+      other: 1,
+    });
+    expect(row?.score).toBe(50);
+    expect(belowTarget([row!])).toEqual([row]);
+  });
+
+  it('a line range counts only the mutants on its lines; a glob names each file; absolute paths are the project', () => {
+    const report = {
+      files: {
+        '/p/src/guard.ts': {
+          mutants: [
+            mutant('Survived', 9),
+            mutant('Killed', 10),
+            mutant('Killed', 20),
+            mutant('Survived', 21),
+          ],
+        },
+        'src/out/a.ts': { mutants: [mutant('Killed')] },
+        'src/out/deep/b.ts': { mutants: [mutant('Survived')] },
+      },
+    };
+    const rows = scoreRows(
+      report,
+      [
+        { path: 'src/guard.ts:10-20', target: 100 },
+        { path: 'src/out/*.ts', target: 100 },
+      ],
+      '/p',
+    );
+    expect(rows.map((row) => [row.module, row.score])).toEqual([
+      ['src/guard.ts:10-20', 100],
+      ['src/out/a.ts', 100],
+    ]);
+    expect(belowTarget(rows)).toEqual([]);
+  });
+
+  it('a module with nothing to count has no score and does not fail; the table marks a module under target', () => {
+    const rows = scoreRows(
+      {
+        files: {
+          'src/a.ts': { mutants: [mutant('Ignored')] },
+          'src/b.ts': { mutants: [mutant('Survived')] },
+        },
+      },
+      [
+        { path: 'src/a.ts', target: 100 },
+        { path: 'src/b.ts', target: 90 },
+      ],
+      '/p',
+    );
+    expect(rows[0]?.score).toBeUndefined();
+    expect(belowTarget(rows).map((row) => row.module)).toEqual(['src/b.ts']);
+    const table = formatRows(rows);
+    expect(table).toContain('| `src/a.ts` | 0 | 0 | 0 | 1 | — | 100 % |');
+    expect(table).toContain('| `src/b.ts` | 0 | 1 | 0 | 0 | 0 % ✗ | 90 % |');
+  });
+});
+
+describe('modules changed since the recorded results', () => {
+  it('names an entry whose file changed or has no results, and leaves an unchanged one out', () => {
+    const root = project({
+      'src/same.ts': 'a',
+      'src/edited.ts': 'new',
+      'src/new.ts': 'x',
+      'src/g/one.ts': '1',
+    });
+    const recorded = {
+      files: {
+        'src/same.ts': { source: 'a' },
+        'src/edited.ts': { source: 'old' },
+        [`${root}/src/g/one.ts`]: { source: '1' },
+      },
+    };
+    const modules = ['src/same.ts', 'src/edited.ts', 'src/new.ts', 'src/g/*.ts', 'src/gone.ts:1-2'].map(
+      (path) => ({
+        path,
+        target: 90,
+      }),
+    );
+    const read = (file: string) =>
+      ({ 'src/same.ts': 'a', 'src/edited.ts': 'new', 'src/new.ts': 'x', 'src/g/one.ts': '1' })[file] ?? '';
+    expect(changedEntries(recorded, modules, root, read)).toEqual([
+      'src/edited.ts',
+      'src/new.ts',
+      'src/gone.ts:1-2',
+    ]);
+    expect(changedEntries(undefined, modules.slice(0, 1), root, read)).toEqual(['src/same.ts']);
+  });
+});
+
+describe('the committed record', () => {
+  it("a narrowed run replaces its modules' results and keeps every other module's", () => {
+    const recorded = {
+      files: {
+        'src/a.ts': { source: 'a1', mutants: [mutant('Survived')] },
+        'src/b.ts': { source: 'b', mutants: [] },
+      },
+      testFiles: { 'test/a.test.ts': { source: 'old' }, 'test/b.test.ts': { source: 'b' } },
+    };
+    const run = {
+      files: { 'src/a.ts': { source: 'a2', mutants: [mutant('Killed')] } },
+      testFiles: { 'test/a.test.ts': { source: 'new' } },
+    };
+    expect(mergeResults(recorded, run)).toEqual({
+      files: { 'src/a.ts': run.files['src/a.ts'], 'src/b.ts': recorded.files['src/b.ts'] },
+      testFiles: { 'test/a.test.ts': { source: 'new' }, 'test/b.test.ts': { source: 'b' } },
+    });
+    expect(mergeResults(undefined, run)).toBe(run);
+  });
+});

@@ -11,6 +11,11 @@
  *   guard allows) are candidates. Read results never expire: file contents do not turn
  *   misleading with time and may be exactly what the model is reasoning from.
  * - Only plain-text results up to `maxChars`; larger ones are the trim layer's business.
+ * - An error result never expires: it is short, and it tells the model what failed (`command not
+ *   found: tree`, "Sibling tool call errored"), which running the command again only repeats.
+ * - The note never replaces a text that is not longer than the note: that would make the history
+ *   longer and say less. Such a result stays as it is (it still counts as a glance for the age of
+ *   the older ones and for `keepRecent`).
  * - The tool_result block stays; only its content changes, and the entry's duplicate copy of the
  *   old text goes with it (see transcript-edits.ts). Protected entries are skipped.
  * - Expired text is not spilled to disk: running the command again is how to get it back.
@@ -58,7 +63,7 @@ export function planExpiry(index: TranscriptIndex, edits: TranscriptEdits, polic
   if (!policy.enabled) return 0;
   // Long runs repeat the same few glances thousands of times; judge each distinct command once.
   const verdicts = new Map<string, boolean>();
-  const sites: Array<{ site: ToolResultSite; command: string }> = [];
+  const sites: Array<{ site: ToolResultSite; command: string; length: number }> = [];
   for (const site of index.results) {
     // Size first: it is the cheapest test, and half the results of a long run are too large.
     const text = toolResultText(site.block);
@@ -72,20 +77,25 @@ export function planExpiry(index: TranscriptIndex, edits: TranscriptEdits, polic
       ephemeral = isEphemeral(command);
       verdicts.set(command, ephemeral);
     }
-    if (ephemeral) sites.push({ site, command });
+    if (ephemeral) sites.push({ site, command, length: text.length });
   }
   const targets = sites.length - Math.max(0, policy.keepRecent);
   const labels = new Map<string, string>();
+  let expired = 0;
   for (let position = 0; position < targets; position += 1) {
-    const { site, command } = sites[position] as { site: ToolResultSite; command: string };
+    const { site, command, length } = sites[position] as (typeof sites)[number];
     let label = labels.get(command);
     if (label === undefined) {
       label = commandLabel(command);
       labels.set(command, label);
     }
-    edits.rewriteResult(site, policy.placeholder(label, sites.length - position));
+    const note = policy.placeholder(label, sites.length - position);
+    // What failed stays in the model's words; a note no shorter than the text would only add.
+    if (site.block.is_error === true || length <= note.length) continue;
+    edits.rewriteResult(site, note);
+    expired += 1;
   }
-  return Math.max(0, targets);
+  return expired;
 }
 
 export interface ExpireResult {

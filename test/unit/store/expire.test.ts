@@ -10,11 +10,15 @@ const resultOf = (entries: readonly Record<string, unknown>[], id: string): unkn
     )
     .find((block) => block?.type === 'tool_result' && block.tool_use_id === id)?.content;
 
+/** A glance's output longer than any expiry note (a note never replaces a shorter text). */
+const status = (tag: string | number): string => `On branch main (${tag})\n${' M src/file.ts\n'.repeat(12)}`;
+const note = (command: string, age: number): string => defaultEphemeralPolicy.placeholder(command, age);
+
 describe('expire layer', () => {
   it('replaces all but the newest 6 glance results with the expiry note, block kept', () => {
     const t = new TranscriptBuilder();
     t.prompt('go');
-    const ids = Array.from({ length: 9 }, (_, index) => t.bash('git status', `On branch main (${index})`));
+    const ids = Array.from({ length: 9 }, (_, index) => t.bash('git status', status(index)));
     const { entries, expired } = expireStaleGlances(t.entries);
     expect(expired).toBe(3);
     expect(resultOf(entries, ids[0] as string)).toBe(
@@ -29,7 +33,7 @@ describe('expire layer', () => {
     const t = new TranscriptBuilder();
     const read = t.tool('Read', { file_path: 'a.ts' }, 'file contents');
     const build = t.bash('npm run build', 'built');
-    const glances = Array.from({ length: 7 }, () => t.bash('ls -la', 'a b c'));
+    const glances = Array.from({ length: 7 }, (_, index) => t.bash('ls -la', status(index)));
     const { entries, expired } = expireStaleGlances(t.entries);
     expect(expired).toBe(1);
     expect(resultOf(entries, read)).toBe('file contents');
@@ -42,7 +46,7 @@ describe('expire layer', () => {
     const others = ['PowerShell', 'mcp__shell__run', 'Monitor'].map((tool) =>
       t.tool(tool, { command: 'git status' }, `${tool} saw a clean tree`),
     );
-    const glances = Array.from({ length: 7 }, () => t.bash('git status', 'clean'));
+    const glances = Array.from({ length: 7 }, (_, index) => t.bash('git status', status(index)));
     const { entries, expired } = expireStaleGlances(t.entries);
     expect(expired).toBe(1);
     for (const id of others) expect(resultOf(entries, id)).toBe(resultOf(t.entries, id));
@@ -54,7 +58,7 @@ describe('expire layer', () => {
     const limit = defaultEphemeralPolicy.maxChars;
     const atLimit = t.bash('git log --oneline', 'x'.repeat(limit));
     const overLimit = t.bash('git log --oneline', 'y'.repeat(limit + 1));
-    for (let index = 0; index < 6; index += 1) t.bash('pwd', '/work');
+    for (let index = 0; index < 6; index += 1) t.bash('pwd', status(index));
     const { entries, expired } = expireStaleGlances(t.entries);
     expect(expired).toBe(1);
     expect(resultOf(entries, atLimit)).toContain('`git log --oneline` expired');
@@ -64,10 +68,67 @@ describe('expire layer', () => {
   it('leaves glance results above maxChars to the trim layer', () => {
     const t = new TranscriptBuilder();
     const big = t.bash('cat big.log', 'x'.repeat(2001));
-    for (let index = 0; index < 7; index += 1) t.bash('pwd', '/work');
+    for (let index = 0; index < 7; index += 1) t.bash('pwd', status(index));
     const { entries, expired } = expireStaleGlances(t.entries);
     expect(expired).toBe(1);
     expect(resultOf(entries, big)).toHaveLength(2001);
+  });
+
+  it('never expires an error result, however long: it tells the model what failed', () => {
+    const t = new TranscriptBuilder();
+    const missing = t.tool('Bash', { command: 'tree' }, 'zsh: command not found: tree', { isError: true });
+    const sibling = t.tool(
+      'Bash',
+      { command: 'git status' },
+      '<tool_use_error>Sibling tool call errored</tool_use_error>',
+      {
+        isError: true,
+      },
+    );
+    const long = `fatal: not a git repository (or any of the parent directories): .git\n${'x'.repeat(200)}`;
+    const failed = t.tool('Bash', { command: 'git log' }, long, { isError: true });
+    const stale = t.bash('git status', status('stale'));
+    for (let index = 0; index < 6; index += 1) t.bash('pwd', status(index));
+    const { entries, expired } = expireStaleGlances(t.entries);
+    expect(expired).toBe(1);
+    expect(resultOf(entries, missing)).toBe('zsh: command not found: tree');
+    expect(resultOf(entries, sibling)).toBe('<tool_use_error>Sibling tool call errored</tool_use_error>');
+    expect(resultOf(entries, failed)).toBe(long);
+    // The errors still count as glances: the stale one is 7 glances old.
+    expect(resultOf(entries, stale)).toBe(note('git status', 7));
+    for (const id of [missing, sibling, failed])
+      expect(entries.find((entry) => resultOf([entry], id) !== undefined)).toBe(
+        t.entries.find((entry) => resultOf([entry], id) !== undefined),
+      );
+  });
+
+  it('an explicit is_error: false result expires like any other', () => {
+    const t = new TranscriptBuilder();
+    const id = t.tool('Bash', { command: 'git status' }, status('old'));
+    const block = (t.entries.at(-1)?.message as { content: Array<Record<string, unknown>> }).content[0];
+    if (block !== undefined) block.is_error = false;
+    for (let index = 0; index < 6; index += 1) t.bash('pwd', status(index));
+    expect(resultOf(expireStaleGlances(t.entries).entries, id)).toBe(note('git status', 7));
+  });
+
+  it('never replaces a text that is not longer than the note: one as long stays, one character more expires', () => {
+    const t = new TranscriptBuilder();
+    const age = 9;
+    const same = t.bash('git status', 's'.repeat(note('git status', age).length));
+    const longer = t.bash('git status', 'l'.repeat(note('git status', age - 1).length + 1));
+    const short = t.bash('pwd', '/work/project');
+    for (let index = 0; index < 6; index += 1) t.bash('pwd', status(index));
+    const { entries, expired } = expireStaleGlances(t.entries);
+    expect(expired).toBe(1);
+    expect(resultOf(entries, same)).toBe('s'.repeat(note('git status', age).length));
+    expect(resultOf(entries, longer)).toBe(note('git status', age - 1));
+    expect(resultOf(entries, short)).toBe('/work/project');
+    // A kept short result is still a glance: it is counted in the age of older ones (above) and
+    // takes one of the `keepRecent` places.
+    const recent = new TranscriptBuilder();
+    const old = recent.bash('git status', status('old'));
+    for (let index = 0; index < 6; index += 1) recent.bash('pwd', '/w');
+    expect(resultOf(expireStaleGlances(recent.entries).entries, old)).toBe(note('git status', 7));
   });
 
   it('labels the command by its first line, at most 60 characters', () => {
@@ -78,7 +139,7 @@ describe('expire layer', () => {
 
   it('keeps everything when disabled or when keepRecent covers all, and never mutates its input', () => {
     const t = new TranscriptBuilder();
-    for (let index = 0; index < 8; index += 1) t.bash('git status', 'clean');
+    for (let index = 0; index < 8; index += 1) t.bash('git status', status(index));
     const frozen = structuredClone(t.entries);
     expect(expireStaleGlances(t.entries, { ...defaultEphemeralPolicy, enabled: false }).expired).toBe(0);
     expect(expireStaleGlances(t.entries, { ...defaultEphemeralPolicy, keepRecent: 8 }).expired).toBe(0);

@@ -69,7 +69,8 @@ describe('RewritingSessionStore: load', () => {
     const { store, backend } = layered({ trim: { enabled: true, keepRecent: 1 } });
     const t = new TranscriptBuilder();
     t.prompt('go');
-    for (let index = 0; index < 8; index += 1) t.bash('git status', `clean ${index}`);
+    for (let index = 0; index < 8; index += 1)
+      t.bash('git status', `On branch main\n${'M file\n'.repeat(20)}${index}`);
     t.tool('Read', { file_path: 'a' }, 'a'.repeat(5000));
     t.tool('Read', { file_path: 'b' }, 'b'.repeat(5000));
     t.apiError();

@@ -9,6 +9,8 @@
  *   scratch copy in reports/ and the record is merged here.)
  * - The run reuses the record (StrykerJS's incremental mode): only mutants whose code or covering
  *   tests changed are tested again; `--force` tests all of them.
+ * - `--merge <file>` merges the results file of a run made by `npx stryker run` directly (with its
+ *   own `--incrementalFile`) into the record, and runs nothing.
  * - The exit code is StrykerJS's when it failed, else 1 when a module of this run is under its target.
  */
 import { spawnSync } from 'node:child_process';
@@ -27,18 +29,28 @@ export function mergeResults(recorded, run) {
   };
 }
 
+/** Merges a run's results file (StrykerJS's incremental file of a run made elsewhere) into the record. */
+function mergeInto(record, runFile) {
+  const run = JSON.parse(readFileSync(runFile, 'utf8'));
+  const recorded = existsSync(record) ? JSON.parse(readFileSync(record, 'utf8')) : undefined;
+  writeFileSync(record, `${JSON.stringify(mergeResults(recorded, run))}\n`);
+  return run;
+}
+
 async function main(args) {
   const root = dirname(dirname(dirname(fileURLToPath(import.meta.url))));
   const config = await import(pathToFileURL(join(root, 'stryker.config.mjs')).href);
   const record = join(root, 'test/mutation/results.json');
+  if (args[0] === '--merge' && args[1] !== undefined) {
+    mergeInto(record, args[1]);
+    return 0;
+  }
   const scratch = join(root, config.default.incrementalFile);
   mkdirSync(dirname(scratch), { recursive: true });
   if (existsSync(record)) copyFileSync(record, scratch);
   const stryker = spawnSync('npx', ['stryker', 'run', ...args], { cwd: root, stdio: 'inherit' });
   if (stryker.status !== 0) return stryker.status ?? 1;
-  const run = JSON.parse(readFileSync(scratch, 'utf8'));
-  const recorded = existsSync(record) ? JSON.parse(readFileSync(record, 'utf8')) : undefined;
-  writeFileSync(record, `${JSON.stringify(mergeResults(recorded, run))}\n`);
+  const run = mergeInto(record, scratch);
   const rows = scoreRows(run, config.mutatedModules, root);
   console.log(`\nScores of this run (targets in stryker.config.mjs):\n${formatRows(rows)}`);
   const failing = belowTarget(rows);

@@ -12,7 +12,8 @@
  * - Interrupt residue: an error result saying the request was interrupted becomes a neutral note.
  * - Orphaned tool calls: a disconnect can cut a transcript between a `tool_use` and its result;
  *   the API then rejects every resume with 400. One synthetic result entry is inserted after the
- *   assistant entry (healing, not deleting: that message may also hold text or thinking).
+ *   assistant entry (healing, not deleting: that message may also hold text or thinking), under
+ *   the uuid that entry was stored with, so the stored chain stays whole (transcript-edits.ts).
  * - Stray results: a tool_result whose tool_use appears nowhere in the transcript (its entry was
  *   an unreadable row the load went around) is rejected by the API just the same; it goes.
  * - Entries the load could not read (`unreadableRowPlaceholder` entries) are dropped and the chain

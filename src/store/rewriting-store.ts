@@ -7,6 +7,10 @@
  * Invariants:
  * - The backend stores exactly what the SDK appended; only what `load` returns is rewritten (the
  *   entries a backend parsed for this load are edited in place, anything else is copied).
+ * - A stored transcript stays a chain on its own (every stored `parentUuid` names a stored entry
+ *   or is null): `load` writes nothing, and the entry the binary links its next one to is always
+ *   a stored uuid (a healed stand-in result takes over the uuid of the entry it follows, see
+ *   transcript-edits.ts), so a reader without this layer still finds the whole conversation.
  * - An empty batch never reaches the backend (a no-op by contract, which not every backend keeps).
  * - Spill at write time: with trim on, every result the trim layer may later replace gets its
  *   spill file while it is appended, before the backend's append — so an entry the store holds

@@ -1,4 +1,4 @@
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import { onTerminationSignal, rescuesPending, type TerminationSignal } from '../../../src/runtime/signals.js';
 
 // Re-raising the signal is covered end to end (test/e2e/manifest-signal.test.ts). Here another
@@ -37,6 +37,45 @@ describe('onTerminationSignal', () => {
     release();
     expect(process.listeners(signal)).toEqual([bystander]);
   });
+
+  it('stops listening as soon as its only rescue is released', () => {
+    const before = process.listenerCount('SIGHUP');
+    const release = onTerminationSignal(() => {});
+    expect(process.listenerCount('SIGHUP')).toBe(before + 1);
+    release();
+    expect(process.listenerCount('SIGHUP')).toBe(before);
+    expect(rescuesPending()).toBe(false);
+  });
+
+  it.each(['SIGTERM', 'SIGHUP'] as const)(
+    'after the rescue, %s takes its normal course: the process raises it to itself again',
+    (signal) => {
+      // Nobody else listens (whatever the test runner attached is set aside for the moment), so the
+      // default behaviour must end the process: the kill is caught here instead of ending the test.
+      const others = process.listeners(signal);
+      process.removeAllListeners(signal);
+      const kill = vi.spyOn(process, 'kill').mockImplementation(() => true);
+      try {
+        const seen: string[] = [];
+        onTerminationSignal(() => seen.push('rescued'));
+        process.emit(signal, signal);
+        expect(seen).toEqual(['rescued']);
+        expect(kill.mock.calls).toEqual([[process.pid, signal]]);
+        // With another listener the registry leaves ending the process to it.
+        kill.mockClear();
+        process.on(signal, bystander);
+        onTerminationSignal(() => seen.push('again'))();
+        const release = onTerminationSignal(() => seen.push('again'));
+        process.emit(signal, signal);
+        release();
+        expect(seen).toEqual(['rescued', 'again']);
+        expect(kill).not.toHaveBeenCalled();
+      } finally {
+        kill.mockRestore();
+        for (const listener of others) process.on(signal, listener as () => void);
+      }
+    },
+  );
 
   it('does not run a rescue that was released before the signal', () => {
     process.on('SIGTERM', bystander);

@@ -19,7 +19,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { describe, expect, it } from 'vitest';
 import { cutNotice } from '../../../src/checks/capped-log.js';
 import { checkEnvironment, isWithheldFromChecks } from '../../../src/checks/environment.js';
-import { defaultCheckPolicy, runCheck, runChecks, tailOf } from '../../../src/checks/runner.js';
+import { checkPolicy, defaultCheckPolicy, runCheck, runChecks, tailOf } from '../../../src/checks/runner.js';
 import { describeRun } from '../../../src/workflow/evidence.js';
 import { HOSTILE_ESCAPES, HOSTILE_SECRETS, RAW_CONTROL, secretCore } from '../../support/hostile-payloads.js';
 import { processGone } from '../../support/processes.js';
@@ -319,5 +319,97 @@ describe('tailOf', () => {
     for (const secret of Object.values(HOSTILE_SECRETS)) expect(tail).not.toContain(secretCore(secret));
     expect(tail).not.toMatch(RAW_CONTROL);
     expect(tail.endsWith('the last line')).toBe(true);
+  });
+});
+
+describe('runCheck: the rest of its promises', () => {
+  it('a shell that cannot start is a failing check that says why, in its log too', async () => {
+    const cwd = dir();
+    // A directory named bash on PATH passes the executable test and cannot be run.
+    mkdirSync(join(cwd, 'bin', 'bash'), { recursive: true });
+    const run = await runCheck('item', check('true'), {
+      cwd,
+      outputPath: join(cwd, 'cannot.log'),
+      env: { PATH: join(cwd, 'bin') },
+    });
+    const problem = run.problem ?? '';
+    expect(problem).toMatch(/^it could not start: .*EACCES/);
+    expect(run).toEqual({
+      item: 'item',
+      description: 'it works',
+      command: 'true',
+      outputPath: join(cwd, 'cannot.log'),
+      exitCode: null,
+      signal: null,
+      timedOut: false,
+      passed: false,
+      durationS: 0,
+      outputBytes: Buffer.byteLength(`${problem}\n`),
+      cutBytes: 0,
+      tail: problem,
+      problem,
+    });
+    expect(readFileSync(run.outputPath, 'utf8')).toBe(`${problem}\n`);
+  });
+
+  it('a log that cannot be created is a failing check that says why', async () => {
+    const cwd = dir();
+    writeFileSync(join(cwd, 'a-file'), '');
+    const run = await runCheck('item', check('true'), { cwd, outputPath: join(cwd, 'a-file', 'x.log') });
+    expect(run).toMatchObject({ passed: false, exitCode: null });
+    expect(run.problem).toMatch(/^its log could not be created: /);
+  });
+
+  it('runs in the POSIX shell where PATH has no bash', async () => {
+    const cwd = dir();
+    const run = await runCheck('item', check('echo "$0"'), {
+      cwd,
+      outputPath: join(cwd, 'sh.log'),
+      env: { PATH: `:${join(cwd, 'nothing')}` },
+    });
+    expect(run).toMatchObject({ passed: true, tail: '/bin/sh' });
+  });
+
+  it('a check without its own limit gets the policy’s', async () => {
+    const cwd = dir();
+    const run = await runCheck('item', check('sleep 300'), {
+      cwd,
+      outputPath: join(cwd, 'limit.log'),
+      policy: { timeoutMs: 300, killGraceMs: 100 },
+    });
+    expect(run).toMatchObject({ passed: false, timedOut: true });
+    expect(run.durationS).toBeGreaterThan(0.2);
+    expect(run.durationS).toBeLessThan(30);
+  });
+
+  it('reads the tail the policy asks for, and says how long the check took in hundredths of a second', async () => {
+    const cwd = dir();
+    const run = await runCheck('item', check('printf "one\\ntwo\\nthree\\nfour\\n"; sleep 0.3'), {
+      cwd,
+      outputPath: join(cwd, 'tail.log'),
+      policy: { tailLines: 2, tailBytes: 100 },
+    });
+    expect(run).toMatchObject({ passed: true, tail: 'three\nfour', outputBytes: 19, cutBytes: 0 });
+    expect(run.durationS).toBeGreaterThanOrEqual(0.3);
+    expect(Math.round(run.durationS * 100)).toBeCloseTo(run.durationS * 100, 6);
+  });
+});
+
+describe('checkPolicy', () => {
+  it('applies overrides over the defaults, the log’s fields one by one', () => {
+    expect(checkPolicy()).toEqual(defaultCheckPolicy);
+    expect(checkPolicy({ tailLines: 3, log: { headBytes: 10 } })).toEqual({
+      ...defaultCheckPolicy,
+      tailLines: 3,
+      log: { ...defaultCheckPolicy.log, headBytes: 10 },
+    });
+  });
+});
+
+describe('tailOf: line ends', () => {
+  it('reads CR and CRLF line ends as newlines, and leaves out the trailing blank lines', () => {
+    expect(tailOf('a\r\nb\rc\n\n\n', 1000, 10)).toBe('a\nb\nc');
+    expect(tailOf('a\nb\nc\n', 1000, 2)).toBe('b\nc');
+    expect(tailOf('whole\n', 6, 10)).toBe('whole');
   });
 });

@@ -32,7 +32,7 @@ export interface TokenCounts {
 
 /** One thread (the main thread, or one worker) of a step. */
 export interface ThreadLedger extends TokenCounts {
-  /** The model that answered most of its responses; null when there were none. */
+  /** The model that answered most of its responses (the first to answer among equals); null when none named one. */
   model: string | null;
   /** API responses (model turns). */
   turns: number;

@@ -467,10 +467,11 @@ describe('responsesOf', () => {
     const responses = responsesOf([
       reply({ usage: usage(1, 0) }),
       reply({ id: '', usage: usage(2, 0) }),
+      reply({ id: '', usage: usage(4, 0) }),
       reply({ id: 7, usage: usage(3, 0) }),
     ]);
-    expect(responses.map((response) => response.usage.input_tokens)).toEqual([1, 2, 3]);
-    expect(new Set(responses.map((response) => response.id)).size).toBe(3);
+    expect(responses.map((response) => response.usage.input_tokens)).toEqual([1, 2, 4, 3]);
+    expect(new Set(responses.map((response) => response.id)).size).toBe(4);
   });
 
   it('keeps a response’s model and time from the entries that carried them, its usage from the last', () => {
@@ -607,7 +608,7 @@ describe('toolCallsOf', () => {
 });
 
 describe('threadLedger', () => {
-  it('names the model that answered most of the responses, and none when no response named one', () => {
+  it('names the model that answered most of the responses (the first to answer among equals), and none when no response named one', () => {
     const responses = responsesOf([
       reply({ id: 'a', model: 'claude-haiku-5-5' }),
       reply({ id: 'b', model: OPUS }),
@@ -615,6 +616,13 @@ describe('threadLedger', () => {
       reply({ id: 'd' }),
     ]);
     expect(threadLedger(responses, 0).model).toBe(OPUS);
+    const tie = responsesOf([
+      reply({ id: 'a', model: 'claude-haiku-5-5' }),
+      reply({ id: 'b', model: OPUS }),
+      reply({ id: 'c', model: OPUS }),
+      reply({ id: 'd', model: 'claude-haiku-5-5' }),
+    ]);
+    expect(threadLedger(tie, 0).model).toBe('claude-haiku-5-5');
     expect(threadLedger(responsesOf([reply({ id: 'a' })]), 0).model).toBeNull();
     expect(threadLedger(responsesOf([reply({ id: 'a', model: '' })]), 0).model).toBeNull();
     expect(threadLedger([], 3)).toEqual({
@@ -755,6 +763,19 @@ describe('workers', () => {
     expect(
       stepLedger([session([], [{ agentId: 'w', entries: untimed }])], UNBOUNDED).workers[0]?.duration_s,
     ).toBe(0);
+  });
+
+  it('a worker’s duration holds both ends of the window', () => {
+    const at = (second: number) => new Date((T0 + second) * 1000).toISOString();
+    const worker = [
+      { type: 'user', timestamp: at(10), message: { role: 'user', content: 'go' } } as Entry,
+      { ...reply({ id: 'r', model: OPUS, usage: usage(10, 1) }), timestamp: at(20) } as Entry,
+    ];
+    const [one] = stepLedger([session([], [{ agentId: 'w', entries: worker }])], {
+      from: T0 + 10,
+      to: T0 + 20,
+    }).workers;
+    expect(one?.duration_s).toBe(10);
   });
 
   it('adds the main threads of every session of the step, and keeps each session’s workers', () => {

@@ -501,6 +501,110 @@ db.prepare('COMMIT').run();`,
   });
 });
 
+describe('SqliteSessionStore: the derived index between reads', () => {
+  const metaRow = () =>
+    raw().prepare('SELECT mtime, next_seq FROM meta').get() as { mtime: number; next_seq: number };
+  const until = async (done: () => boolean) => {
+    const deadline = Date.now() + 40 * SIDECAR_DELAY_MS;
+    while (!done() && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 5));
+  };
+
+  it('a batch of only known uuids changes nothing, even once the index has caught up', async () => {
+    const s = store();
+    await s.append(key, [{ type: 'user', uuid: 'a' }]);
+    await s.append(key, [{ type: 'user', uuid: 'b' }]);
+    s.sync();
+    const before = { meta: metaRow(), summaries: raw().prepare('SELECT * FROM summaries').all() };
+    await new Promise((resolve) => setTimeout(resolve, 5));
+    await s.append(key, [{ type: 'user', uuid: 'b' }]);
+    await s.append(key, [
+      { type: 'user', uuid: 'a' },
+      { type: 'user', uuid: 'b' },
+    ]);
+    s.sync();
+    await new Promise((resolve) => setTimeout(resolve, 2 * SIDECAR_DELAY_MS));
+    expect({ meta: metaRow(), summaries: raw().prepare('SELECT * FROM summaries').all() }).toEqual(before);
+  });
+
+  it('reads change nothing: two listings without an append between them give the same mtime', async () => {
+    const s = store();
+    await s.append(key, [{ type: 'user', uuid: 'a' }]);
+    await s.append(key, [{ type: 'user', uuid: 'b' }]);
+    const first = await s.listSessions(key.projectKey);
+    await new Promise((resolve) => setTimeout(resolve, 5));
+    expect(await s.listSessions(key.projectKey)).toEqual(first);
+    expect((await s.listSessionSummaries(key.projectKey))[0]?.mtime).toBe(first[0]?.mtime);
+  });
+
+  it('keeps catching up within SIDECAR_DELAY_MS after a read brought it up to date, round after round', async () => {
+    const s = store();
+    await s.append(key, [{ type: 'user', uuid: 'a' }]);
+    for (const [round, uuid] of ['b', 'c', 'd'].entries()) {
+      await s.append(key, [{ type: 'user', uuid }]);
+      if (round === 0)
+        await s.listSessions(key.projectKey); // a read folds at once
+      else await until(() => metaRow().next_seq === round + 2);
+      expect(metaRow().next_seq).toBe(round + 2);
+    }
+  });
+
+  it('reads work while another process holds the write lock (nothing to fold, so nothing written)', async () => {
+    const s = store({ busyTimeoutMs: 50 });
+    await s.append(key, [{ type: 'user', uuid: 'a' }]);
+    await s.listSessions(key.projectKey);
+    const other = raw();
+    other.prepare('BEGIN IMMEDIATE').run();
+    expect((await s.listSessions(key.projectKey)).map((row) => row.sessionId)).toEqual([key.sessionId]);
+    expect(await s.listSessionSummaries(key.projectKey)).toHaveLength(1);
+    expect(await s.listSubkeys(key)).toEqual([]);
+    expect(s.projects()).toEqual([key.projectKey]);
+    expect(await s.lastCostState(key)).toBeNull();
+    other.prepare('ROLLBACK').run();
+  });
+
+  it('a key deleted and written again has its meta row at once, as any first append does', async () => {
+    const s = store();
+    await s.append(key, [{ type: 'user', uuid: 'a' }]);
+    await s.append(key, [{ type: 'user', uuid: 'b' }]);
+    await s.delete(key);
+    expect(s.hasSession(key.projectKey, key.sessionId)).toBe(false);
+    await s.append(key, [{ type: 'user', uuid: 'c' }]);
+    expect(s.hasSession(key.projectKey, key.sessionId)).toBe(true);
+    expect(metaRow().next_seq).toBe(1);
+  });
+
+  it('a pending fold does not keep the process alive, and close folds it', async () => {
+    const timers = () => process.getActiveResourcesInfo().filter((kind) => kind === 'Timeout').length;
+    const s = store();
+    await s.append(key, [{ type: 'user', uuid: 'a' }]);
+    const before = timers();
+    await s.append(key, [{ type: 'user', uuid: 'b' }]);
+    expect(timers()).toBe(before);
+    s.close();
+    s.close(); // a second close is nothing
+    expect(metaRow().next_seq).toBe(2);
+  });
+
+  it('null and arrays are no entries: the batch is refused whole, naming the entry', async () => {
+    const s = store();
+    for (const bad of [null, ['a'], 7]) {
+      await expect(s.append(key, [{ type: 'user', uuid: 'a' }, bad as never])).rejects.toThrow(
+        /entry 1 .* not a JSON object\. Nothing from this batch was written\./,
+      );
+      await expect(s.append(key, [bad as never])).rejects.toThrow(/entry 0 .* not a JSON object/);
+    }
+    expect(await s.load(key)).toBeNull();
+  });
+
+  it('errors say what they are', async () => {
+    const s = store();
+    const error = await s.append(key, ['x' as never]).catch((caught: unknown) => caught);
+    expect(error).toBeInstanceOf(SessionStoreError);
+    expect((error as SessionStoreError).name).toBe('SessionStoreError');
+    expect((error as SessionStoreError).file).toBe(file);
+  });
+});
+
 describe('SqliteSessionStore: a full disk', () => {
   // Needs root to mount a size-limited tmpfs (CI runs as root); elsewhere the test says it skipped.
   const disk = smallDisk(2 * 1024 * 1024);

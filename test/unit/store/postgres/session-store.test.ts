@@ -479,3 +479,118 @@ describe('failures are whole', () => {
     );
   });
 });
+
+describe('more of the module header', () => {
+  const admin = (sql: string) => postgres.admin(sql);
+
+  it('a path is no PostgreSQL URL: the store refuses it, naming it', () => {
+    expect(() => new PostgresSessionStore('runs/sessions.db')).toThrow(
+      new PostgresStoreError(
+        'runs/sessions.db',
+        'runs/sessions.db is not a PostgreSQL URL: use postgres://user:password@host:5432/database.',
+      ),
+    );
+  });
+
+  it("the key's mtime is the newest append's, when several share one fold", async () => {
+    const db = await store();
+    const now = Date.now();
+    const clock = vi.spyOn(Date, 'now').mockReturnValue(now);
+    await db.append(main, [entry('first')]);
+    clock.mockReturnValue(now + 10_000);
+    await db.append(main, [entry('second')]);
+    clock.mockReturnValue(now + 10_001);
+    expect(await mtimeOf(db)).toBeGreaterThanOrEqual(now + 10_000);
+  });
+
+  it('folds within the delay round after round, without any read', async () => {
+    const db = await store();
+    const folded = async () =>
+      (await admin(`SELECT folded_seq::int AS folded FROM ${table('session_transcripts')}`)).rows[0]?.folded;
+    const newest = async () =>
+      (await admin(`SELECT max(seq)::int AS newest FROM ${table('session_entries')}`)).rows[0]?.newest;
+    for (let round = 0; round < 3; round += 1) {
+      await db.append(main, [entry(`round ${round}`)]);
+      const target = await newest();
+      for (let waited = 0; (await folded()) !== target; waited += FOLD_DELAY_MS) {
+        expect(waited).toBeLessThan(5_000);
+        await new Promise((resolve) => setTimeout(resolve, FOLD_DELAY_MS));
+      }
+    }
+  });
+
+  it('a fold that fails fails the read that ran it; the next read folds everything since', async () => {
+    const db = await store();
+    await db.append(main, [entry('a prompt', { gitBranch: 'first' })]);
+    await db.listSessions(main.projectKey);
+    const good = (await admin(`SELECT summary FROM ${table('session_transcripts')}`)).rows[0]?.summary;
+    await admin(`UPDATE ${table('session_transcripts')} SET summary = '[1]'`);
+    await db.append(main, [entry('b', { gitBranch: 'second' })]);
+    await expect(db.listSessions(main.projectKey)).rejects.toThrow(
+      /summary of -work-project\/s-1 is not a JSON object/,
+    );
+    await db.append(main, [entry('c', { gitBranch: 'third' })]);
+    await postgres.admin(`UPDATE ${table('session_transcripts')} SET summary = $1`, [good]);
+    const [summary] = await db.listSessionSummaries(main.projectKey);
+    expect(summary?.data).toEqual(foldSessionSummary(undefined, main, (await db.load(main)) ?? []).data);
+    expect(summary?.data).toMatchObject({ firstPrompt: 'a prompt', gitBranch: 'third' });
+  });
+
+  it("another writer's damaged row folds as nothing; the listing works and readTranscript names it", async () => {
+    const writer = await store();
+    const sent = [entry('a prompt', { gitBranch: 'kept' }), entry('damaged', { gitBranch: 'lost' })];
+    await writer.append(main, sent);
+    await writer.pool.end(); // it dies before folding
+    await admin(`UPDATE ${table('session_entries')} SET entry = 'null' WHERE entry LIKE '%damaged%'`);
+    const reader = await store();
+    const [summary] = await reader.listSessionSummaries(main.projectKey);
+    expect(summary?.data).toEqual(foldSessionSummary(undefined, main, [sent[0] as SessionStoreEntry]).data);
+    expect((await reader.readTranscript(main))?.unreadable).toHaveLength(1);
+  });
+
+  it('an entry that cannot be written as JSON is refused with its own words, whatever it threw', async () => {
+    const db = await store();
+    const odd = {
+      type: 'user',
+      uuid: randomUUID(),
+      toJSON: () => {
+        throw 'no JSON here';
+      },
+    };
+    await expect(db.append(main, [odd as unknown as SessionStoreEntry])).rejects.toThrow(
+      /entry 0 .* cannot be written as JSON \(no JSON here\)/,
+    );
+  });
+
+  it('names how many damaged rows follow the first, and quotes the key for psql', async () => {
+    const db = await store();
+    const quoted: SessionKey = { projectKey: '-work-project', sessionId: "it's" };
+    await db.append(quoted, [entry('a'), entry('b'), entry('c'), entry('d')]);
+    await admin(`UPDATE ${table('session_entries')} SET entry = '[]' WHERE seq >= 1`);
+    const error = await db.load(quoted).catch((reason) => reason);
+    expect(error.message).toContain("the entry with seq 1 (and 2 more rows) of -work-project/it's");
+    expect(error.message).toContain("session_id = 'it''s'");
+    expect(error.message).toContain('ORDER BY seq LIMIT 3');
+  });
+
+  it('a damaged summary says so, with the query that shows it', async () => {
+    const db = await store();
+    await db.append(main, [entry('a')]);
+    await db.listSessions(main.projectKey);
+    await admin(`UPDATE ${table('session_transcripts')} SET summary = 'nope'`);
+    const error = await db.listSessionSummaries(main.projectKey).catch((reason) => reason);
+    expect(error.message).toContain(
+      'the summary of -work-project/s-1 is not a JSON object, so it was not used and nothing was written over it',
+    );
+    expect(error.message).toContain(
+      `-c "SELECT summary FROM ${schema?.schema}.session_transcripts WHERE project_key = '-work-project' AND session_id = 's-1' AND subpath = ''"`,
+    );
+  });
+
+  it('close twice is nothing the second time', async () => {
+    const db = await store();
+    await db.append(main, [entry('a')]);
+    await db.close();
+    await expect(db.close()).resolves.toBeUndefined();
+  });
+});

@@ -1,7 +1,7 @@
 /**
  * Acceptance 7: `flower once` (the built binary, `dist/cli/bin.js`) against the mock model.
  */
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { mock, systemText } from '../../src/testing/index.js';
@@ -96,6 +96,43 @@ describe('flower once (real binary against the mock model)', () => {
     expect(second.code, second.stderr).toBe(0);
     expect(second.stdout).toContain('Second answer.');
     expect(JSON.stringify(harness.model.mainRequests()[1]?.body?.messages)).toContain('First answer.');
+  });
+
+  it('trims the old large tool results of a resumed session by default; --no-trim keeps them (issue 23)', async () => {
+    // 22 large results: the newest 20 stay verbatim (the trim policy's keepRecent), the 2 oldest
+    // reach the model as pointers to files.
+    const files = Array.from({ length: 22 }, (_, index) => `log-${String(index).padStart(2, '0')}.txt`);
+    harness = await startHarness([
+      mock.text('', { toolUses: files.map((file) => ({ name: 'Read', input: { file_path: file } })) }),
+      mock.text('Read them all.'),
+      mock.text('Resumed, trimmed.'),
+      mock.text('Resumed, whole.'),
+    ]);
+    mkdirSync(harness.workspace, { recursive: true });
+    for (const [index, file] of files.entries())
+      writeFileSync(join(harness.workspace, file), `${`line ${index} of a long build log `.repeat(120)}\n`);
+    const first = await once(harness, 'once', 'Read every log.', '-w', 'ws');
+    expect(first.code, first.stderr).toBe(0);
+    const sessionId = String(
+      (
+        JSON.parse(readFileSync(join(harness.workspace, 'runs', 'manifest.json'), 'utf8')) as Array<
+          Record<string, unknown>
+        >
+      )[0]?.session_id,
+    );
+    const sent = () => JSON.stringify(harness?.model.mainRequests().at(-1)?.body?.messages);
+
+    const trimmed = await once(harness, '-w', 'ws', 'once', 'Go on.', '--resume', sessionId);
+    expect(trimmed.code, trimmed.stderr).toBe(0);
+    // Which two are the oldest depends on the order the parallel reads finished in.
+    const verbatim = () => files.filter((_, index) => sent().includes(`line ${index} of a long build log`));
+    expect(sent().match(/\[tool result archived: \d+ chars/g)).toHaveLength(2);
+    expect(verbatim()).toHaveLength(20);
+
+    const whole = await once(harness, '-w', 'ws', 'once', 'Go on.', '--resume', sessionId, '--no-trim');
+    expect(whole.code, whole.stderr).toBe(0);
+    expect(sent()).not.toContain('[tool result archived');
+    expect(verbatim()).toHaveLength(22);
   });
 
   it('with -W gives the agent a workbench under the run directory and shows it its index', async () => {

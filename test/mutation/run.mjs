@@ -19,13 +19,22 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { belowTarget, formatRows, scoreRows } from './scores.mjs';
 
-/** The record with a run's files and test files in place of the ones it held before. */
+/**
+ * The record with a run's files and test files in place of the ones it held before. Kept small
+ * enough to commit: what incremental mode reuses (sources, tests, each mutant's status, location
+ * and tests), without the run's configuration or each failure's message and stack.
+ */
 export function mergeResults(recorded, run) {
-  if (recorded === undefined) return run;
+  const files = { ...(recorded?.files ?? {}), ...run.files };
+  for (const [path, file] of Object.entries(files)) {
+    files[path] = { ...file, mutants: (file.mutants ?? []).map(({ statusReason, ...mutant }) => mutant) };
+  }
   return {
-    ...run,
-    files: { ...recorded.files, ...run.files },
-    testFiles: { ...(recorded.testFiles ?? {}), ...(run.testFiles ?? {}) },
+    schemaVersion: run.schemaVersion,
+    thresholds: run.thresholds,
+    projectRoot: run.projectRoot,
+    files,
+    testFiles: { ...(recorded?.testFiles ?? {}), ...(run.testFiles ?? {}) },
   };
 }
 

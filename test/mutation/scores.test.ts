@@ -140,7 +140,7 @@ describe('modules changed since the recorded results', () => {
 });
 
 describe('the committed record', () => {
-  it("a narrowed run replaces its modules' results and keeps every other module's", () => {
+  it("a narrowed run replaces its modules' results and keeps every other module's, without failure texts", () => {
     const recorded = {
       files: {
         'src/a.ts': { source: 'a1', mutants: [mutant('Survived')] },
@@ -149,13 +149,24 @@ describe('the committed record', () => {
       testFiles: { 'test/a.test.ts': { source: 'old' }, 'test/b.test.ts': { source: 'b' } },
     };
     const run = {
-      files: { 'src/a.ts': { source: 'a2', mutants: [mutant('Killed')] } },
+      schemaVersion: '2',
+      config: { huge: true },
+      files: { 'src/a.ts': { source: 'a2', mutants: [{ ...mutant('Killed'), statusReason: 'stack…' }] } },
       testFiles: { 'test/a.test.ts': { source: 'new' } },
     };
-    expect(mergeResults(recorded, run)).toEqual({
-      files: { 'src/a.ts': run.files['src/a.ts'], 'src/b.ts': recorded.files['src/b.ts'] },
-      testFiles: { 'test/a.test.ts': { source: 'new' }, 'test/b.test.ts': { source: 'b' } },
+    const merged = mergeResults(recorded, run);
+    expect(merged.files).toEqual({
+      'src/a.ts': { source: 'a2', mutants: [mutant('Killed')] },
+      'src/b.ts': recorded.files['src/b.ts'],
     });
-    expect(mergeResults(undefined, run)).toBe(run);
+    expect(merged.testFiles).toEqual({
+      'test/a.test.ts': { source: 'new' },
+      'test/b.test.ts': { source: 'b' },
+    });
+    expect(merged).toMatchObject({ schemaVersion: '2' });
+    expect(merged).not.toHaveProperty('config');
+    expect(mergeResults(undefined, run).files).toEqual({
+      'src/a.ts': { source: 'a2', mutants: [mutant('Killed')] },
+    });
   });
 });

@@ -45,7 +45,10 @@ export function addGlobalOptions(program: Command): Command {
     )
     .option('-v, --verbose', 'also show subagent text, tool results, prompts and the effective settings')
     .option('-W, --workbench', 'give `once` and `run` a workbench at <run-dir>/workbench/')
-    .option('-T, --trim', 'on resume, replace old large tool results with pointers to files')
+    .option(
+      '-T, --trim',
+      'run: on resume, replace old large tool results with pointers to files (go and once do unless --no-trim)',
+    )
     .option(
       '--store <url>',
       'also keep the task state in PostgreSQL (postgres://user:password@host/db); overrides FLOWER_STORE_URL',

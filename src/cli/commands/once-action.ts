@@ -11,6 +11,9 @@
  *   bad arguments (commander's usage errors, and a `-t` name that is no tool, checked first).
  * - `once` keeps no lineage: continuing is explicit (`--resume <session id>`), so the session id
  *   and the command that continues it are always printed (not only with `-v`), failed runs too.
+ * - A resumed session's old large tool results reach the model as pointers to files, as on `go`
+ *   (`--no-trim` keeps them whole; `-T` changes nothing here): resuming a long session without it
+ *   sent 20.9 MB where trimming sent 4.3 MB, and nothing told the user (issue 23).
  * - It holds the task's lock from before it creates anything in the run directory until it exits:
  *   a second flower on the same task stops with one line naming the first. The sandbox gate comes
  *   before the lock: a sandbox that cannot run, unattended and without `--no-sandbox`, creates nothing.
@@ -55,6 +58,8 @@ export interface OnceFlags extends SandboxFlags, MachineFlags {
   budget?: number;
   resume?: string;
   fork?: boolean;
+  /** `--no-trim` turns it off (see the module header). */
+  trim: boolean;
 }
 
 /** The ad-hoc agent: the flags' tools and mode, walled to those tools, plus the workbench when `-W`. */
@@ -145,7 +150,7 @@ async function once(
     const runtime = new Runtime({
       workspace: global.workspace,
       runDir: global.runDir,
-      store: { trim: { enabled: global.trim } },
+      store: { trim: { enabled: flags.trim } },
       sandbox,
       ...(shared ? { shared } : {}),
       ...(workbench ? { notesDir: workbench.notes } : {}),

@@ -51,6 +51,7 @@ export function registerOnce(program: Command): void {
     .option('-b, --budget <usd>', 'hard dollar cap for the run', parseBudget)
     .option('--resume <session-id>', 'continue that session')
     .option('--fork', 'with --resume: continue in a fork of the session')
+    .option('--no-trim', 'on resume, keep old large tool results in full instead of pointers to files')
     .option('--network <policy>', NETWORK_HELP, parseNetworkFlag)
     .option('--no-sandbox', NO_SANDBOX_HELP)
     .addOption(outputFormatOption())

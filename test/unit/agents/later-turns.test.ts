@@ -89,6 +89,7 @@ describe('every flower session carries it', () => {
         instructions: '',
         tools: ['Read', 'Bash', 'Write', 'Edit', 'NotebookEdit'],
         permissionMode: 'acceptEdits',
+        trim: true,
       }),
     ],
   ];

@@ -406,6 +406,17 @@ describe('checkPolicy', () => {
   });
 });
 
+describe('tailOf: escape sequences', () => {
+  it('removes every CSI, OSC and two-character escape and the controls a terminal acts on, leaving the text', () => {
+    const raw = [
+      'x\x1b[1;31mred\x1b[0m \x1b[?25lcur\x1b[2 q\x1b[@a\x1b[~b\x1b[0;?/!~c',
+      '\x1b]0;title\x07osc\x1b]8;;http://x\x1b\\link\x1b]8;;\x1b\\',
+      '\x1bMup\x1b@\x1b_\x1b7\x00\x01\x08\x0b\x0c\x1f\x7fend\tTab',
+    ].join('\n');
+    expect(tailOf(raw, 1000, 10)).toBe('xred curabc\nosclink\nup7end Tab');
+  });
+});
+
 describe('tailOf: line ends', () => {
   it('reads CR and CRLF line ends as newlines, and leaves out the trailing blank lines', () => {
     expect(tailOf('a\r\nb\rc\n\n\n', 1000, 10)).toBe('a\nb\nc');

@@ -225,6 +225,7 @@ export class TranscriptEdits {
     const survivor = this.survivorLookup();
     const output: Entry[] = [];
     const repoint = new Map<string, string>(); // entry uuid → uuid of the entry inserted after it
+    const renamedFrom = new Map<string, string>(); // stored uuid → the renamed entry's new uuid
     for (let entryIndex = 0; entryIndex < edited.length; entryIndex += 1) {
       if (this.dropped[entryIndex] === 1) continue;
       let entry = edited[entryIndex] as Entry;
@@ -248,8 +249,17 @@ export class TranscriptEdits {
       const next = this.inserted.get(entryIndex);
       const uuid = this.renamed.get(entryIndex);
       if (uuid !== undefined) {
+        renamedFrom.set(entry.uuid as string, uuid);
         if (this.inPlace) entry.uuid = uuid;
         else entry = { ...entry, uuid };
+      }
+      // A result names the assistant entry that made its call (`sourceToolAssistantUUID`, which
+      // the binary reads when it rebuilds the chain): that entry, not the stand-in now under its uuid.
+      const source =
+        renamedFrom.size > 0 ? renamedFrom.get(entry.sourceToolAssistantUUID as string) : undefined;
+      if (source !== undefined) {
+        if (this.inPlace) entry.sourceToolAssistantUUID = source;
+        else entry = { ...entry, sourceToolAssistantUUID: source };
       }
       output.push(entry);
       if (next === undefined) continue;

@@ -131,7 +131,49 @@ describe('expire layer', () => {
     expect(resultOf(expireStaleGlances(recent.entries).entries, old)).toBe(note('git status', 7));
   });
 
+  it('passes over results it cannot judge: no tool_use, a Bash call without input or with a non-string command', () => {
+    const t = new TranscriptBuilder();
+    t.result('toolu-gone', status('stray'));
+    t.push({
+      type: 'assistant',
+      message: { role: 'assistant', content: [{ type: 'tool_use', id: 'no-input', name: 'Bash' }] },
+    });
+    t.result('no-input', status('no input'));
+    const numeric = t.call('Bash', { command: 42 });
+    t.result(numeric, status('numeric'));
+    const old = t.bash('git status', status('old'));
+    for (let index = 0; index < 6; index += 1) t.bash('pwd', status(index));
+    const { entries, expired } = expireStaleGlances(t.entries);
+    expect(expired).toBe(1);
+    expect(resultOf(entries, 'toolu-gone')).toBe(status('stray'));
+    expect(resultOf(entries, 'no-input')).toBe(status('no input'));
+    expect(resultOf(entries, numeric)).toBe(status('numeric'));
+    // Only the judged glances count: the old status is 7 glances old, not 10.
+    expect(resultOf(entries, old)).toBe(note('git status', 7));
+  });
+
+  it('judges each distinct command once and labels it the same every time', () => {
+    const t = new TranscriptBuilder();
+    const olds = Array.from({ length: 3 }, (_, index) => t.bash('  git status  ', status(index)));
+    for (let index = 0; index < 6; index += 1) t.bash('pwd', status(index));
+    const { entries } = expireStaleGlances(t.entries);
+    expect(olds.map((id) => resultOf(entries, id))).toEqual([
+      note('git status', 9),
+      note('git status', 8),
+      note('git status', 7),
+    ]);
+  });
+
+  it('a negative keepRecent keeps none, like 0', () => {
+    const t = new TranscriptBuilder();
+    const ids = Array.from({ length: 3 }, (_, index) => t.bash('git status', status(index)));
+    const { entries, expired } = expireStaleGlances(t.entries, { ...defaultEphemeralPolicy, keepRecent: -2 });
+    expect(expired).toBe(3);
+    expect(ids.map((id) => resultOf(entries, id))).toEqual([3, 2, 1].map((age) => note('git status', age)));
+  });
+
   it('labels the command by its first line, at most 60 characters', () => {
+    expect(commandLabel('  git status  \n  ')).toBe('git status');
     expect(commandLabel(`git log --format=${'x'.repeat(80)}\necho two`)).toBe(
       `git log --format=${'x'.repeat(43)}`,
     );

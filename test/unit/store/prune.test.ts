@@ -10,6 +10,8 @@ const blocks = (entries: readonly Record<string, unknown>[]): Block[] =>
     .filter((block) => typeof block === 'object');
 const resultFor = (entries: readonly Record<string, unknown>[], id: string): Block | undefined =>
   blocks(entries).find((block) => block.type === 'tool_result' && block.tool_use_id === id);
+const entryAnswering = (entries: readonly Entry[], id: string): Entry | undefined =>
+  entries.find((entry) => resultFor([entry], id) !== undefined);
 const useFor = (entries: readonly Record<string, unknown>[], id: string): Block | undefined =>
   blocks(entries).find((block) => block.type === 'tool_use' && block.id === id);
 
@@ -254,8 +256,8 @@ describe('prune layer', () => {
     t.prompt('go');
     const ids = ['ls', 'pwd', 'date'].map((command) => t.call('Bash', { command }));
     const lastCall = t.entries[t.entries.length - 1];
-    t.result(ids[0] as string, 'a b');
-    t.result(ids[2] as string, 'today'); // the result for `pwd` never arrived
+    t.result(ids[0] as string, 'a b', { extra: { sourceToolAssistantUUID: t.entries[1]?.uuid } });
+    t.result(ids[2] as string, 'today', { extra: { sourceToolAssistantUUID: lastCall?.uuid } }); // `pwd`'s never came
     t.say('done');
     const { entries, orphansHealed } = pruneNoise(t.entries);
     expect(orphansHealed).toBe(1);
@@ -264,6 +266,9 @@ describe('prune layer', () => {
     expect(resultFor([heal as never], ids[1] as string)?.content).toBe(defaultPrunePolicy.orphanText);
     expect(heal?.parentUuid).toBe(entries[at - 1]?.uuid);
     expect(entries[at - 1]).toEqual({ ...lastCall, uuid: heal?.parentUuid });
+    // Each result still names the assistant entry that made its call, under that entry's new uuid.
+    expect(entryAnswering(entries, ids[2] as string)?.sourceToolAssistantUUID).toBe(entries[at - 1]?.uuid);
+    expect(entryAnswering(entries, ids[0] as string)?.sourceToolAssistantUUID).toBe(t.entries[1]?.uuid);
     expect(validateTranscript(entries, { original: t.entries, singleChain: true })).toEqual([]);
   });
 

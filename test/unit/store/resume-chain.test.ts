@@ -132,12 +132,19 @@ describe.each(backends)('a resume after a crash cut a tool call off (%s)', (_nam
     const store = new RewritingSessionStore(backend, { workspace: workspace(), onWarning: () => {} });
     const t = new TranscriptBuilder();
     t.prompt('go');
-    const ids = ['ls', 'pwd'].map((command) => t.call('Bash', { command }));
-    t.result(ids[0] as string, 'a b'); // the result of `pwd` never came
+    const ids = ['ls', 'pwd', 'date'].map((command) => t.call('Bash', { command }));
+    const lastCall = t.entries.at(-1);
+    t.result(ids[2] as string, 'today', { extra: { sourceToolAssistantUUID: lastCall?.uuid } }); // `pwd`'s never came
     await store.append(key, t.entries);
 
     const loaded = (await store.load(key)) ?? [];
     expect(validateTranscript(loaded, { singleChain: true })).toEqual([]);
+    // The result still names the assistant entry that made its call (now under a new uuid).
+    const renamed = loaded.find(
+      (entry) => entry.uuid === loaded.find((e) => e.uuid === lastCall?.uuid)?.parentUuid,
+    );
+    expect(renamed?.message).toEqual(lastCall?.message);
+    expect(loaded.at(-1)?.sourceToolAssistantUUID).toBe(renamed?.uuid);
     await store.append(key, continueFrom(loaded, 'go on', 'going on'));
     const plain = (await backend.load(key)) ?? [];
     expect(brokenLinks(plain)).toEqual([]);

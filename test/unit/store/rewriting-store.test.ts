@@ -166,6 +166,50 @@ describe('RewritingSessionStore: load', () => {
     await store.load(key);
     expect(warnings).toHaveLength(2); // every resume that meets them says so
   });
+
+  it('a backend that reports one unreadable row and has no location: the message says so in the singular', async () => {
+    const memory = new InMemorySessionStore();
+    const t = new TranscriptBuilder();
+    const first = t.prompt('go');
+    const answer = t.say('ok');
+    const next = t.prompt('next');
+    // Two rows at one position, listed out of order, one without a uuid; one more before the end.
+    const rows = [
+      { seq: 9, uuid: null, position: 3 },
+      { seq: 5, uuid: 'lost-b', position: 1 },
+      { seq: 4, uuid: 'lost-a', position: 1 },
+    ];
+    const backend = Object.assign(Object.create(memory) as InMemorySessionStore, {
+      readTranscript: async () => ({
+        entries: structuredClone(t.entries),
+        unreadable: rows.slice(0, 1),
+        owned: true,
+      }),
+    });
+    const warnings: string[] = [];
+    const store = new RewritingSessionStore(backend, { workspace, onWarning: (line) => warnings.push(line) });
+    expect(await store.load(key)).toEqual(t.entries);
+    expect(warnings).toEqual([
+      'Transcript -tmp-x-ws/a1b2 has a row that is not valid JSON (seq 9); resuming without it, the history relinked around the gap. The stored rows are left as they are.',
+    ]);
+    expect(store.lastLoadReport(key)).toMatchObject({ unreadableRows: 1 });
+
+    // The rows go in by position, in order of position: the chain runs around both.
+    const linked = [first, { ...answer, parentUuid: 'lost-b' }, { ...next, parentUuid: answer.uuid }];
+    backend.readTranscript = async () => ({
+      entries: structuredClone(linked),
+      unreadable: rows,
+      owned: false,
+    });
+    const loaded = (await store.load(key)) ?? [];
+    expect(loaded.map((entry) => [entry.uuid, entry.parentUuid])).toEqual([
+      [first.uuid, null],
+      [answer.uuid, first.uuid],
+      [next.uuid, answer.uuid],
+    ]);
+    expect(warnings[1]).toContain('has rows that are not valid JSON (seq 9, 5, 4); resuming without them');
+    expect(store.lastLoadReport(key)).toMatchObject({ unreadableRows: 3 });
+  });
 });
 
 describe('RewritingSessionStore: spill files are written with the append', () => {
@@ -246,6 +290,29 @@ describe('RewritingSessionStore: over any backend', () => {
       expect(await each.lastCostState(key)).toEqual(cost(2.5));
     }
   });
+  it('lists, deletes and closes through the backend; close writes the spill records still waiting', async () => {
+    const backend = new InMemorySessionStore();
+    const store = new RewritingSessionStore(backend, { workspace, trim: { enabled: true, keepRecent: 0 } });
+    const t = new TranscriptBuilder();
+    t.prompt('summary prompt');
+    const text = 'C'.repeat(3000);
+    t.tool('Read', { file_path: 'log' }, text);
+    await store.append(key, t.entries);
+    await store.append({ ...key, subpath: 'subagents/agent-1' }, t.entries.slice(0, 1));
+    expect((await store.listSessions(key.projectKey)).map((session) => session.sessionId)).toEqual([
+      key.sessionId,
+    ]);
+    expect(await store.listSessionSummaries(key.projectKey)).toEqual(
+      await backend.listSessionSummaries(key.projectKey),
+    );
+    expect(await store.listSubkeys(key)).toEqual(['subagents/agent-1']);
+    expect(readdirSync(spillDir()).filter((name) => !name.endsWith('.txt'))).toEqual([]);
+    expect(store.close()).toBeUndefined(); // the SDK's store has no close; the records are written
+    expect(readdirSync(spillDir()).filter((name) => !name.endsWith('.txt'))).not.toEqual([]);
+    await store.delete(key);
+    expect(await backend.load(key)).toBeNull();
+  });
+
   it('an empty batch never reaches the backend', async () => {
     const backend = new InMemorySessionStore();
     const store = new RewritingSessionStore(backend, { workspace });

@@ -17,8 +17,6 @@
  */
 
 import { readFileSync } from 'node:fs';
-import { get as httpGet } from 'node:http';
-import { get as httpsGet } from 'node:https';
 import { join } from 'node:path';
 import { writeFileAtomic } from '../config/atomic-file.js';
 import { type EnvMap, isSourceCheckout, userConfigDir } from '../config/paths.js';
@@ -123,9 +121,22 @@ export function fetchLatestVersion(
   url: string,
   timeoutMs = REGISTRY_TIMEOUT_MS,
 ): Promise<string | undefined> {
+  // Imported here, not at the top: every command loads this module, and node:https (with TLS)
+  // costs every start about 6 ms of CPU for a request made at most once a day (issue 23).
+  const client = url.startsWith('http:') ? import('node:http') : import('node:https');
+  return client.then(
+    ({ get }) => requestLatestVersion(get, url, timeoutMs),
+    () => undefined,
+  );
+}
+
+function requestLatestVersion(
+  get: typeof import('node:http').get,
+  url: string,
+  timeoutMs: number,
+): Promise<string | undefined> {
   return new Promise((resolve) => {
     try {
-      const get = url.startsWith('http:') ? httpGet : httpsGet;
       const request = get(
         url,
         { headers: { accept: 'application/json' }, timeout: timeoutMs },

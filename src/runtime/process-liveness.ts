@@ -32,22 +32,28 @@ export interface ProcStat {
 /** Parses the text of `/proc/<pid>/stat`; undefined when it is not a stat line. */
 export function parseProcStat(text: string): ProcStat | undefined {
   const close = text.lastIndexOf(')');
+  // Stryker disable next-line EqualityOperator: a stat line starts with the pid, so neither parenthesis is ever at index 0
   if (close < 0 || text.indexOf('(') < 0) return undefined;
   // After "<pid> (<comm>) " come fields 3, 4, …: field N is at index N - 3.
   const fields = text
     .slice(close + 1)
     .trim()
+    // Stryker disable next-line Regex: the kernel separates the fields by single spaces
     .split(/\s+/);
-  const state = fields[0];
+  // split yields at least one field (an empty one for a line that ends at the ")": rejected below).
+  const state = fields[0] as string;
   const startTime = fields[22 - 3];
-  if (state === undefined || !/^[A-Za-z]$/.test(state)) return undefined;
-  if (startTime === undefined || !/^\d+$/.test(startTime)) return undefined;
+  if (!/^[A-Za-z]$/.test(state)) return undefined;
+  // Stryker disable next-line ConditionalExpression: without it the next check rejects undefined all the same (as "undefined")
+  if (startTime === undefined) return undefined;
+  if (!/^\d+$/.test(startTime)) return undefined;
   return { state, startTime };
 }
 
 function readText(path: string): string | undefined {
   try {
     return readFileSync(path, 'utf8');
+    // Stryker disable next-line BlockStatement: an empty catch returns undefined as well
   } catch {
     return undefined;
   }
@@ -55,6 +61,7 @@ function readText(path: string): string | undefined {
 
 /** The process's stat, or undefined when there is no such process (or no /proc). */
 export function readProcStat(pid: number): ProcStat | undefined {
+  // Stryker disable next-line ConditionalExpression,LogicalOperator,EqualityOperator: /proc has no entry for a pid that is not a positive integer, so the read finds nothing either
   if (!Number.isSafeInteger(pid) || pid <= 0) return undefined;
   const text = readText(`/proc/${pid}/stat`);
   return text === undefined ? undefined : parseProcStat(text);
@@ -116,12 +123,12 @@ export interface RecordedHolder {
 
 /** What a holder records about itself: this host, this boot, this process's start time. */
 export function ownIdentity(here: LocalProcesses = localProcesses()): RecordedHolder {
-  const start = here.stat(process.pid)?.startTime;
+  // An unknown fact is an absent field: written as JSON (the lock files) it is left out.
   return {
     pid: process.pid,
     host: here.host,
-    ...(here.bootId === undefined ? {} : { bootId: here.bootId }),
-    ...(start === undefined ? {} : { processStart: start }),
+    bootId: here.bootId,
+    processStart: here.stat(process.pid)?.startTime,
   };
 }
 

@@ -5,12 +5,14 @@
  * Linux only: elsewhere there is no /proc to read, and the checks are skipped by design.
  */
 import { execFileSync } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+import fs, { readFileSync } from 'node:fs';
+import { syncBuiltinESMExports } from 'node:module';
 import { hostname } from 'node:os';
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import {
   currentBootId,
   holderIsGone,
+  type LocalProcesses,
   localProcesses,
   ownIdentity,
   parseProcStat,
@@ -162,5 +164,86 @@ describe.runIf(onLinux)('ownIdentity', () => {
       processStart: readProcStat(process.pid)!.startTime,
     });
     expect(holderIsGone(own)).toBe(false);
+  });
+});
+
+/** A stat line as /proc writes it: pid, (comm), then fields 3 to 52, with `state` and field 22 set. */
+function statLine(state: string, startTime: string, comm = 'sh'): string {
+  const fields = Array.from({ length: 50 }, (_, index) => String(index + 3));
+  fields[0] = state;
+  fields[22 - 3] = startTime;
+  return `4242 (${comm}) ${fields.join(' ')}\n`;
+}
+
+describe('parseProcStat on lines that are not stat lines', () => {
+  it('reads a well-formed line, and rejects a state or a start time of another shape', () => {
+    expect(parseProcStat(statLine('S', '12345'))).toEqual({ state: 'S', startTime: '12345' });
+    for (const state of ['SS', '5', 'S1', '1S', '-'])
+      expect(parseProcStat(statLine(state, '12345')), state).toBeUndefined();
+    for (const start of ['12a', 'a12', '-1', '1.5', 'x'])
+      expect(parseProcStat(statLine('S', start)), start).toBeUndefined();
+  });
+
+  it('rejects a line without the parenthesised command name, whatever follows it', () => {
+    expect(parseProcStat(statLine('S', '12345').replace('(', ''))).toBeUndefined();
+    expect(parseProcStat(statLine('S', '12345').replace(')', ''))).toBeUndefined();
+  });
+});
+
+describe('the judgement on the facts it is given', () => {
+  const at = (state: string, startTime = '100'): LocalProcesses => ({
+    host: 'here',
+    bootId: 'boot',
+    exists: () => true,
+    stat: () => ({ state, startTime }),
+  });
+
+  it('takes a process in state X (dead, being reaped) for exited, like a zombie', () => {
+    expect(processIsAlive(4242, at('X'))).toBe(false);
+    expect(processIsAlive(4242, at('Z'))).toBe(false);
+    expect(processIsAlive(4242, at('S'))).toBe(true);
+    expect(holderIsGone({ pid: 4242, host: 'here', processStart: '100' }, at('X'))).toBe(true);
+  });
+
+  it('counts a process of another user as alive: the signal is refused, but it reaches a process', () => {
+    // What kill(pid, 0) answers for someone else's process (EPERM), which a root test cannot see.
+    const kill = vi.spyOn(process, 'kill').mockImplementation(() => {
+      throw Object.assign(new Error('kill EPERM'), { code: 'EPERM' });
+    });
+    try {
+      expect(localProcesses().exists(4242)).toBe(true);
+    } finally {
+      kill.mockRestore();
+    }
+  });
+});
+
+describe('a machine without /proc (another system, a container without it)', () => {
+  /** Runs `body` while every read under /proc fails, as it does where there is no /proc. */
+  function withoutProc(body: () => void): void {
+    const real = fs.readFileSync;
+    fs.readFileSync = ((path: fs.PathOrFileDescriptor, ...rest: unknown[]) => {
+      if (String(path).startsWith('/proc/'))
+        throw Object.assign(new Error(`ENOENT: ${String(path)}`), { code: 'ENOENT' });
+      return (real as (...args: unknown[]) => unknown)(path, ...rest);
+    }) as typeof fs.readFileSync;
+    syncBuiltinESMExports();
+    try {
+      body();
+    } finally {
+      fs.readFileSync = real;
+      syncBuiltinESMExports();
+    }
+  }
+
+  it('knows no boot id and no start time, records none, and judges no holder dead for want of them', () => {
+    withoutProc(() => {
+      expect(currentBootId()).toBeUndefined();
+      expect(readProcStat(process.pid)).toBeUndefined();
+      expect(ownIdentity()).toEqual({ pid: process.pid, host: hostname() });
+      // This process, recorded on a machine that had /proc: the facts that cannot be read are skipped.
+      const recorded = { pid: process.pid, host: hostname(), bootId: 'a-boot', processStart: '1' };
+      expect(holderIsGone(recorded)).toBe(false);
+    });
   });
 });

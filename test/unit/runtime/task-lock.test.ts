@@ -165,3 +165,16 @@ describe('FileTaskLocks', () => {
     expect(JSON.parse(readFileSync(lockPath, 'utf8')).pid).toBe(process.ppid);
   });
 });
+
+describe('FileTaskLocks when the lock cannot be taken at all', () => {
+  it('says which file to delete when something that is no lock record sits in its place and cannot be moved', async () => {
+    // A directory where the lock file should be: no link can replace it, and no holder is named in it.
+    mkdirSync(join(lockPath, 'inside'), { recursive: true });
+    const attempt = new FileTaskLocks().acquire(task);
+    await expect(attempt).rejects.toThrow(
+      `could not take the lock ${lockPath}; if no flower works on this task, delete that file`,
+    );
+    await expect(attempt).rejects.not.toBeInstanceOf(TaskBusyError);
+    expect(existsSync(join(lockPath, 'inside'))).toBe(true);
+  });
+});

@@ -373,3 +373,174 @@ describe('retryCause', () => {
     expect(retryCause(null, undefined, 30_000)).toBe('no response headers within 30 s');
   });
 });
+
+describe('AttemptSentinel: each way a refusal or a missing model is said', () => {
+  it.each([
+    [401, 'unknown'],
+    [400, 'oauth_org_not_allowed'],
+  ])('an api_retry with status %i and code %s is a refused credential', async (status, code) => {
+    const { watch } = sentinel('http://127.0.0.1:1');
+    await watch.inspect(init);
+    expect((await watch.inspect(retry(status, code)))?.cause).toBe('credentials');
+  });
+
+  it.each([
+    [401, 'unknown'],
+    [403, 'unknown'],
+  ])('a synthetic error with status %i is a refused credential whatever its code', async (status, code) => {
+    const { watch } = sentinel('http://127.0.0.1:1');
+    await watch.inspect(init);
+    const stop = await watch.inspect(synthetic('API Error: refused', status, code));
+    expect(stop?.cause).toBe('credentials');
+    expect(stop?.message).toContain(`HTTP ${status}: the credential was refused (ANTHROPIC_API_KEY`);
+  });
+
+  it('names no origin when no credential is set where flower looks', async () => {
+    const { watch } = sentinel('http://127.0.0.1:1', { ANTHROPIC_API_KEY: '' });
+    await watch.inspect(init);
+    const stop = await watch.inspect(retry(401, 'authentication_failed'));
+    expect(stop?.message).toContain('HTTP 401: the credential was refused\n');
+  });
+
+  it('an error the binary did not synthesise is no stop and no answer, whatever its status', async () => {
+    const { watch, endpoints } = sentinel('http://127.0.0.1:1');
+    await watch.inspect(init);
+    const own: FlowerEvent = {
+      kind: 'error',
+      text: 'Error: 401',
+      payload: { synthetic: false, status: 401 },
+    };
+    expect(await watch.inspect(own)).toBeUndefined();
+    expect(endpoints.answered()).toBe(false);
+  });
+
+  it('a synthetic error without an HTTP status is no proof that the endpoint answered', async () => {
+    const { watch, endpoints } = sentinel('http://127.0.0.1:1');
+    await watch.inspect(init);
+    expect(await watch.inspect(synthetic('API Error: Connection error.'))).toBeUndefined();
+    expect(endpoints.answered()).toBe(false);
+  });
+
+  it('only a reply naming its model proves an answer; other events do not', async () => {
+    const { watch, endpoints } = sentinel('http://127.0.0.1:1');
+    await watch.inspect(init);
+    const quiet: FlowerEvent[] = [
+      { kind: 'system', text: 'status', payload: { subtype: 'status', data: {} } },
+      { kind: 'text', text: 'hi', payload: { subagent: false } },
+      {
+        kind: 'retry',
+        text: 'retrying in 5 s',
+        payload: { source: 'runtime', errorStatus: 500 },
+      },
+    ];
+    for (const event of quiet) expect(await watch.inspect(event)).toBeUndefined();
+    expect(endpoints.answered()).toBe(false);
+  });
+
+  it.each([
+    ['API Error: 400 The model claude-nope does not exist or you do not have access to it'],
+    ['API Error: 404 {"error":{"message":"model claude-nope was not found"}}'],
+  ])('a gateway wording a missing model its own way (%s) stops', async (text) => {
+    const { watch } = sentinel('http://127.0.0.1:1');
+    await watch.inspect(init);
+    expect((await watch.inspect(synthetic(text, 400, 'unknown')))?.cause).toBe('model');
+  });
+
+  it('names the model from "model X is not a valid model" without a colon too', async () => {
+    const { watch } = sentinel('http://127.0.0.1:1');
+    await watch.inspect(init);
+    const stop = await watch.inspect(
+      synthetic('API Error: 400 model claude-nope is not a valid model ID', 400),
+    );
+    expect(stop?.message).toContain('does not serve the model claude-nope (');
+  });
+
+  it('a missing model that neither the text nor the session names is "(unnamed)"', async () => {
+    for (const model of [undefined, '', 42]) {
+      const { watch } = sentinel('http://127.0.0.1:1');
+      await watch.inspect({ ...init, payload: { subtype: 'init', data: { model } } });
+      const stop = await watch.inspect(synthetic('Something went wrong.', undefined, 'model_not_found'));
+      expect(stop?.message, String(model)).toContain('does not serve the model (unnamed) (');
+    }
+  });
+
+  it('only the init message starts the session: another system message before it does not', async () => {
+    const { watch } = sentinel('http://127.0.0.1:1');
+    await watch.inspect({ kind: 'system', text: 'hook', payload: { subtype: 'hook_response', data: {} } });
+    const stop = await watch.conclude(failed('Error: Claude Code process exited with code 1'));
+    expect(stop).toEqual({
+      cause: 'launch',
+      message: 'Claude Code stopped before its first turn: Error: Claude Code process exited with code 1',
+    });
+  });
+
+  it('a launch failure with nothing on stderr and no error says so', async () => {
+    const { watch } = sentinel('http://127.0.0.1:1');
+    const result = newStepResult('work', 'run');
+    result.ok = false;
+    expect(await watch.conclude(result)).toEqual({
+      cause: 'launch',
+      message: 'Claude Code stopped before its first turn: no reason given',
+    });
+  });
+
+  it("keeps only the tail of the binary's stderr: a flood does not become the message", async () => {
+    const { watch } = sentinel('http://127.0.0.1:1');
+    watch.onStderr(`${'x'.repeat(10_000)}\n`);
+    watch.onStderr('the reason\n');
+    const stop = await watch.conclude(failed('Error: exited'));
+    expect(stop?.message.length).toBeLessThanOrEqual(
+      'Claude Code stopped before its first turn: '.length + 4_000,
+    );
+    expect(stop?.message.endsWith(' the reason')).toBe(true);
+  });
+
+  it('once stopped, stays stopped: a probe that finds nothing to say later does not undo the stop', async () => {
+    const { watch } = sentinel(await listeningUrl(httpAnswer));
+    await watch.inspect(init);
+    // The probe of the connection failure is still running when the refusal arrives.
+    const probing = watch.inspect(retry(null));
+    const refused = await watch.inspect(retry(401, 'authentication_failed'));
+    expect(refused?.cause).toBe('credentials');
+    expect(await probing).toBeUndefined();
+    expect(await watch.conclude(failed('API Error: Connection dropped (ECONNRESET)'))).toBe(refused);
+  });
+
+  it('probes an endpoint once per attempt, however many connection failures it reports', async () => {
+    let connections = 0;
+    const { watch } = sentinel(
+      await listeningUrl((socket) => {
+        connections += 1;
+        httpAnswer(socket);
+      }),
+    );
+    await watch.inspect(init);
+    expect(await watch.inspect(retry(null))).toBeUndefined();
+    const once = connections;
+    expect(once).toBeGreaterThan(0);
+    expect(await watch.inspect(retry(null))).toBeUndefined();
+    expect(await watch.conclude(failed('API Error: Connection dropped (ECONNRESET)'))).toBeUndefined();
+    expect(connections).toBe(once);
+  });
+
+  it('an ANTHROPIC_BASE_URL that is no URL is left to the binary: nothing to probe', async () => {
+    const { watch } = sentinel('not a url');
+    await watch.inspect(init);
+    expect(await watch.inspect(retry(null))).toBeUndefined();
+  });
+});
+
+describe('unreachableLine and launchWords: the edges', () => {
+  it('says no empty reason', () => {
+    expect(unreachableLine({ host: 'gw.example', port: 8443, reachable: false, elapsedMs: 1 }, true)).toBe(
+      'gw.example:8443 does not answer; check ANTHROPIC_BASE_URL — flower doctor',
+    );
+  });
+
+  it('trims the lines it keeps, drops a diagnostic even when indented, and keeps a line that only mentions one', () => {
+    expect(launchWords('  [claude-code:x] {}\n   the reason   \n')).toBe('the reason');
+    expect(launchWords('error: bad flag [claude-code:x] here\n')).toBe(
+      'error: bad flag [claude-code:x] here',
+    );
+  });
+});

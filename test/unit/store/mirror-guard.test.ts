@@ -187,6 +187,7 @@ describe('MirrorGuard', () => {
     store.refusing = true;
     await guard.append(main, [entry(1)]);
     await guard.append(main, [entry(2), entry(3)]);
+    expect(guard.holding).toBe(true);
     expect(failures).toEqual([
       { key: main, error: 'database or disk is full', held: 1 },
       { key: main, error: 'database or disk is full', held: 3 },

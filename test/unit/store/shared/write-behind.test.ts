@@ -512,4 +512,48 @@ describe('write-behind', () => {
       'PostgreSQL store db does not answer (read ECONNRESET); the work continues in the run directory and is sent when it answers again.',
     ]);
   });
+
+  it('without a catch-up, maxPending bounds nothing: every job is kept and pushing never throws', async () => {
+    const queue = new WriteBehindQueue({ notice: outageNotice('db', {}), retryDelayMs: 5, maxPending: 1 });
+    let release: () => void = () => {};
+    const done: number[] = [];
+    queue.push('first', () => new Promise<void>((resolve) => (release = resolve)));
+    for (let job = 0; job < 3; job += 1)
+      expect(() =>
+        queue.push(`job ${job}`, async () => {
+          done.push(job);
+        }),
+      ).not.toThrow();
+    expect(queue.pending).toBe(4);
+    release();
+    expect(await queue.flush(2000)).toBe(true);
+    expect(done).toEqual([0, 1, 2]);
+  });
+
+  it('one job at a time: queueing the catch-up starts no second runner beside the job in flight', async () => {
+    let catchUps = 0;
+    const queue = new WriteBehindQueue({
+      notice: outageNotice('db', {}),
+      retryDelayMs: 5,
+      maxPending: 1,
+      catchUp: {
+        label: 'catch up',
+        run: async () => {
+          catchUps += 1;
+        },
+      },
+    });
+    let runs = 0;
+    let release: () => void = () => {};
+    queue.push('slow', () => {
+      runs += 1;
+      return new Promise<void>((resolve) => (release = resolve));
+    });
+    queue.push('over the bound', async () => {});
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    expect(runs).toBe(1);
+    release();
+    expect(await queue.flush(2000)).toBe(true);
+    expect([runs, catchUps]).toEqual([1, 1]);
+  });
 });

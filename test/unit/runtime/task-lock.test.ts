@@ -1,15 +1,26 @@
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import fs, {
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readFileSync,
+  rmSync,
+  statSync,
+  writeFileSync,
+} from 'node:fs';
+import { syncBuiltinESMExports } from 'node:module';
 import { hostname, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { currentBootId, readProcStat } from '../../../src/runtime/process-liveness.js';
+import { rescuesPending } from '../../../src/runtime/signals.js';
 import {
   FileTaskLocks,
+  lockTask,
   TASK_LOCK_FILE,
   TaskBusyError,
   taskBusyMessage,
 } from '../../../src/runtime/task-lock.js';
-import { busyProcess, cpuTicks, endSpawned } from '../../support/live-processes.js';
+import { busyProcess, cpuTicks, endSpawned, goneProcess } from '../../support/live-processes.js';
 
 let root: string;
 let task: { workspace: string; runDir: string };
@@ -176,5 +187,190 @@ describe('FileTaskLocks when the lock cannot be taken at all', () => {
     );
     await expect(attempt).rejects.not.toBeInstanceOf(TaskBusyError);
     expect(existsSync(join(lockPath, 'inside'))).toBe(true);
+  });
+});
+
+/** Runs `body` with one function of node:fs replaced (as the module under test sees it too). */
+async function withFs<Name extends 'linkSync' | 'writeFileSync' | 'readFileSync' | 'renameSync'>(
+  name: Name,
+  replace: (real: (typeof fs)[Name]) => (typeof fs)[Name],
+  body: () => Promise<void>,
+): Promise<void> {
+  const real = fs[name];
+  fs[name] = replace(real);
+  syncBuiltinESMExports();
+  try {
+    await body();
+  } finally {
+    fs[name] = real;
+    syncBuiltinESMExports();
+  }
+}
+
+describe('FileTaskLocks: the rest of its promises', () => {
+  it('the lock file is owner-only, like the run directory it sits in', async () => {
+    const held = await new FileTaskLocks().acquire(task);
+    expect(statSync(lockPath).mode & 0o777).toBe(0o600);
+    await held.release();
+  });
+
+  it.each(['EPERM', 'ENOTSUP', 'EOPNOTSUPP'])(
+    'on a file system without hard links (%s) the lock is still created whole, once, owner-only',
+    async (code) => {
+      await withFs(
+        'linkSync',
+        () => () => {
+          throw Object.assign(new Error(`link: ${code}`), { code });
+        },
+        async () => {
+          const held = await new FileTaskLocks().acquire(task);
+          expect(JSON.parse(readFileSync(lockPath, 'utf8'))).toMatchObject({
+            pid: process.pid,
+            workspace: root,
+          });
+          expect(statSync(lockPath).mode & 0o777).toBe(0o600);
+          // Another holder (here: another set of locks in this process) finds it taken.
+          await expect(new FileTaskLocks().acquire(task)).rejects.toBeInstanceOf(TaskBusyError);
+          expect(JSON.parse(readFileSync(lockPath, 'utf8')).token).toBeDefined();
+          await held.release();
+          expect(existsSync(lockPath)).toBe(false);
+        },
+      );
+    },
+  );
+
+  it('a failure to link for another reason is said, not taken for a busy task', async () => {
+    await withFs(
+      'linkSync',
+      () => () => {
+        throw Object.assign(new Error('link: EIO'), { code: 'EIO' });
+      },
+      async () => {
+        await expect(new FileTaskLocks().acquire(task)).rejects.toThrow('link: EIO');
+      },
+    );
+    expect(existsSync(lockPath)).toBe(false);
+  });
+
+  it('takes the lock even when a holder that just released removed the directories meanwhile', async () => {
+    const fresh = { workspace: join(root, 'ws'), runDir: join(root, 'ws', 'runs') };
+    let removed = false;
+    await withFs(
+      'writeFileSync',
+      (real) =>
+        ((path: fs.PathOrFileDescriptor, ...rest: unknown[]) => {
+          if (!removed && String(path).endsWith('.new')) {
+            removed = true;
+            rmSync(fresh.workspace, { recursive: true, force: true });
+          }
+          return (real as (...args: unknown[]) => unknown)(path, ...rest);
+        }) as typeof fs.writeFileSync,
+      async () => {
+        const held = await new FileTaskLocks().acquire(fresh);
+        const path = join(fresh.runDir, TASK_LOCK_FILE);
+        expect(removed).toBe(true);
+        expect(JSON.parse(readFileSync(path, 'utf8')).pid).toBe(process.pid);
+        expect(statSync(path).mode & 0o777).toBe(0o600);
+        await held.release();
+      },
+    );
+  });
+
+  it.each([
+    ['no host', { pid: process.ppid }],
+    ['a pid that is no number, on another host', { pid: String(process.ppid), host: 'elsewhere' }],
+  ])('a record with %s is damage, not a holder: it is taken over', async (_label, fields) => {
+    planted(fields);
+    const held = await new FileTaskLocks().acquire(task);
+    expect(JSON.parse(readFileSync(lockPath, 'utf8')).pid).toBe(process.pid);
+    await held.release();
+  });
+
+  it('once released, it no longer listens for exit or for termination signals', async () => {
+    const exitListeners = process.listenerCount('exit');
+    const held = await new FileTaskLocks().acquire(task);
+    expect(process.listenerCount('exit')).toBe(exitListeners + 1);
+    expect(rescuesPending()).toBe(true);
+    await held.release();
+    expect(process.listenerCount('exit')).toBe(exitListeners);
+    expect(rescuesPending()).toBe(false);
+  });
+
+  it('release never throws, even when someone deleted the lock file by hand', async () => {
+    const held = await new FileTaskLocks().acquire(task);
+    rmSync(lockPath);
+    await expect(held.release()).resolves.toBeUndefined();
+  });
+
+  it('a lock released at exit and taken again is not given up by the first handle', async () => {
+    const locks = new FileTaskLocks();
+    const before = new Set(process.listeners('exit'));
+    const first = await locks.acquire(task);
+    for (const listener of process.listeners('exit').filter((l) => !before.has(l))) listener.call(process, 0);
+    const second = await locks.acquire(task);
+    await first.release();
+    expect(existsSync(lockPath)).toBe(true);
+    await second.release();
+    expect(existsSync(lockPath)).toBe(false);
+  });
+});
+
+describe('lockTask', () => {
+  it('takes the file lock by default, and the given backend otherwise', async () => {
+    const held = await lockTask(task);
+    expect(JSON.parse(readFileSync(lockPath, 'utf8')).pid).toBe(process.pid);
+    await held.release();
+    expect(existsSync(lockPath)).toBe(false);
+    const asked: unknown[] = [];
+    const holder = { pid: 1, host: 'db', startedAt: '' };
+    const other = {
+      acquire: async (ref: unknown) => {
+        asked.push(ref);
+        return { holder, release: async () => {} };
+      },
+    };
+    expect((await lockTask(task, other)).holder).toBe(holder);
+    expect(asked).toEqual([task]);
+    expect(existsSync(lockPath)).toBe(false);
+  });
+});
+
+describe("FileTaskLocks when a dead holder's lock cannot be moved aside", () => {
+  const cannotMove = () => () => {
+    throw Object.assign(new Error('rename: EACCES'), { code: 'EACCES' });
+  };
+
+  it.runIf(onLinux)('says which file to delete, and does not call the dead holder busy', async () => {
+    planted({ pid: await goneProcess(), host: hostname() });
+    await withFs('renameSync', cannotMove, async () => {
+      const attempt = new FileTaskLocks().acquire(task);
+      await expect(attempt).rejects.toThrow(`could not take the lock ${lockPath}`);
+      await expect(attempt).rejects.not.toBeInstanceOf(TaskBusyError);
+    });
+  });
+
+  it.runIf(onLinux)('names a live holder that took the lock meanwhile', async () => {
+    const dead = JSON.stringify({ pid: await goneProcess(), host: hostname(), startedAt: '', token: 'x' });
+    planted({ pid: process.ppid, host: hostname() });
+    const live = readFileSync(lockPath, 'utf8');
+    let reads = 0;
+    await withFs('renameSync', cannotMove, () =>
+      withFs(
+        'readFileSync',
+        (real) =>
+          ((path: fs.PathOrFileDescriptor, ...rest: unknown[]) => {
+            if (String(path) !== lockPath) return (real as (...args: unknown[]) => unknown)(path, ...rest);
+            reads += 1;
+            // Each round finds the dead holder's lock; after the last, a live one has taken its place.
+            return reads <= 3 ? dead : live;
+          }) as typeof fs.readFileSync,
+        async () => {
+          const attempt = new FileTaskLocks().acquire(task);
+          await expect(attempt).rejects.toBeInstanceOf(TaskBusyError);
+          await expect(attempt).rejects.toMatchObject({ holder: { pid: process.ppid } });
+        },
+      ),
+    );
+    expect(reads).toBe(4);
   });
 });

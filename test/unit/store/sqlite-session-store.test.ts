@@ -1,19 +1,23 @@
 import { spawn } from 'node:child_process';
 import { once } from 'node:events';
 import {
+  closeSync,
   mkdirSync,
   mkdtempSync,
+  openSync,
   readFileSync,
   realpathSync,
   rmSync,
+  statSync,
   symlinkSync,
   writeFileSync,
+  writeSync,
 } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { foldSessionSummary, type SessionKey } from '@anthropic-ai/claude-agent-sdk';
 import Database from 'better-sqlite3';
-import { afterAll, afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { projectKeyFor, storeKeyOf } from '../../../src/store/session-key.js';
 import {
   SessionStoreError,
@@ -602,6 +606,86 @@ describe('SqliteSessionStore: the derived index between reads', () => {
     expect(error).toBeInstanceOf(SessionStoreError);
     expect((error as SessionStoreError).name).toBe('SessionStoreError');
     expect((error as SessionStoreError).file).toBe(file);
+  });
+});
+
+describe("SqliteSessionStore: SQLite's failures, said with what to do", () => {
+  /** Makes the next statement `all` (every load runs one) fail as SQLite would with `failure`. */
+  const failNextRead = (failure: unknown) => {
+    const statement = Object.getPrototypeOf(raw().prepare('SELECT 1')) as {
+      all: (...args: unknown[]) => unknown;
+    };
+    const all = statement.all;
+    const spy = vi.spyOn(statement, 'all').mockImplementationOnce(() => {
+      throw failure;
+    });
+    return () => {
+      spy.mockRestore();
+      statement.all = all;
+    };
+  };
+  const sqliteError = (code: string) => new Database.SqliteError(`${code} happened`, code);
+
+  it.each([
+    ['SQLITE_BUSY', 'Another process is holding it locked'],
+    ['SQLITE_BUSY_SNAPSHOT', 'Another process is holding it locked'],
+    ['SQLITE_LOCKED', 'Another process is holding it locked'],
+    ['SQLITE_LOCKED_SHAREDCACHE', 'Another process is holding it locked'],
+    ['SQLITE_NOTADB', 'It is not a readable SQLite database. Move it aside'],
+    ['SQLITE_CORRUPT', 'It is not a readable SQLite database. Move it aside'],
+    ['SQLITE_CORRUPT_INDEX', 'It is not a readable SQLite database. Move it aside'],
+    ['SQLITE_READONLY', 'It cannot be opened for writing; check that the directory exists'],
+    ['SQLITE_READONLY_DBMOVED', 'It cannot be opened for writing; check that the directory exists'],
+    ['SQLITE_CANTOPEN', 'It cannot be opened for writing; check that the directory exists'],
+    ['SQLITE_PERM', 'It cannot be opened for writing; check that the directory exists'],
+    ['SQLITE_IOERR_WRITE', 'Nothing was changed by this operation.'],
+  ])('%s: the message names the file, the operation, the cause and what to do', async (code, advice) => {
+    const s = store();
+    await s.append(key, [{ type: 'user', uuid: 'a' }]);
+    const restore = failNextRead(sqliteError(code));
+    const error = await s.load(key).catch((caught: unknown) => caught);
+    restore();
+    expect(error).toBeInstanceOf(SessionStoreError);
+    expect((error as Error).message).toContain(
+      `Session database ${file}: could not load -tmp-x-ws/a1b2 (${code} happened). ${advice}`,
+    );
+    expect((error as Error & { cause: unknown }).cause).toBeInstanceOf(Database.SqliteError);
+  });
+
+  it('a failure that is no error at all, or has no code, is still said in one line with the file', async () => {
+    const s = store();
+    await s.append(key, [{ type: 'user', uuid: 'a' }]);
+    for (const [failure, words] of [
+      ['a bare string', 'a bare string'],
+      [new Error('no code here'), 'no code here'],
+    ] as const) {
+      const restore = failNextRead(failure);
+      const error = await s.load(key).catch((caught: unknown) => caught);
+      restore();
+      expect((error as Error).message).toBe(
+        `Session database ${file}: could not load -tmp-x-ws/a1b2 (${words}). Nothing was changed by this operation.`,
+      );
+    }
+  });
+
+  it('a directory where the file should be, and a damaged page, say what to do', async () => {
+    mkdirSync(file, { recursive: true });
+    expect(() => new SqliteSessionStore(file)).toThrow(
+      `Session database ${file}: could not open (unable to open database file). It cannot be opened for writing; check that the directory exists and that you may write to it.`,
+    );
+    rmSync(file, { recursive: true });
+    const s = store();
+    for (let index = 0; index < 300; index += 1)
+      await s.append(key, [{ type: 'user', uuid: `u${index}`, text: 'x'.repeat(500) } as never]);
+    s.sync();
+    raw().pragma('wal_checkpoint(TRUNCATE)');
+    const size = statSync(file).size;
+    const handle = openSync(file, 'r+');
+    writeSync(handle, Buffer.alloc(size - 8192, 0x41), 0, size - 8192, 4096);
+    closeSync(handle);
+    await expect(s.load(key)).rejects.toThrow(
+      /could not load -tmp-x-ws\/a1b2 \(database disk image is malformed\)\. It is not a readable SQLite database\. Move it aside/,
+    );
   });
 });
 

@@ -1,12 +1,24 @@
 import { spawnSync } from 'node:child_process';
-import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import fs, {
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  statSync,
+  writeFileSync,
+} from 'node:fs';
+import { syncBuiltinESMExports } from 'node:module';
 import { hostname, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import {
   type JsonDocumentCodec,
   LockTimeoutError,
+  peekJsonDocument,
   readJsonDocument,
+  takeOverStaleLock,
   updateJsonDocument,
   withFileLock,
 } from '../../../src/runtime/locked-json-file.js';
@@ -192,5 +204,167 @@ describe('the advisory lock', () => {
     writeFileSync(lockOf(), '');
     expect(() => withFileLock(file, () => 1, { waitTimeoutMs: 100 })).toThrow(LockTimeoutError);
     expect(withFileLock(file, () => 2, { waitTimeoutMs: 500, staleAfterMs: 0 })).toBe(2);
+  });
+});
+
+/** Runs `body` with one function of node:fs replaced (as the module under test sees it too). */
+function withFs<Name extends 'openSync' | 'writeSync'>(
+  name: Name,
+  replace: (real: (typeof fs)[Name]) => (typeof fs)[Name],
+  body: () => void,
+): void {
+  const real = fs[name];
+  fs[name] = replace(real);
+  syncBuiltinESMExports();
+  try {
+    body();
+  } finally {
+    fs[name] = real;
+    syncBuiltinESMExports();
+  }
+}
+
+describe('the advisory lock: the rest of its promises', () => {
+  const lockOf = () => `${file}.lock`;
+
+  it('judges a lock without a host (written before hosts were recorded) by its pid', () => {
+    writeFileSync(lockOf(), JSON.stringify({ pid: deadPid(), createdAt: Date.now(), token: 'x' }));
+    expect(withFileLock(file, () => 1, { waitTimeoutMs: 1_000 })).toBe(1);
+  });
+
+  it('does not take a fresh lock without a pid for an abandoned one: only its age frees it', () => {
+    writeFileSync(lockOf(), JSON.stringify({ host: hostname(), createdAt: Date.now(), token: 'x' }));
+    expect(() => withFileLock(file, () => 1, { waitTimeoutMs: 100 })).toThrow(LockTimeoutError);
+    expect(existsSync(lockOf())).toBe(true);
+  });
+
+  it('times out with an error that says its name', () => {
+    writeFileSync(lockOf(), JSON.stringify({ pid: process.pid, host: hostname(), createdAt: Date.now() }));
+    expect(() => withFileLock(file, () => 1, { waitTimeoutMs: 50 })).toThrow(
+      expect.objectContaining({ name: 'LockTimeoutError', lockPath: lockOf() }),
+    );
+  });
+
+  it('is created owner-only while it is held', () => {
+    const mode = withFileLock(file, () => statSync(lockOf()).mode & 0o777);
+    expect(mode).toBe(0o600);
+  });
+
+  it('leaves a lock that is no longer its own when it releases', () => {
+    withFileLock(file, () => {
+      writeFileSync(
+        lockOf(),
+        JSON.stringify({ pid: process.pid, host: hostname(), createdAt: Date.now(), token: 'other' }),
+      );
+    });
+    expect(JSON.parse(readFileSync(lockOf(), 'utf8')).token).toBe('other');
+  });
+
+  it('a full disk while writing the lock leaves no empty lock behind, and says why', () => {
+    withFs(
+      'writeSync',
+      (real) =>
+        ((fd: number, ...rest: unknown[]) => {
+          if (fs.readlinkSync(`/proc/self/fd/${fd}`) === lockOf())
+            throw Object.assign(new Error('ENOSPC: no space left on device'), { code: 'ENOSPC' });
+          return (real as (...args: unknown[]) => unknown)(fd, ...rest);
+        }) as typeof fs.writeSync,
+      () => {
+        expect(() => withFileLock(file, () => 1)).toThrow('ENOSPC');
+      },
+    );
+    expect(existsSync(lockOf())).toBe(false);
+  });
+
+  it('a lock that cannot be created for another reason than "exists" is said at once', () => {
+    withFs(
+      'openSync',
+      (real) =>
+        ((path: fs.PathLike, ...rest: unknown[]) => {
+          if (String(path) === lockOf())
+            throw Object.assign(new Error('EACCES: permission denied'), { code: 'EACCES' });
+          return (real as (...args: unknown[]) => unknown)(path, ...rest);
+        }) as typeof fs.openSync,
+      () => {
+        const started = Date.now();
+        expect(() => withFileLock(file, () => 1, { waitTimeoutMs: 5_000 })).toThrow('EACCES');
+        expect(Date.now() - started).toBeLessThan(2_000);
+      },
+    );
+  });
+
+  it('a takeover that finds a fresh lock in place of the stale one puts it back', () => {
+    const fresh = JSON.stringify({
+      pid: process.pid,
+      host: hostname(),
+      createdAt: Date.now(),
+      token: 'fresh',
+    });
+    writeFileSync(lockOf(), fresh);
+    takeOverStaleLock(lockOf(), JSON.stringify({ pid: 1, host: hostname(), createdAt: 0, token: 'stale' }));
+    expect(readFileSync(lockOf(), 'utf8')).toBe(fresh);
+    expect(readdirSync(dir)).toEqual(['state.json.lock']);
+    // The stale one itself is moved away, and nothing is left beside it.
+    const stale = JSON.stringify({ pid: 1, host: hostname(), createdAt: 0, token: 'stale' });
+    writeFileSync(lockOf(), stale);
+    takeOverStaleLock(lockOf(), stale);
+    expect(readdirSync(dir)).toEqual([]);
+    // A lock gone meanwhile: nothing to do, and no throw.
+    expect(() => takeOverStaleLock(lockOf(), stale)).not.toThrow();
+  });
+});
+
+describe('a directory where the file should be', () => {
+  it('is set aside like unreadable content, with a warning that says so', () => {
+    mkdirSync(join(file, 'inside'), { recursive: true });
+    const warnings: string[] = [];
+    const result = updateJsonDocument(file, counter, (current) => ({ count: current.count + 1 }), {
+      onWarning: (message) => warnings.push(message),
+    });
+    expect(result).toEqual({ count: 1 });
+    const kept = readdirSync(dir).filter((name) => name.startsWith('state.json.corrupt-'));
+    expect(kept).toHaveLength(1);
+    expect(existsSync(join(dir, kept[0]!, 'inside'))).toBe(true);
+    expect(warnings).toEqual([
+      `${file} is a directory, not a file. It was kept as ${join(dir, kept[0]!)} for inspection, and a fresh file was started.`,
+    ]);
+    expect(statSync(file).mode & 0o777).toBe(0o600);
+  });
+
+  it('the warning for bad content says what was wrong', () => {
+    writeFileSync(file, 'garbage');
+    const warnings: string[] = [];
+    readJsonDocument(file, counter, { onWarning: (message) => warnings.push(message) });
+    expect(warnings[0]).toMatch(
+      /^.* could not be read \(not valid JSON, or not the expected structure\)\. It was kept as .* for inspection, and a fresh file was started\.$/,
+    );
+  });
+});
+
+describe('peekJsonDocument', () => {
+  it('reads without a lock and repairs nothing: ok, missing, or corrupt with the reason', () => {
+    expect(peekJsonDocument(file, counter)).toEqual({ state: 'missing', document: { count: 0 } });
+    writeFileSync(file, '{"count": 4}');
+    expect(peekJsonDocument(file, counter)).toEqual({ state: 'ok', document: { count: 4 } });
+    writeFileSync(file, '["no"]');
+    expect(peekJsonDocument(file, counter)).toEqual({
+      state: 'corrupt',
+      document: { count: 0 },
+      reason: 'not the expected structure',
+    });
+    writeFileSync(file, '{"count": ');
+    expect(peekJsonDocument(file, counter)).toEqual({
+      state: 'corrupt',
+      document: { count: 0 },
+      reason: 'not valid JSON',
+    });
+    expect(readdirSync(dir)).toEqual(['state.json']);
+    rmSync(file);
+    mkdirSync(file);
+    expect(peekJsonDocument(file, counter)).toEqual({
+      state: 'corrupt',
+      document: { count: 0 },
+      reason: expect.stringContaining('EISDIR'),
+    });
   });
 });

@@ -2,7 +2,7 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer, type Server, type Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { ENDPOINTS_FILE, EndpointHistory } from '../../../src/runtime/endpoint-history.js';
 import { type FlowerEvent, retryCause } from '../../../src/runtime/events.js';
 import { AttemptSentinel, launchWords, unreachableLine } from '../../../src/runtime/fail-fast.js';
@@ -542,5 +542,37 @@ describe('unreachableLine and launchWords: the edges', () => {
     expect(launchWords('error: bad flag [claude-code:x] here\n')).toBe(
       'error: bad flag [claude-code:x] here',
     );
+  });
+});
+
+describe('AttemptSentinel at the default endpoint', () => {
+  it("never blames the protocol of Anthropic's own endpoint: no setting of the user's names it", async () => {
+    // The default endpoint cannot be reached from a test: what the probes would find there is given.
+    const checkProtocol = vi.fn(async () => ({
+      speaks: false,
+      mistake: 'not-http' as const,
+      observed: 'closed',
+    }));
+    vi.resetModules();
+    vi.doMock('../../../src/config/reachability.js', async (original) => ({
+      ...(await original<typeof import('../../../src/config/reachability.js')>()),
+      checkReachable: async () => ({ host: 'api.anthropic.com', port: 443, reachable: true, elapsedMs: 1 }),
+      checkProtocol,
+    }));
+    try {
+      const fresh = await import('../../../src/runtime/fail-fast.js');
+      const endpoints = new EndpointHistory(runDir, undefined);
+      const watch = new fresh.AttemptSentinel({
+        env: { ANTHROPIC_API_KEY: 'k' },
+        endpoints,
+        probeTimeoutMs: 500,
+      });
+      await watch.inspect(init);
+      expect(await watch.inspect(retry(null))).toBeUndefined();
+      expect(await watch.conclude(failed('API Error: Connection dropped (ECONNRESET)'))).toBeUndefined();
+    } finally {
+      vi.doUnmock('../../../src/config/reachability.js');
+      vi.resetModules();
+    }
   });
 });

@@ -131,6 +131,13 @@ describe('stepLedger', () => {
     expect(stepLedger([session(main.entries)], UNBOUNDED).main.cost_usd).toBeNull();
   });
 
+  it('gives no dollars when the unpriced response comes first either', () => {
+    const main = new TranscriptBuilder('m');
+    main.response([{ type: 'text', text: 'a' }], { model: 'some-gateway-alias', usage: usage(100, 10) });
+    main.response([{ type: 'text', text: 'b' }], { model: OPUS, usage: usage(100, 10) });
+    expect(stepLedger([session(main.entries)], UNBOUNDED).main.cost_usd).toBeNull();
+  });
+
   it('leaves the harness’s synthetic API-error turns out', () => {
     const main = new TranscriptBuilder('m');
     main.response([{ type: 'text', text: 'a' }], { model: OPUS, usage: usage(100, 10) });
@@ -256,6 +263,7 @@ describe('stepSessions, agentIdOf and ledgerForStep', () => {
   it('a step ran in the sessions its handoffs retired, oldest first, then its current one, each once', () => {
     expect(stepSessions({ session_id: 's3', retired: ['s1', 's2', 7, 's3'] })).toEqual(['s1', 's2', 's3']);
     expect(stepSessions({ session_id: '', retired: 'no' })).toEqual([]);
+    expect(stepSessions({ session_id: 7, retired: ['s1'] })).toEqual(['s1']);
   });
 
   it('only subagent subkeys are workers', () => {
@@ -263,6 +271,8 @@ describe('stepSessions, agentIdOf and ledgerForStep', () => {
     expect(agentIdOf('subagents/workflows/w1/agent-b2')).toBe('b2');
     expect(agentIdOf('spill/agent-a1')).toBeUndefined();
     expect(agentIdOf('agent-a1')).toBeUndefined();
+    expect(agentIdOf('subagents/summary')).toBeUndefined();
+    expect(agentIdOf('subagents/agent-a1/spill')).toBeUndefined();
   });
 
   it('never fails the step: a store that cannot be read gives no ledger', async () => {
@@ -409,6 +419,8 @@ describe('time and windows', () => {
     expect(entryTime(reply({ second: 5 }))).toBe(T0 + 5);
     expect(entryTime(reply())).toBeUndefined();
     expect(entryTime({ type: 'user', timestamp: 1_767_225_600 } as unknown as Entry)).toBeUndefined();
+    // A number that Date.parse would read as a year is no timestamp either.
+    expect(entryTime({ type: 'user', timestamp: 2026 } as unknown as Entry)).toBeUndefined();
     expect(entryTime({ type: 'user', timestamp: 'yesterday' } as Entry)).toBeUndefined();
   });
 
@@ -466,12 +478,13 @@ describe('responsesOf', () => {
   it('counts each entry without a message id as a response of its own', () => {
     const responses = responsesOf([
       reply({ usage: usage(1, 0) }),
+      reply({ usage: usage(8, 0) }),
       reply({ id: '', usage: usage(2, 0) }),
       reply({ id: '', usage: usage(4, 0) }),
       reply({ id: 7, usage: usage(3, 0) }),
     ]);
-    expect(responses.map((response) => response.usage.input_tokens)).toEqual([1, 2, 4, 3]);
-    expect(new Set(responses.map((response) => response.id)).size).toBe(4);
+    expect(responses.map((response) => response.usage.input_tokens)).toEqual([1, 8, 2, 4, 3]);
+    expect(new Set(responses.map((response) => response.id)).size).toBe(5);
   });
 
   it('keeps a response’s model and time from the entries that carried them, its usage from the last', () => {
@@ -711,6 +724,64 @@ describe('workers', () => {
       UNBOUNDED,
     ).workers;
     expect(found).toMatchObject({ agent_type: 'coder', description: 'By metadata' });
+  });
+
+  it('a metadata tool-use id that is no string is none: the first prompt still finds the dispatch', () => {
+    const main = new TranscriptBuilder('m');
+    const call = main.toolUseBlock('Agent', {
+      subagent_type: 'coder',
+      description: 'By prompt',
+      prompt: 'Do it.',
+    });
+    main.response([call], { model: OPUS, usage: usage(10, 1) });
+    const worker = [
+      { type: 'agent_metadata', toolUseId: 7 } as unknown as Entry,
+      { type: 'user', message: { role: 'user', content: 'Do it.' } } as Entry,
+      reply({ id: 'r', model: OPUS, usage: usage(10, 1) }),
+    ];
+    const [found] = stepLedger(
+      [session(main.entries, [{ agentId: 'p', entries: worker }])],
+      UNBOUNDED,
+    ).workers;
+    expect(found).toMatchObject({ agent_type: 'coder', description: 'By prompt' });
+  });
+
+  it('only an Agent or Task call is a dispatch: another tool’s call named in the metadata says nothing', () => {
+    const main = new TranscriptBuilder('m');
+    const bash = main.toolUseBlock('Bash', { command: 'ls', description: 'List files', subagent_type: 'x' });
+    main.response([bash], { model: OPUS, usage: usage(10, 1) });
+    const worker = [
+      { type: 'agent_metadata', toolUseId: bash.id } as Entry,
+      reply({ id: 'r', model: OPUS, usage: usage(10, 1) }),
+    ];
+    const [found] = stepLedger(
+      [session(main.entries, [{ agentId: 'b', entries: worker }])],
+      UNBOUNDED,
+    ).workers;
+    expect(found).toMatchObject({ agent_type: null, description: '' });
+  });
+
+  it('reads the launch result from its tool_result block, whatever other blocks its entry holds', () => {
+    const main = new TranscriptBuilder('m');
+    const call = main.toolUseBlock('Agent', { subagent_type: 'coder', description: 'Launched', prompt: 'p' });
+    main.response([call], { model: OPUS, usage: usage(10, 1) });
+    main.push({
+      type: 'user',
+      message: {
+        role: 'user',
+        content: [
+          { type: 'tool_result', tool_use_id: call.id, content: 'launched' },
+          { type: 'text', text: 'A note the harness added.' },
+        ],
+      },
+      toolUseResult: { agentId: 'l1' },
+    });
+    const worker = [reply({ id: 'r', model: OPUS, usage: usage(10, 1) })];
+    const [found] = stepLedger(
+      [session(main.entries, [{ agentId: 'l1', entries: worker }])],
+      UNBOUNDED,
+    ).workers;
+    expect(found).toMatchObject({ agent_type: 'coder', description: 'Launched' });
   });
 
   it('a dispatch without a description or type falls back to what the subagent says of itself', () => {

@@ -191,6 +191,8 @@ describe('the task start file', () => {
     expect(readTaskStart(runDir)).toBe(0);
     writeFileSync(join(runDir, TASK_START_FILE), 'null');
     expect(readTaskStart(runDir)).toBe(0);
+    writeFileSync(join(runDir, TASK_START_FILE), '{"at": "300"}');
+    expect(readTaskStart(runDir)).toBe(0);
     // JSON reads 1e999 as Infinity: no task starts after every row.
     writeFileSync(join(runDir, TASK_START_FILE), '{"at": 1e999}');
     expect(readTaskStart(runDir)).toBe(0);

@@ -73,6 +73,7 @@ export function planExpiry(index: TranscriptIndex, edits: TranscriptEdits, polic
     const command = (use.input as { command?: unknown } | undefined)?.command;
     if (typeof command !== 'string') continue;
     let ephemeral = verdicts.get(command);
+    // Stryker disable next-line ConditionalExpression: judging a command again gives the same verdict (a cache)
     if (ephemeral === undefined) {
       ephemeral = isEphemeral(command);
       verdicts.set(command, ephemeral);
@@ -85,6 +86,7 @@ export function planExpiry(index: TranscriptIndex, edits: TranscriptEdits, polic
   for (let position = 0; position < targets; position += 1) {
     const { site, command, length } = sites[position] as (typeof sites)[number];
     let label = labels.get(command);
+    // Stryker disable next-line ConditionalExpression: labelling a command again gives the same label (a cache)
     if (label === undefined) {
       label = commandLabel(command);
       labels.set(command, label);

@@ -30,7 +30,7 @@ export type ToolResultBlock = ContentBlock & {
   is_error?: boolean;
 };
 
-const isRecord = (value: unknown): value is Record<string, unknown> =>
+export const isRecord = (value: unknown): value is Record<string, unknown> =>
   typeof value === 'object' && value !== null && !Array.isArray(value);
 
 export function isProtected(entry: Entry): boolean {

@@ -32,12 +32,12 @@ describe('expire layer', () => {
   it('only expires Bash glances: Read results and non-glance commands stay', () => {
     const t = new TranscriptBuilder();
     const read = t.tool('Read', { file_path: 'a.ts' }, 'file contents');
-    const build = t.bash('npm run build', 'built');
+    const build = t.bash('npm run build', status('built'));
     const glances = Array.from({ length: 7 }, (_, index) => t.bash('ls -la', status(index)));
     const { entries, expired } = expireStaleGlances(t.entries);
     expect(expired).toBe(1);
     expect(resultOf(entries, read)).toBe('file contents');
-    expect(resultOf(entries, build)).toBe('built');
+    expect(resultOf(entries, build)).toBe(status('built'));
     expect(resultOf(entries, glances[0] as string)).toContain('`ls -la` expired');
   });
 

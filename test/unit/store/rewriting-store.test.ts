@@ -3,10 +3,12 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { InMemorySessionStore, type SessionKey } from '@anthropic-ai/claude-agent-sdk';
 import Database from 'better-sqlite3';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import type { SessionBackend, StoredTranscript } from '../../../src/store/backend.js';
 import {
   RewritingSessionStore,
   type RewritingSessionStoreOptions,
+  reasonOf,
 } from '../../../src/store/rewriting-store.js';
 import { spillFileName } from '../../../src/store/spill.js';
 import { SqliteSessionStore } from '../../../src/store/sqlite-session-store.js';
@@ -209,6 +211,190 @@ describe('RewritingSessionStore: load', () => {
     ]);
     expect(warnings[1]).toContain('has rows that are not valid JSON (seq 9, 5, 4); resuming without them');
     expect(store.lastLoadReport(key)).toMatchObject({ unreadableRows: 3 });
+  });
+});
+
+/** A backend over the SDK's in-memory store whose `readTranscript` says what `read` returns. */
+function reading(read: () => StoredTranscript | null, extra: Partial<SessionBackend> = {}): SessionBackend {
+  const memory = new InMemorySessionStore();
+  return {
+    append: (k, entries) => memory.append(k, entries),
+    load: (k) => memory.load(k),
+    listSessions: (projectKey) => memory.listSessions(projectKey),
+    listSessionSummaries: (projectKey) => memory.listSessionSummaries(projectKey),
+    delete: (k) => memory.delete(k),
+    listSubkeys: (k) => memory.listSubkeys(k),
+    readTranscript: async () => read(),
+    ...extra,
+  };
+}
+
+const recordFiles = (): string[] => {
+  try {
+    return readdirSync(path.join(spillDir(), 'records')).map((name) =>
+      path.join(spillDir(), 'records', name),
+    );
+  } catch {
+    return [];
+  }
+};
+
+describe('RewritingSessionStore: unreadable rows, in-place edits, warnings', () => {
+  it('relinks around a row without a uuid between two with one, and around a row after an entry without a uuid', async () => {
+    const t = new TranscriptBuilder();
+    const first = t.prompt('go');
+    const cost = { type: 'cost-state', totalCostUSD: 1 };
+    const next = { ...t.prompt('next'), parentUuid: 'lost-c' };
+    const rows = [
+      { seq: 4, uuid: 'lost-a', position: 1 },
+      { seq: 5, uuid: null, position: 1 },
+      { seq: 6, uuid: 'lost-c', position: 1 },
+    ];
+    const store = new RewritingSessionStore(
+      reading(() => ({ entries: [first, next], unreadable: rows })),
+      { workspace, onWarning: () => {} },
+    );
+    expect((await store.load(key))?.map((entry) => [entry.uuid, entry.parentUuid])).toEqual([
+      [first.uuid, null],
+      [next.uuid, first.uuid],
+    ]);
+
+    const after = new RewritingSessionStore(
+      reading(() => ({
+        entries: [first, cost, { ...next, parentUuid: 'lost' }],
+        unreadable: [{ seq: 3, uuid: 'lost', position: 2 }],
+      })),
+      { workspace, onWarning: () => {} },
+    );
+    expect((await after.load(key))?.map((entry) => entry.parentUuid)).toEqual([null, undefined, first.uuid]);
+  });
+
+  it("edits in place the entries a backend says are the load's own, and only those", async () => {
+    const t = new TranscriptBuilder();
+    t.prompt('go');
+    const old = t.bash('git status', `On branch main\n${' M file\n'.repeat(20)}`);
+    for (let index = 0; index < 6; index += 1) t.bash('pwd', `/work/project/${'deep/'.repeat(30)}${index}`);
+    for (const owned of [true, false]) {
+      const handed = structuredClone(t.entries);
+      const store = new RewritingSessionStore(
+        reading(() => ({ entries: handed, unreadable: [], owned })),
+        { workspace },
+      );
+      const loaded = (await store.load(key)) ?? [];
+      const at = loaded.findIndex((entry) => resultOf([entry], old) !== undefined);
+      expect(resultOf(loaded, old)?.content).toContain('`git status` expired');
+      expect(loaded[at] === handed[at]).toBe(owned);
+      expect(resultOf(handed, old)?.content === resultOf(loaded, old)?.content).toBe(owned);
+    }
+  });
+
+  it('takes the last cost-state from the backend fast path when it has one', async () => {
+    const fast = { type: 'cost-state', totalCostUSD: 7 };
+    const store = new RewritingSessionStore(
+      reading(() => null, { lastCostState: async () => fast }),
+      { workspace },
+    );
+    expect(await store.lastCostState(key)).toBe(fast);
+  });
+
+  it('a backend without readTranscript: nothing is called unreadable', async () => {
+    const warnings: string[] = [];
+    const store = new RewritingSessionStore(new InMemorySessionStore(), {
+      workspace,
+      onWarning: (line) => warnings.push(line),
+    });
+    const t = new TranscriptBuilder();
+    t.prompt('go');
+    await store.append(key, t.entries);
+    expect(await store.load(key)).toEqual(t.entries);
+    expect(warnings).toEqual([]);
+    expect(store.lastLoadReport(key)).toMatchObject({ unreadableRows: 0 });
+  });
+
+  it('warns on standard error, prefixed with flower:, when no onWarning is given', async () => {
+    const written: string[] = [];
+    const spy = vi.spyOn(process.stderr, 'write').mockImplementation((chunk) => {
+      written.push(String(chunk));
+      return true;
+    });
+    try {
+      const store = new RewritingSessionStore(
+        reading(() => ({ entries: [], unreadable: [{ seq: 2, uuid: null, position: 0 }] })),
+        { workspace },
+      );
+      await store.load(key);
+    } finally {
+      spy.mockRestore();
+    }
+    expect(written).toEqual([
+      'flower: Transcript -tmp-x-ws/a1b2 has a row that is not valid JSON (seq 2); resuming without it, the history relinked around the gap. The stored rows are left as they are.\n',
+    ]);
+  });
+
+  it('names a failed write by its code, else its message, else as text', () => {
+    expect(reasonOf(Object.assign(new Error('full'), { code: 'ENOSPC' }))).toBe('ENOSPC');
+    expect(reasonOf(Object.assign(new Error('odd'), { code: 28 }))).toBe('odd');
+    expect(reasonOf(new Error('no code'))).toBe('no code');
+    expect(reasonOf(null)).toBe('null');
+    expect(reasonOf('plain')).toBe('plain');
+  });
+
+  it('passes entries that are not objects on to the backend without looking into them', async () => {
+    const appended: unknown[] = [];
+    const store = new RewritingSessionStore(
+      reading(() => null, {
+        append: async (_key, entries) => {
+          appended.push(...entries);
+        },
+      }),
+      { workspace, trim: { enabled: true, keepRecent: 0 } },
+    );
+    await store.append(key, [null, 42, 'text'] as never);
+    expect(appended).toEqual([null, 42, 'text']);
+  });
+});
+
+describe('RewritingSessionStore: spill records', () => {
+  it('records every spilled result of a transcript once, within 50 ms of the append, without a close', async () => {
+    const { store } = layered({ trim: { enabled: true, keepRecent: 0 } });
+    const t = new TranscriptBuilder();
+    const texts = ['P'.repeat(3000), 'Q'.repeat(3100), 'R'.repeat(3200)];
+    const ids = texts.map((text, index) => t.tool('Read', { file_path: `f${index}` }, text));
+    await store.append(key, t.entries.slice(0, 2));
+    await store.append(key, t.entries.slice(2));
+    expect(recordFiles()).toEqual([]);
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    const files = recordFiles();
+    expect(files).toHaveLength(1);
+    expect(readFileSync(files[0] as string, 'utf8')).toBe(
+      ids
+        .map(
+          (id, index) =>
+            `${id}\t${(texts[index] as string).length}\t${spillFileName(texts[index] as string)}\n`,
+        )
+        .join(''),
+    );
+  });
+
+  it('a resume finds a result under the name its record gives, and reads the record once per store', async () => {
+    const { store: writer } = layered({ trim: { enabled: true, keepRecent: 0 } });
+    const t = new TranscriptBuilder();
+    const text = 'S'.repeat(3000);
+    const id = t.tool('Read', { file_path: 'log' }, text);
+    await writer.append(key, t.entries);
+    writer.close();
+    const [record] = recordFiles();
+    // An older writer named the file otherwise: the record says where it is.
+    const legacy = path.join(spillDir(), '0123456789abcdef.txt');
+    writeFileSync(legacy, text);
+    rmSync(path.join(spillDir(), spillFileName(text)));
+    writeFileSync(record as string, `${id}\t${text.length}\t0123456789abcdef.txt\n`);
+
+    const { store } = layered({ trim: { enabled: true, keepRecent: 0 } });
+    expect(resultOf((await store.load(key)) ?? [], id)?.content).toContain(`Full text at ${legacy}`);
+    writeFileSync(path.join(spillDir(), 'fedcba9876543210.txt'), text);
+    writeFileSync(record as string, `${id}\t${text.length}\tfedcba9876543210.txt\n`);
+    expect(resultOf((await store.load(key)) ?? [], id)?.content).toContain(`Full text at ${legacy}`);
   });
 });
 

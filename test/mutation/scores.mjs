@@ -130,7 +130,7 @@ async function main(argv) {
   }
   const onlyAt = argv.indexOf('--only');
   const only = onlyAt < 0 ? undefined : new Set(argv[onlyAt + 1].split(','));
-  const reportPath = argv.find((arg, index) => !arg.startsWith('--') && index !== onlyAt + 1);
+  const reportPath = argv.find((arg, index) => !arg.startsWith('--') && (onlyAt < 0 || index !== onlyAt + 1));
   const path = reportPath ?? join(root, 'reports/mutation/mutation.json');
   if (!existsSync(path)) {
     console.error(`No StrykerJS report at ${path}: run \`npm run mutate\` first.`);

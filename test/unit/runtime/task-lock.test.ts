@@ -310,6 +310,10 @@ describe('FileTaskLocks: the rest of its promises', () => {
     const second = await locks.acquire(task);
     await first.release();
     expect(existsSync(lockPath)).toBe(true);
+    // Still re-entrant: the second holding is this process's, not forgotten by the first handle.
+    const third = await locks.acquire(task);
+    await third.release();
+    expect(existsSync(lockPath)).toBe(true);
     await second.release();
     expect(existsSync(lockPath)).toBe(false);
   });

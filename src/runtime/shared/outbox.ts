@@ -68,8 +68,8 @@ export function readOutbox(runDir: string): OutboxEntry[] {
 
 export function clearOutbox(runDir: string): void {
   try {
-    rmSync(outboxPath(runDir), { force: true });
+    rmSync(outboxPath(runDir));
   } catch {
-    // Replayed once more next time: harmless.
+    // Gone already; or it could not be removed and is replayed once more next time: harmless.
   }
 }

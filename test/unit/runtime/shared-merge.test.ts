@@ -164,6 +164,27 @@ describe('the records the manifest is read from', () => {
 });
 
 describe('mergeManifest', () => {
+  it('leaves the records it is given as they were (pure)', () => {
+    const records = [record('manifest-run', 'run-b', [], 2), record('manifest-run', 'run-a', [], 1)];
+    const before = [...records];
+    mergeManifest(records, []);
+    manifestRowsOf(records);
+    expect(records).toEqual(before);
+  });
+
+  it("a run the database only has a wake of is still this machine's to send", () => {
+    const row = { run: 'run-b', step: 'work', cost_usd: 0.2 };
+    const merged = mergeManifest([record('wake', 'run-b', { woke: 2 }, 1)], [row]);
+    expect(merged.rows).toEqual([row]);
+    expect([...merged.localOnlyRuns]).toEqual([['run-b', [row]]]);
+  });
+
+  it('only a booked row’s own record stands for it', () => {
+    const row = { run: 'run-a', session_id: 's2', started_at: 2000, error: KILLED_UNRECORDED };
+    const merged = mergeManifest([record('in-flight', 'run-a/s2/2000', {}, 1)], [row]);
+    expect(merged.localOnlyAdded).toEqual([row]);
+  });
+
   it("the database's runs replace this machine's rows of them; rows only this machine has follow, by run", () => {
     const dbRow = { run: 'run-a', step: 'clarify', cost_usd: 0.1 };
     const localOfA = { run: 'run-a', step: 'clarify', cost_usd: 0.3 };
@@ -214,7 +235,7 @@ describe('withoutSupersededBookings: the match', () => {
   it('a row or a booking without a numeric time holds nothing and is not held', () => {
     const untimed = { ...own, ended_at: '1080' } as unknown as StoredManifestRow;
     expect(withoutSupersededBookings([booked, untimed])).toEqual([booked, untimed]);
-    const unstarted = { ...booked, started_at: undefined };
+    const unstarted = { ...booked, started_at: '1000' } as unknown as StoredManifestRow;
     expect(withoutSupersededBookings([unstarted, own])).toEqual([unstarted, own]);
   });
 

@@ -225,7 +225,7 @@ export class WriteBehindQueue {
   }
 
   private pause(ms: number): Promise<void> {
-    return new Promise<void>((resolve) => {
+    const paused = new Promise<void>((resolve) => {
       const timer = setTimeout(done, ms);
       timer.unref();
       this.wake = done;
@@ -233,8 +233,9 @@ export class WriteBehindQueue {
         clearTimeout(timer);
         resolve();
       }
-      // Stryker disable next-line BlockStatement: a stale wake calls a settled pause's done: clearing a fired timer and resolving a settled promise do nothing
-    }).finally(() => {
+    });
+    // Stryker disable next-line BlockStatement: a stale wake calls a settled pause's done: clearing a fired timer and resolving a settled promise do nothing
+    return paused.finally(() => {
       this.wake = undefined;
     });
   }

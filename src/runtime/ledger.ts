@@ -262,6 +262,7 @@ function dispatchesOf(main: readonly Entry[]): Dispatches {
       } else if (isRecord(block) && block.type === 'tool_result' && typeof block.tool_use_id === 'string') {
         // The harness answers an Agent call with the id of the subagent it started.
         const result = entry.toolUseResult;
+        // Stryker disable next-line ConditionalExpression: a non-string agentId is a key no subagent's (string) id ever looks up
         if (isRecord(result) && typeof result.agentId === 'string')
           callOfAgent.set(result.agentId, block.tool_use_id);
       }

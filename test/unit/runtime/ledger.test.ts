@@ -746,6 +746,25 @@ describe('workers', () => {
     expect(found).toMatchObject({ agent_type: 'coder', description: 'By prompt' });
   });
 
+  it('the first prompt is a user entry’s: an assistant’s text that matches a dispatch names nothing', () => {
+    const main = new TranscriptBuilder('m');
+    const call = main.toolUseBlock('Agent', {
+      subagent_type: 'coder',
+      description: 'Echoed',
+      prompt: 'Do it.',
+    });
+    main.response([call], { model: OPUS, usage: usage(10, 1) });
+    const worker = [
+      { type: 'assistant', message: { role: 'assistant', content: 'Do it.' } } as Entry,
+      reply({ id: 'r', model: OPUS, usage: usage(10, 1) }),
+    ];
+    const [found] = stepLedger(
+      [session(main.entries, [{ agentId: 'e', entries: worker }])],
+      UNBOUNDED,
+    ).workers;
+    expect(found).toMatchObject({ agent_type: null, description: '' });
+  });
+
   it('only an Agent or Task call is a dispatch: another tool’s call named in the metadata says nothing', () => {
     const main = new TranscriptBuilder('m');
     const bash = main.toolUseBlock('Bash', { command: 'ls', description: 'List files', subagent_type: 'x' });

@@ -52,7 +52,9 @@ export const defaultEphemeralPolicy: EphemeralPolicy = {
 
 /** How a command is shown in the note: its first line, at most 60 characters. */
 export function commandLabel(command: string): string {
-  return (command.trim().split('\n')[0] ?? '').slice(0, 60);
+  const text = command.trim();
+  const end = text.indexOf('\n');
+  return text.slice(0, Math.min(end === -1 ? text.length : end, 60));
 }
 
 /**

@@ -44,7 +44,7 @@ describe('expire layer', () => {
   it('expires only Bash results: another tool whose input has a glance `command` keeps its result', () => {
     const t = new TranscriptBuilder();
     const others = ['PowerShell', 'mcp__shell__run', 'Monitor'].map((tool) =>
-      t.tool(tool, { command: 'git status' }, `${tool} saw a clean tree`),
+      t.tool(tool, { command: 'git status' }, status(`${tool} saw a clean tree`)),
     );
     const glances = Array.from({ length: 7 }, (_, index) => t.bash('git status', status(index)));
     const { entries, expired } = expireStaleGlances(t.entries);

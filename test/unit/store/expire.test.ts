@@ -174,6 +174,7 @@ describe('expire layer', () => {
 
   it('labels the command by its first line, at most 60 characters', () => {
     expect(commandLabel('  git status  \n  ')).toBe('git status');
+    expect(commandLabel('git status\ngit diff --stat')).toBe('git status');
     expect(commandLabel(`git log --format=${'x'.repeat(80)}\necho two`)).toBe(
       `git log --format=${'x'.repeat(43)}`,
     );

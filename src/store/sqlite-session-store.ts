@@ -269,10 +269,8 @@ export class SqliteSessionStore implements Required<SessionStore> {
    * Every read of them and `close` do it; call it before reading the file by other means.
    */
   sync(): void {
-    if (this.timer !== undefined) {
-      clearTimeout(this.timer);
-      this.timer = undefined;
-    }
+    clearTimeout(this.timer);
+    this.timer = undefined;
     if (this.pending.size === 0) return;
     const pending = [...this.pending.values()];
     this.guard('update the session index', () => this.foldPending.immediate(pending));

@@ -609,6 +609,44 @@ describe('SqliteSessionStore: the derived index between reads', () => {
   });
 });
 
+describe('SqliteSessionStore: two writers and a crash, for the derived index', () => {
+  it("a store folding late keeps the other store's newer cost-state as the newest", async () => {
+    const late = store();
+    const early = store();
+    await late.append(key, [{ type: 'user', uuid: 'first' }]);
+    await late.append(key, [cost(1) as never]); // deferred: not folded yet
+    await early.append(key, [cost(2) as never]);
+    early.sync();
+    late.sync();
+    expect((await late.lastCostState(key))?.totalCostUSD).toBe(2);
+    expect((await early.lastCostState(key))?.totalCostUSD).toBe(2);
+  });
+
+  it("rows a crash left under a subagent's key are folded as that key's, never into the session's summary", async () => {
+    const s = store();
+    const t = new TranscriptBuilder();
+    t.prompt('Port the parser');
+    await s.append(key, t.entries);
+    const sub = { ...key, subpath: 'subagents/agent-abc' };
+    await s.append(sub, [{ type: 'user', uuid: 's0' }]);
+    s.close();
+    const summaryBefore = raw().prepare('SELECT data FROM summaries').pluck().get();
+    const db = raw();
+    db.prepare('INSERT INTO entries VALUES (?, ?, ?, ?)').run(
+      storeKeyOf(sub),
+      1,
+      's1',
+      JSON.stringify({ type: 'custom-title', customTitle: 'from the subagent' }),
+    );
+    const reopened = store();
+    expect(raw().prepare('SELECT next_seq FROM meta WHERE store_key = ?').pluck().get(storeKeyOf(sub))).toBe(
+      2,
+    );
+    expect(raw().prepare('SELECT data FROM summaries').pluck().all()).toEqual([summaryBefore]);
+    expect((await reopened.listSessionSummaries(key.projectKey))[0]?.data).not.toHaveProperty('customTitle');
+  });
+});
+
 describe("SqliteSessionStore: SQLite's failures, said with what to do", () => {
   /** Makes the next statement `all` (every load runs one) fail as SQLite would with `failure`. */
   const failNextRead = (failure: unknown) => {
@@ -666,6 +704,85 @@ describe("SqliteSessionStore: SQLite's failures, said with what to do", () => {
         `Session database ${file}: could not load -tmp-x-ws/a1b2 (${words}). Nothing was changed by this operation.`,
       );
     }
+  });
+
+  it('every operation names itself when SQLite fails it, and when it refuses a key', async () => {
+    const s = store();
+    await s.append(key, [{ type: 'user', uuid: 'a' }]);
+    s.sync();
+    const bad = { projectKey: 'a/b', sessionId: 'x' };
+    const operations: Array<[string, string, () => unknown]> = [
+      [
+        'append to -tmp-x-ws/a1b2',
+        'store entries under',
+        () => s.appendNow(key, [{ type: 'user', uuid: 'b' }]),
+      ],
+      ['load -tmp-x-ws/a1b2', 'load', () => s.loadRaw(key)],
+      ['load -tmp-x-ws/a1b2', 'load', () => s.readTranscriptNow(key)],
+      ['read the cost of -tmp-x-ws/a1b2', 'read the cost of', () => s.lastCostStateNow(key)],
+      ['list sessions', 'list the sessions of', () => s.listSessions(key.projectKey)],
+      ['list summaries', 'list the summaries of', () => s.listSessionSummaries(key.projectKey)],
+      ['delete -tmp-x-ws/a1b2', 'delete', () => s.delete(key)],
+      ['list subkeys', 'list the subkeys of', () => s.listSubkeys(key)],
+      ['count entries', 'count the entries of', () => s.entryCounts(key.projectKey)],
+      ['look up a session', 'look up', () => s.hasSession(key.projectKey, key.sessionId)],
+      ['read -tmp-x-ws/a1b2', 'read the context of', () => s.lastContext(key.projectKey, key.sessionId)],
+      ['list projects', '', () => s.projects()],
+    ];
+    const statement = Object.getPrototypeOf(raw().prepare('SELECT 1')) as Record<
+      'all' | 'get' | 'run',
+      () => unknown
+    >;
+    for (const [action, refusal, operation] of operations) {
+      const spies = (['all', 'get', 'run'] as const).map((method) =>
+        vi.spyOn(statement, method).mockImplementation(() => {
+          throw new Database.SqliteError('disk I/O error', 'SQLITE_IOERR');
+        }),
+      );
+      const error = await Promise.resolve()
+        .then(operation)
+        .catch((caught: unknown) => caught);
+      for (const spy of spies) spy.mockRestore();
+      expect([action, (error as Error).message]).toEqual([
+        action,
+        `Session database ${file}: could not ${action} (disk I/O error). Nothing was changed by this operation.`,
+      ]);
+      expect((error as Error & { cause?: unknown }).cause).toBeInstanceOf(Database.SqliteError);
+      if (refusal === '') continue;
+      const badKey = action.startsWith('list') || action === 'count entries' ? bad : { ...bad };
+      const refused = await Promise.resolve()
+        .then((): unknown => {
+          if (refusal === 'list the sessions of') return s.listSessions('a/b');
+          if (refusal === 'list the summaries of') return s.listSessionSummaries('a/b');
+          if (refusal === 'count the entries of') return s.entryCounts('a/b');
+          if (refusal === 'look up') return s.hasSession('a/b', 'x');
+          if (refusal === 'read the context of') return s.lastContext('a/b', 'x');
+          if (refusal === 'list the subkeys of') return s.listSubkeys(badKey);
+          if (refusal === 'store entries under') return s.appendNow(badKey, [{ type: 'user' }]);
+          if (refusal === 'read the cost of') return s.lastCostStateNow(badKey);
+          if (refusal === 'delete') return s.delete(badKey);
+          return s.loadRaw(badKey);
+        })
+        .catch((caught: unknown) => caught);
+      expect((refused as Error).message).toMatch(new RegExp(`^Refusing to ${refusal} the session key \\{`));
+    }
+  });
+
+  it('a fold that SQLite fails says so, and the rows wait for the next read', async () => {
+    const s = store();
+    await s.append(key, [{ type: 'user', uuid: 'a' }]);
+    await s.append(key, [{ type: 'user', uuid: 'b' }]);
+    const statement = Object.getPrototypeOf(raw().prepare('SELECT 1')) as Record<'run', () => unknown>;
+    const spy = vi.spyOn(statement, 'run').mockImplementation(() => {
+      throw new Database.SqliteError('disk I/O error', 'SQLITE_IOERR');
+    });
+    const error = await s.listSessions(key.projectKey).catch((caught: unknown) => caught);
+    spy.mockRestore();
+    expect((error as Error).message).toBe(
+      `Session database ${file}: could not update the session index (disk I/O error). Nothing was changed by this operation.`,
+    );
+    expect((await s.listSessions(key.projectKey)).map((row) => row.sessionId)).toEqual([key.sessionId]);
+    expect(raw().prepare('SELECT next_seq FROM meta').pluck().get()).toBe(2);
   });
 
   it('a directory where the file should be, and a damaged page, say what to do', async () => {

@@ -492,3 +492,92 @@ describe('the accounting per session', () => {
     expect(uuids(w.store, keyOf('s3'))).toEqual(['s3-1']);
   });
 });
+
+describe('agentProjectsRoot', () => {
+  it('is projects/ in CLAUDE_CONFIG_DIR (trimmed), else in ~/.claude', () => {
+    expect(agentProjectsRoot({ CLAUDE_CONFIG_DIR: ' /c/claude ', HOME: '/h' })).toBe('/c/claude/projects');
+    expect(agentProjectsRoot({ HOME: '/h' })).toBe('/h/.claude/projects');
+    expect(agentProjectsRoot({ CLAUDE_CONFIG_DIR: '  ', HOME: '/h' })).toBe('/h/.claude/projects');
+  });
+});
+
+describe("the SDK's reports: which session, and what it says", () => {
+  const system = (fields: Record<string, unknown>) =>
+    normalize({ type: 'system', uuid: 'u', ...fields } as never)[0] as ReturnType<typeof normalize>[number];
+
+  it('a mirror_error names its session by its key first, and says a plain reason when it gives none', () => {
+    const w = world();
+    const safety = w.safety();
+    safety.observe(
+      system({ subtype: 'mirror_error', key: { projectKey, sessionId: 's1' }, session_id: 'parent' }),
+    );
+    expect(w.warnings).toEqual([
+      'The session store did not take the transcript of session s1 (the store refused a batch). flower keeps the entries and writes them as soon as it accepts writes again; the step goes on.',
+    ]);
+  });
+
+  it('a mirror_error naming no session at all is ignored', () => {
+    const w = world();
+    w.safety().observe(system({ subtype: 'mirror_error', error: 'x' }));
+    expect(w.warnings).toEqual([]);
+  });
+
+  it('session_writes_lost skips nameless sessions in its list, and a report naming none is ignored', () => {
+    const w = world();
+    const safety = w.safety();
+    safety.observe(system({ subtype: 'session_writes_lost', lost: ['transcript'] }));
+    expect(w.warnings).toEqual([]);
+    safety.observe(
+      system({ subtype: 'session_writes_lost', lost: ['transcript'], transcript_session_ids: ['', 's1'] }),
+    );
+    expect(w.warnings).toEqual([
+      'Claude Code could not save part of the transcript of session s1 (ENOSPC: the disk is full); resuming it may miss part of the conversation.',
+    ]);
+  });
+});
+
+describe('later trouble of a session keeps what was known about it', () => {
+  it('a lost transcript stays lost after the store refuses the session too', async () => {
+    const w = world();
+    const safety = w.safety();
+    safety.observe(writesLost(['s1']));
+    w.control.refusing = true;
+    await safety.sessionStore.append(keyOf('s1'), entries('s1', 1));
+    const step = stepOf('s1');
+    await safety.settle(step);
+    expect(step.transcript?.state).toBe('lost');
+  });
+
+  it('a batch the SDK dropped is still recovered after the store refused the session later', async () => {
+    const w = world();
+    const safety = w.safety();
+    appendTranscriptFile(w.projects, keyOf('s1'), entries('s1', 2));
+    safety.observe(mirrorError('s1'));
+    w.control.refusing = true;
+    await safety.sessionStore.append(keyOf('s1'), entries('s1', 1, 3));
+    w.control.refusing = false;
+    const step = stepOf('s1');
+    await safety.settle(step);
+    expect(uuids(w.store, keyOf('s1'))).toEqual(expect.arrayContaining(['s1-1', 's1-2', 's1-3']));
+    expect(step.transcript?.state).toBe('recovered');
+  });
+});
+
+describe('a store that cannot list its sessions', () => {
+  it('still brings the known sessions up to date at start', async () => {
+    const w = world();
+    appendTranscriptFile(w.projects, keyOf('s1'), entries('s1', 2));
+    // listSessions is optional in the SDK's SessionStore: this one has only append and load.
+    const backend = { append: w.store.append.bind(w.store), load: w.store.load.bind(w.store) };
+    const safety = new TranscriptSafety({
+      backend: backend as never,
+      target: w.store,
+      runDir: w.runDir,
+      projectKey,
+      env: w.env,
+      onWarning: (line) => w.warnings.push(line),
+    });
+    await safety.recoverAtStart(['s1']);
+    expect(uuids(w.store, keyOf('s1'))).toEqual(['s1-1', 's1-2']);
+  });
+});

@@ -89,13 +89,13 @@ export function nextMarker(previous: InFlightMarker | undefined, next: InFlightM
 }
 
 function readMarker(runDir: string, sessionId: string): InFlightMarker | undefined {
+  let value: Partial<InFlightMarker> | null | undefined;
   try {
-    const value = JSON.parse(readFileSync(markerPath(runDir, sessionId), 'utf8')) as Partial<InFlightMarker>;
-    return isMarker(value) ? value : undefined;
-    // Stryker disable next-line BlockStatement: an empty catch returns undefined as well
+    value = JSON.parse(readFileSync(markerPath(runDir, sessionId), 'utf8')) as Partial<InFlightMarker> | null;
   } catch {
-    return undefined;
+    // no marker yet, or a torn one
   }
+  return value && isMarker(value) ? value : undefined;
 }
 
 function isMarker(value: Partial<InFlightMarker>): value is InFlightMarker {

@@ -51,12 +51,13 @@ export function parseProcStat(text: string): ProcStat | undefined {
 }
 
 function readText(path: string): string | undefined {
+  let text: string | undefined;
   try {
-    return readFileSync(path, 'utf8');
-    // Stryker disable next-line BlockStatement: an empty catch returns undefined as well
+    text = readFileSync(path, 'utf8');
   } catch {
-    return undefined;
+    // no such process, or no /proc: no text
   }
+  return text;
 }
 
 /** The process's stat, or undefined when there is no such process (or no /proc). */

@@ -69,23 +69,24 @@ interface LockRecord extends LockHolder {
 }
 
 function readText(path: string): string | undefined {
+  let text: string | undefined;
   try {
-    return readFileSync(path, 'utf8');
-    // Stryker disable next-line BlockStatement: an empty catch returns undefined as well
+    text = readFileSync(path, 'utf8');
   } catch {
-    return undefined;
+    // gone or unreadable: no text
   }
+  return text;
 }
 
 function parseRecord(text: string): LockRecord | undefined {
+  let value: Partial<LockRecord> | null | undefined;
   try {
-    const value = JSON.parse(text) as Partial<LockRecord>;
-    if (typeof value.pid !== 'number' || typeof value.host !== 'string') return undefined;
-    return { startedAt: '', workspace: '', token: '', ...value } as LockRecord;
-    // Stryker disable next-line BlockStatement: an empty catch returns undefined as well
+    value = JSON.parse(text) as Partial<LockRecord> | null;
   } catch {
-    return undefined;
+    // not JSON: no record
   }
+  if (typeof value?.pid !== 'number' || typeof value.host !== 'string') return undefined;
+  return { startedAt: '', workspace: '', token: '', ...value } as LockRecord;
 }
 
 interface Hold {
@@ -211,12 +212,15 @@ function removeEmptyDirectories(dir: string, top: string | undefined): void {
   // Stryker disable next-line ConditionalExpression: without it the loop does not start (no path starts with "undefined")
   if (top === undefined) return;
   for (let current = dir; current.startsWith(top); current = dirname(current)) {
+    let removed = false;
     try {
       rmdirSync(current);
-      // Stryker disable next-line BlockStatement: a directory that is not empty has parents that are not empty either
+      removed = true;
     } catch {
-      return; // not empty (the run wrote into it) or already gone
+      // not empty (the run wrote into it) or already gone
     }
+    // Stryker disable next-line ConditionalExpression: a directory that is not empty has parents that are not empty either
+    if (!removed) return;
     // Stryker disable next-line ConditionalExpression: the parent of `top` does not start with `top`, so the loop ends there anyway
     if (current === top) return;
   }

@@ -282,14 +282,14 @@ export class TranscriptSafety {
       ]),
     );
     return [...new Set([...known, ...stored.keys()])].filter((sessionId) => {
-      let modified: number;
+      let modified: number | undefined;
       try {
         modified = statSync(transcriptFile(root, { projectKey: this.options.projectKey, sessionId })).mtimeMs;
-        // Stryker disable next-line BlockStatement: falling through makes it a candidate, and comparing a session without an agent file finds nothing
       } catch {
-        // Stryker disable next-line BooleanLiteral: a session without an agent file has nothing to copy in; comparing it finds nothing
-        return false;
+        // no transcript of the agent's own for it
       }
+      // Stryker disable next-line ConditionalExpression,BooleanLiteral: a session without an agent file has nothing to copy in; comparing it finds nothing
+      if (modified === undefined) return false;
       const mirrored = stored.get(sessionId);
       // The store stamps an append after the agent wrote the line, so a copy in step is never older.
       // Stryker disable next-line EqualityOperator: recovery compares the entries themselves, so comparing a copy in step copies nothing

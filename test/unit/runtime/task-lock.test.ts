@@ -378,3 +378,47 @@ describe("FileTaskLocks when a dead holder's lock cannot be moved aside", () => 
     expect(reads).toBe(4);
   });
 });
+
+describe('FileTaskLocks: failures it must say, not hide', () => {
+  const failing = (code: string) => Object.assign(new Error(`write: ${code}`), { code });
+
+  it('a draft that cannot be written for another reason than a missing directory is said at once', async () => {
+    let failed = 0;
+    await withFs(
+      'writeFileSync',
+      (real) =>
+        ((path: fs.PathOrFileDescriptor, ...rest: unknown[]) => {
+          // One failure, as a bad sector gives: written again, it would go through.
+          if (String(path).endsWith('.new') && failed === 0) {
+            failed += 1;
+            throw failing('EIO');
+          }
+          return (real as (...args: unknown[]) => unknown)(path, ...rest);
+        }) as typeof fs.writeFileSync,
+      async () => {
+        await expect(new FileTaskLocks().acquire(task)).rejects.toThrow('write: EIO');
+      },
+    );
+  });
+
+  it('without hard links, a lock that cannot be created for another reason is said at once', async () => {
+    await withFs(
+      'linkSync',
+      () => () => {
+        throw failing('EPERM');
+      },
+      () =>
+        withFs(
+          'writeFileSync',
+          (real) =>
+            ((path: fs.PathOrFileDescriptor, ...rest: unknown[]) => {
+              if (String(path) === lockPath) throw failing('ENOSPC');
+              return (real as (...args: unknown[]) => unknown)(path, ...rest);
+            }) as typeof fs.writeFileSync,
+          async () => {
+            await expect(new FileTaskLocks().acquire(task)).rejects.toThrow('write: ENOSPC');
+          },
+        ),
+    );
+  });
+});

@@ -427,6 +427,8 @@ describe('AttemptSentinel: each way a refusal or a missing model is said', () =>
     const quiet: FlowerEvent[] = [
       { kind: 'system', text: 'status', payload: { subtype: 'status', data: {} } },
       { kind: 'text', text: 'hi', payload: { subagent: false } },
+      // Not a message at all: it has no model to say.
+      { kind: 'unknown', text: 'rate_limit_event', payload: {} } as FlowerEvent,
       {
         kind: 'retry',
         text: 'retrying in 5 s',

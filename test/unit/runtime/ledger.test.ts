@@ -805,6 +805,15 @@ describe('workers', () => {
     expect(found).toMatchObject({ agent_type: 'coder', description: 'Launched' });
   });
 
+  it('a worker whose dispatch is not found says only what of itself is text', () => {
+    const worker = [
+      { type: 'agent_metadata', agentType: 7, description: { text: 'no' } } as unknown as Entry,
+      reply({ id: 'r', model: OPUS, usage: usage(10, 1) }),
+    ];
+    const [found] = stepLedger([session([], [{ agentId: 'n', entries: worker }])], UNBOUNDED).workers;
+    expect(found).toMatchObject({ agent_type: null, description: '' });
+  });
+
   it('a dispatch without a description or type falls back to what the subagent says of itself', () => {
     const main = new TranscriptBuilder('m');
     const call = main.toolUseBlock('Agent', { description: 3, subagent_type: null, prompt: 'p' });

@@ -223,6 +223,22 @@ describe('collectStore: what it measures and drops', () => {
     });
   });
 
+  it('reads a transcript gone meanwhile as empty through load too', async () => {
+    const { store } = memoryStore({ '-work/s-1': { mtime: 1, transcripts: { '': [entry('a')] } } }, false);
+    const listSubkeys = store.listSubkeys;
+    store.listSubkeys = async (key) => [...(await listSubkeys(key)), 'subagents/agent-gone'];
+    const outcome = await collectStore(
+      { label: 'm', store, projectKeys: [projectKey] },
+      options({ retired: ['s-1'] }),
+    );
+    expect(outcome.freed.retired).toEqual({
+      sessions: ['s-1'],
+      transcripts: 2,
+      entries: 1,
+      bytes: bytesOf(entry('a')),
+    });
+  });
+
   it('keeps what is live, what was written after the cutoff and what the books do not claim, saying why', async () => {
     const now = Date.now();
     const { store, deleted } = memoryStore(

@@ -580,6 +580,7 @@ export class SqliteSessionStore implements Required<SessionStore> {
       return operation();
     } catch (error) {
       if (error instanceof SessionStoreError) throw error;
+      // Stryker disable next-line StringLiteral: a stand-in for a missing code only has to start with none of SQLite's codes below
       const code = (error as { code?: string }).code ?? '';
       const detail = error instanceof Error ? error.message : String(error);
       let advice: string;
@@ -591,6 +592,7 @@ export class SqliteSessionStore implements Required<SessionStore> {
       } else if (
         code.startsWith('SQLITE_READONLY') ||
         code.startsWith('SQLITE_CANTOPEN') ||
+        // Stryker disable next-line MethodExpression: SQLITE_PERM has no extended codes, so it ends with what it starts with
         code.startsWith('SQLITE_PERM')
       ) {
         advice =

@@ -589,6 +589,14 @@ describe('SqliteSessionStore: the derived index between reads', () => {
     expect(metaRow().next_seq).toBe(2);
   });
 
+  it('an empty batch first changes nothing: the first real append still writes its meta row at once', async () => {
+    const s = store();
+    await s.append(key, []);
+    await s.append(key, [{ type: 'user', uuid: 'a' }]);
+    expect(s.hasSession(key.projectKey, key.sessionId)).toBe(true);
+    expect(metaRow().next_seq).toBe(1);
+  });
+
   it('null and arrays are no entries: the batch is refused whole, naming the entry', async () => {
     const s = store();
     for (const bad of [null, ['a'], 7]) {
@@ -675,6 +683,7 @@ describe("SqliteSessionStore: SQLite's failures, said with what to do", () => {
     ['SQLITE_READONLY', 'It cannot be opened for writing; check that the directory exists'],
     ['SQLITE_READONLY_DBMOVED', 'It cannot be opened for writing; check that the directory exists'],
     ['SQLITE_CANTOPEN', 'It cannot be opened for writing; check that the directory exists'],
+    ['SQLITE_CANTOPEN_ISDIR', 'It cannot be opened for writing; check that the directory exists'],
     ['SQLITE_PERM', 'It cannot be opened for writing; check that the directory exists'],
     ['SQLITE_IOERR_WRITE', 'Nothing was changed by this operation.'],
   ])('%s: the message names the file, the operation, the cause and what to do', async (code, advice) => {

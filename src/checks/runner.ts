@@ -235,6 +235,7 @@ function runInGroup(
     let killTimer: NodeJS.Timeout | undefined;
     const limitTimer = setTimeout(() => {
       timedOut = true;
+      // Stryker disable next-line StringLiteral: process.kill reads an empty signal name as SIGTERM
       endGroup('SIGTERM');
       killTimer = setTimeout(() => endGroup('SIGKILL'), graceMs);
     }, timeoutMs);

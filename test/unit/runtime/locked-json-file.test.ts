@@ -208,7 +208,7 @@ describe('the advisory lock', () => {
 });
 
 /** Runs `body` with one function of node:fs replaced (as the module under test sees it too). */
-function withFs<Name extends 'openSync' | 'writeSync'>(
+function withFs<Name extends 'openSync' | 'writeSync' | 'readFileSync'>(
   name: Name,
   replace: (real: (typeof fs)[Name]) => (typeof fs)[Name],
   body: () => void,
@@ -366,5 +366,37 @@ describe('peekJsonDocument', () => {
       document: { count: 0 },
       reason: expect.stringContaining('EISDIR'),
     });
+  });
+});
+
+describe('the file and its lock: what must not leak or be mistaken', () => {
+  it.runIf(process.platform === 'linux')(
+    'leaves no file descriptor open, however many times it locks',
+    () => {
+      const open = () => readdirSync('/proc/self/fd').length;
+      updateJsonDocument(file, counter, () => ({ count: 0 }));
+      const before = open();
+      for (let i = 0; i < 20; i += 1)
+        updateJsonDocument(file, counter, (current) => ({ count: current.count + 1 }));
+      expect(open()).toBe(before);
+    },
+  );
+
+  it('a file that cannot be read for another reason than being a directory is said, not set aside', () => {
+    writeFileSync(file, '{"count": 2}');
+    withFs(
+      'readFileSync',
+      (real) =>
+        ((path: fs.PathOrFileDescriptor, ...rest: unknown[]) => {
+          if (String(path) === file)
+            throw Object.assign(new Error('EACCES: permission denied'), { code: 'EACCES' });
+          return (real as (...args: unknown[]) => unknown)(path, ...rest);
+        }) as typeof fs.readFileSync,
+      () => {
+        expect(() => readJsonDocument(file, counter)).toThrow('EACCES');
+      },
+    );
+    expect(readdirSync(dir)).toEqual(['state.json']);
+    expect(readJsonDocument(file, counter)).toEqual({ count: 2 });
   });
 });

@@ -581,3 +581,17 @@ describe('a store that cannot list its sessions', () => {
     expect(uuids(w.store, keyOf('s1'))).toEqual(['s1-1', 's1-2']);
   });
 });
+
+describe('what the unsaved detail names', () => {
+  it("the store's own refusal of the entries kept, not a later report about the session", async () => {
+    const w = world();
+    const safety = w.safety();
+    w.control.refusing = true;
+    await safety.sessionStore.append(keyOf('s1'), entries('s1', 1));
+    safety.observe(mirrorError('s1'));
+    const step = stepOf('s1');
+    await safety.settle(step);
+    expect(step.transcript?.state).toBe('unsaved');
+    expect(step.transcript?.detail).toContain('are not in the session store (database or disk is full)');
+  });
+});

@@ -65,6 +65,11 @@ export function planExpiry(index: TranscriptIndex, edits: TranscriptEdits, polic
   if (!policy.enabled) return 0;
   // Long runs repeat the same few glances thousands of times; judge each distinct command once.
   const verdicts = new Map<string, boolean>();
+  const judge = (command: string): boolean => {
+    const verdict = isEphemeral(command);
+    verdicts.set(command, verdict);
+    return verdict;
+  };
   const sites: Array<{ site: ToolResultSite; command: string; length: number }> = [];
   for (const site of index.results) {
     // Size first: it is the cheapest test, and half the results of a long run are too large.
@@ -74,26 +79,19 @@ export function planExpiry(index: TranscriptIndex, edits: TranscriptEdits, polic
     if (use === undefined || use.name !== 'Bash') continue;
     const command = (use.input as { command?: unknown } | undefined)?.command;
     if (typeof command !== 'string') continue;
-    let ephemeral = verdicts.get(command);
-    // Stryker disable next-line ConditionalExpression: judging a command again gives the same verdict (a cache)
-    if (ephemeral === undefined) {
-      ephemeral = isEphemeral(command);
-      verdicts.set(command, ephemeral);
-    }
-    if (ephemeral) sites.push({ site, command, length: text.length });
+    if (verdicts.get(command) ?? judge(command)) sites.push({ site, command, length: text.length });
   }
   const targets = sites.length - Math.max(0, policy.keepRecent);
   const labels = new Map<string, string>();
+  const labelOf = (command: string): string => {
+    const label = commandLabel(command);
+    labels.set(command, label);
+    return label;
+  };
   let expired = 0;
   for (let position = 0; position < targets; position += 1) {
     const { site, command, length } = sites[position] as (typeof sites)[number];
-    let label = labels.get(command);
-    // Stryker disable next-line ConditionalExpression: labelling a command again gives the same label (a cache)
-    if (label === undefined) {
-      label = commandLabel(command);
-      labels.set(command, label);
-    }
-    const note = policy.placeholder(label, sites.length - position);
+    const note = policy.placeholder(labels.get(command) ?? labelOf(command), sites.length - position);
     // What failed stays in the model's words; a note no shorter than the text would only add.
     if (site.block.is_error === true || length <= note.length) continue;
     edits.rewriteResult(site, note);

@@ -449,7 +449,9 @@ describe('runCheck and runChecks: what they leave behind', () => {
     const pidFile = join(cwd, 'stubborn.pid');
     const run = await runCheck(
       'item',
-      check(`sh -c "trap '' TERM; echo \\$\\$ > ${pidFile}; exec sleep 300" & sleep 0.3; echo started`),
+      check(
+        `sh -c "trap '' TERM; echo \\$\\$ > ${pidFile}; exec sleep 300" & while [ ! -s ${pidFile} ]; do sleep 0.05; done; sleep 0.1; echo started`,
+      ),
       {
         cwd,
         outputPath: join(cwd, 'stubborn-bg.log'),

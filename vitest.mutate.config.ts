@@ -29,6 +29,7 @@ export default defineConfig({
       'test/unit/store/postgres/*.test.ts',
       'test/unit/store/mirror-guard.test.ts',
       'test/unit/store/rewriting-store.test.ts',
+      'test/unit/store/expire.test.ts',
       'test/unit/store/sqlite-session-store.test.ts',
       'test/unit/store/store-conformance.test.ts',
       'test/unit/store/layers.property.test.ts',

@@ -29,6 +29,9 @@ export interface ProcStat {
   readonly startTime: string;
 }
 
+// Stryker disable next-line Regex: the kernel separates the fields by single spaces
+const FIELD_SEPARATOR = /\s+/;
+
 /** Parses the text of `/proc/<pid>/stat`; undefined when it is not a stat line. */
 export function parseProcStat(text: string): ProcStat | undefined {
   const close = text.lastIndexOf(')');
@@ -38,8 +41,7 @@ export function parseProcStat(text: string): ProcStat | undefined {
   const fields = text
     .slice(close + 1)
     .trim()
-    // Stryker disable next-line Regex: the kernel separates the fields by single spaces
-    .split(/\s+/);
+    .split(FIELD_SEPARATOR);
   // split yields at least one field (an empty one for a line that ends at the ")": rejected below).
   const state = fields[0] as string;
   const startTime = fields[22 - 3];

@@ -187,6 +187,8 @@ describe('parseProcStat on lines that are not stat lines', () => {
   it('rejects a line without the parenthesised command name, whatever follows it', () => {
     expect(parseProcStat(statLine('S', '12345').replace('(', ''))).toBeUndefined();
     expect(parseProcStat(statLine('S', '12345').replace(')', ''))).toBeUndefined();
+    // Fields that would parse, but no ")" closing a command name before them.
+    expect(parseProcStat(`${statLine('S', '12345').split(') ')[1]?.trim()} (`)).toBeUndefined();
   });
 });
 

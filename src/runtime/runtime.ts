@@ -45,13 +45,14 @@ import { SqliteSessionStore } from '../store/sqlite-session-store.js';
 import { packageRoot } from '../version.js';
 import type { AgentSpec } from './agent-spec.js';
 import { type AttemptWatch, runAttempt } from './attempt.js';
+import { StepMarks, stepReader } from './books/step-transcripts.js';
 import { EndpointHistory } from './endpoint-history.js';
 import { type EventSink, type FlowerEvent, messageMetaOf } from './events.js';
 import { AttemptSentinel, type FailFastStop } from './fail-fast.js';
 import { degradedLimitReason, generationLimitReason, isContextOverflow } from './handoff-document.js';
 import { type HandoffRequest, writeHandoff } from './handoff-turn.js';
 import { clearInFlight, markInFlight } from './in-flight.js';
-import { ledgerCost, ledgerForStep, stepSessions, type TranscriptReader } from './ledger.js';
+import { ledgerCost, ledgerForStep, stepSessions } from './ledger.js';
 import { settleLeftovers } from './leftovers.js';
 import { Lineage } from './lineage.js';
 import { manifestPath, saveManifestRows } from './manifest.js';
@@ -430,6 +431,8 @@ export class Runtime {
         this.options.onVerbose?.(found.reason);
       }
     }
+    // Where the resumed session's transcripts stand: the books read only what the step adds.
+    const marks = StepMarks.at(this.store, this.projectKey, target.resume ? [target.resume] : []);
     let attempt = 0;
     /** An attempt of this step was stopped for the lease (its query never reported a result). */
     let stoppedForLease = false;
@@ -476,7 +479,7 @@ export class Runtime {
     } finally {
       // Before the rescue is unregistered: a signal during the read still gets the row written.
       if (this.current === result) {
-        await this.closeBooks(result);
+        await this.closeBooks(result, marks);
         // A query stopped for the lease is ended before it reports its result, and the binary
         // writes no cost-state for it, so the SDK's figure misses every reply of that query (the
         // row said $0 for a minute of work; partition chaos test). Its replies are in the
@@ -750,14 +753,18 @@ export class Runtime {
     this.stops.set(result, stop);
   }
 
-  /** The step's ledger (main thread and workers, from the stored transcripts) and its threshold. */
-  private async closeBooks(result: StepResult): Promise<void> {
+  /**
+   * The step's ledger (main thread and workers, from what the step appended to the stored
+   * transcripts since `marks`) and its threshold.
+   */
+  private async closeBooks(result: StepResult, marks: StepMarks): Promise<void> {
     if (this.handoff.enabled) result.handoffAt = this.handoff.at;
-    const reader: TranscriptReader = {
-      load: async (key) => this.store.loadRaw(key),
-      listSubkeys: (key) => this.store.listSubkeys(key),
-    };
-    result.ledger = await ledgerForStep(reader, this.projectKey, result, epochSeconds());
+    result.ledger = await ledgerForStep(
+      stepReader(this.store, marks),
+      this.projectKey,
+      result,
+      epochSeconds(),
+    );
   }
 
   /**

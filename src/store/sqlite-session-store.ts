@@ -118,6 +118,9 @@ function prepareStatements(db: Database.Database) {
     rowsFrom: db.prepare<[string, number], { seq: number; payload: string }>(
       'SELECT seq, payload FROM entries WHERE store_key = ? AND seq >= ? ORDER BY seq',
     ),
+    rowsBelow: db.prepare<[string, number, number], { seq: number; payload: string }>(
+      'SELECT seq, payload FROM entries WHERE store_key = ? AND seq < ? ORDER BY seq LIMIT ?',
+    ),
     rowAt: db.prepare<[string, number], { seq: number; uid: string | null }>(
       'SELECT seq, uid FROM entries WHERE store_key = ? ORDER BY seq LIMIT 1 OFFSET ?',
     ),
@@ -510,6 +513,47 @@ export class SqliteSessionStore implements Required<SessionStore> {
       return isStorableSubpath(subpath)
         ? [{ sessionId: rest.slice(0, slash), subpath, entries: row.entries }]
         : [];
+    });
+  }
+
+  /**
+   * The next seq of each key of a session ('' for the main transcript): where each stood, so that
+   * a step's books later read only what came after (runtime/books/step-transcripts.ts). One
+   * index lookup per key, no entry read.
+   */
+  nextSeqs(projectKey: string, sessionId: string): Map<string, number> {
+    const key = this.checked({ projectKey, sessionId }, 'mark the transcripts of');
+    const main = `${key.projectKey}/${key.sessionId}`;
+    return this.guard(`mark ${main}`, () => {
+      const subkeys = this.statements.keysInRange.all(...prefixRange(`${main}/`));
+      const marks = new Map<string, number>();
+      for (const storeKey of [main, ...subkeys.map((row) => row.store_key)]) {
+        const last = this.statements.lastSeq.get(storeKey);
+        if (last !== null && last !== undefined) marks.set(storeKey.slice(main.length + 1), last + 1);
+      }
+      return marks;
+    });
+  }
+
+  /**
+   * The entries of `key` from seq `from` on, after its first `head` entries below `from` (the
+   * books of a step: what it appended, and a worker's account of itself at its start). Null when
+   * the key holds nothing; throws on a damaged row, as `loadRaw` does.
+   */
+  entriesFrom(given: SessionKey, from: number, head = 0): SessionStoreEntry[] | null {
+    const storeKey = storeKeyOf(this.checked(given, 'load'));
+    return this.guard(`load ${storeKey}`, () => {
+      if (this.statements.lastSeq.get(storeKey) == null) return null;
+      const rows = [
+        ...(head > 0 ? this.statements.rowsBelow.all(storeKey, from, head) : []),
+        ...this.statements.rowsFrom.all(storeKey, from),
+      ];
+      return rows.map((row, position) => {
+        const entry = parseEntry(row.payload);
+        if (entry === undefined)
+          throw this.unreadableRowError(storeKey, { seq: row.seq, uuid: null, position });
+        return entry;
+      });
     });
   }
 

@@ -8,7 +8,7 @@ import { existsSync, mkdirSync, readdirSync, readFileSync, statSync, writeFileSy
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import type { Browser } from 'playwright-core';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import type { RunReport } from '../../src/report/report.js';
 import type { AgentSpec } from '../../src/runtime/agent-spec.js';
 import type { ManifestRow } from '../../src/runtime/step-result.js';
@@ -245,6 +245,54 @@ describe('what a resume changed', () => {
     // The second round's ledger holds its own turn only, though it continued the same session.
     expect(rows[1]?.main).toMatchObject({ turns: 1, input_tokens: 1_200 });
     expect(second.ok).toBe(true);
+  }, 120_000);
+});
+
+describe('the books at a step end (issue 23)', () => {
+  it('read only what the step appended to a resumed session, not its whole history', async () => {
+    harness = await startHarness([
+      mock.toolUse('Read', { file_path: 'a.txt' }, { usage: usage(1_000, 0, 0, 10) }),
+      mock.toolUse('Read', { file_path: 'b.txt' }, { usage: usage(1_100, 0, 0, 10) }),
+      mock.text('first', { usage: usage(1_150, 0, 0, 10) }),
+      mock.text('second', { usage: usage(1_200, 0, 0, 10) }),
+    ]);
+    const runtime = harness.runtime();
+    const spec: AgentSpec = {
+      name: 'work',
+      instructions: '',
+      allowedTools: ['Read'],
+      permissionMode: 'default',
+    };
+    const first = await runtime.run(spec, 'One.');
+    const { SqliteSessionStore } = await import('../../src/store/sqlite-session-store.js');
+    const stored = (store: InstanceType<typeof SqliteSessionStore>) =>
+      store.entryCounts(runtime.projectKey).reduce((total, key) => total + key.entries, 0);
+    // The runtime's own store (private): what it holds before and after the second step.
+    const store = (runtime as unknown as { store: InstanceType<typeof SqliteSessionStore> }).store;
+    const wholeReads = vi.spyOn(SqliteSessionStore.prototype, 'loadRaw');
+    const counting = vi.spyOn(SqliteSessionStore.prototype, 'entriesFrom');
+    try {
+      const before = stored(store);
+      const second = await runtime.run(spec, 'Two.', {
+        stepName: 'work#round2',
+        resume: first.sessionId ?? '',
+      });
+      const after = stored(store);
+      expect(second.ok).toBe(true);
+      expect(wholeReads).not.toHaveBeenCalled();
+      const read = counting.mock.results.reduce(
+        (total, call) => total + ((call.value as unknown[] | null)?.length ?? 0),
+        0,
+      );
+      // The first step's entries (prompt, three responses, two tool results) are not read again.
+      expect(before).toBeGreaterThanOrEqual(6);
+      expect(read).toBe(after - before);
+      expect(second.ledger?.main).toMatchObject({ turns: 1, input_tokens: 1_200 });
+    } finally {
+      wholeReads.mockRestore();
+      counting.mockRestore();
+      runtime.close();
+    }
   }, 120_000);
 });
 

@@ -4,7 +4,8 @@
  *
  * Invariants:
  * - The committed record (`test/mutation/results.json`) keeps every mutated module's results: a
- *   narrowed run (`--mutate <module>`) replaces that module's results and keeps the others'.
+ *   narrowed run (`--mutate <module>`) replaces that module's results and keeps the others'; a run
+ *   over some lines (`<module>:10-20`) of a file the record holds unchanged replaces those lines'.
  *   (StrykerJS writes its incremental file with the results of its own run only, so it writes a
  *   scratch copy in reports/ and the record is merged here.)
  * - The run reuses the record (StrykerJS's incremental mode): only mutants whose code or covering
@@ -17,7 +18,7 @@ import { spawnSync } from 'node:child_process';
 import { copyFileSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
-import { belowTarget, formatRows, scoreRows } from './scores.mjs';
+import { belowTarget, formatRows, matchesPattern, parseEntry, scoreRows } from './scores.mjs';
 
 /**
  * The record with a run's files and test files in place of the ones it held before. Kept small
@@ -25,7 +26,16 @@ import { belowTarget, formatRows, scoreRows } from './scores.mjs';
  * and tests), without the run's configuration or each failure's message and stack.
  */
 export function mergeResults(recorded, run) {
-  const files = { ...(recorded?.files ?? {}), ...run.files };
+  const files = { ...(recorded?.files ?? {}) };
+  for (const [path, file] of Object.entries(run.files ?? {})) {
+    const ranges = rangesOf(path, run.config?.mutate ?? []);
+    const before = files[path];
+    // A run over some lines of an unchanged file replaces those lines' mutants only.
+    files[path] =
+      ranges === undefined || before === undefined || before.source !== file.source
+        ? file
+        : { ...file, mutants: [...before.mutants.filter((m) => !within(m, ranges)), ...file.mutants] };
+  }
   for (const [path, file] of Object.entries(files)) {
     files[path] = { ...file, mutants: (file.mutants ?? []).map(({ statusReason, ...mutant }) => mutant) };
   }
@@ -37,6 +47,23 @@ export function mergeResults(recorded, run) {
     testFiles: { ...(recorded?.testFiles ?? {}), ...(run.testFiles ?? {}) },
   };
 }
+
+/** The line ranges a run's `mutate` list gave for `path`; undefined when it mutated the whole file. */
+function rangesOf(path, mutate) {
+  const ranges = [];
+  for (const entry of mutate) {
+    const { pattern, lines } = parseEntry(entry);
+    if (!matchesPattern(pattern, path.replace(/^\.\//, ''))) continue;
+    if (lines === undefined) return undefined;
+    ranges.push(lines);
+  }
+  return ranges.length === 0 ? undefined : ranges;
+}
+
+const within = (mutant, ranges) => {
+  const line = mutant.location?.start?.line ?? 0;
+  return ranges.some(([from, to]) => line >= from && line <= to);
+};
 
 /** Merges a run's results file (StrykerJS's incremental file of a run made elsewhere) into the record. */
 function mergeInto(record, runFile) {

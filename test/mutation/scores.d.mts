@@ -14,6 +14,7 @@ export interface ScoreRow {
   score: number | undefined;
 }
 export interface MutationReport {
+  config?: { mutate?: string[] };
   schemaVersion?: string;
   testFiles?: Record<string, unknown>;
   files?: Record<

@@ -150,7 +150,7 @@ describe('the committed record', () => {
     };
     const run = {
       schemaVersion: '2',
-      config: { huge: true },
+      config: { mutate: ['src/a.ts'], huge: true },
       files: { 'src/a.ts': { source: 'a2', mutants: [{ ...mutant('Killed'), statusReason: 'stack…' }] } },
       testFiles: { 'test/a.test.ts': { source: 'new' } },
     };
@@ -168,5 +168,21 @@ describe('the committed record', () => {
     expect(mergeResults(undefined, run).files).toEqual({
       'src/a.ts': { source: 'a2', mutants: [mutant('Killed')] },
     });
+  });
+
+  it("a run over some lines of an unchanged file replaces those lines' mutants and keeps the rest", () => {
+    const recorded = {
+      files: { 'src/a.ts': { source: 'same', mutants: [mutant('Survived', 5), mutant('Killed', 30)] } },
+    };
+    const run = {
+      config: { mutate: ['src/a.ts:1-10'] },
+      files: { 'src/a.ts': { source: 'same', mutants: [mutant('Killed', 5)] } },
+    };
+    expect(mergeResults(recorded, run).files?.['src/a.ts']?.mutants).toEqual([
+      mutant('Killed', 30),
+      mutant('Killed', 5),
+    ]);
+    const changed = { ...run, files: { 'src/a.ts': { source: 'edited', mutants: [mutant('Killed', 5)] } } };
+    expect(mergeResults(recorded, changed).files?.['src/a.ts']?.mutants).toEqual([mutant('Killed', 5)]);
   });
 });

@@ -208,6 +208,14 @@ describe('the cost ledger per worker, end to end', () => {
   }, 180_000);
 });
 
+/** A reader that may look at files: the step the resume tests run twice. */
+const readingSpec: AgentSpec = {
+  name: 'work',
+  instructions: '',
+  allowedTools: ['Read'],
+  permissionMode: 'default',
+};
+
 describe('what a resume changed', () => {
   it('records the rewrite layers’ report of each resume and the handoff threshold in the step’s row', async () => {
     harness = await startHarness([
@@ -215,14 +223,8 @@ describe('what a resume changed', () => {
       mock.text('second', { usage: usage(1_200, 0, 0, 10) }),
     ]);
     const runtime = harness.runtime({ handoff: { window: 400_000 } });
-    const spec: AgentSpec = {
-      name: 'work',
-      instructions: '',
-      allowedTools: ['Read'],
-      permissionMode: 'default',
-    };
-    const first = await runtime.run(spec, 'One.');
-    const second = await runtime.run(spec, 'Two.', {
+    const first = await runtime.run(readingSpec, 'One.');
+    const second = await runtime.run(readingSpec, 'Two.', {
       stepName: 'work#round2',
       resume: first.sessionId ?? '',
     });
@@ -257,13 +259,7 @@ describe('the books at a step end (issue 23)', () => {
       mock.text('second', { usage: usage(1_200, 0, 0, 10) }),
     ]);
     const runtime = harness.runtime();
-    const spec: AgentSpec = {
-      name: 'work',
-      instructions: '',
-      allowedTools: ['Read'],
-      permissionMode: 'default',
-    };
-    const first = await runtime.run(spec, 'One.');
+    const first = await runtime.run(readingSpec, 'One.');
     const { SqliteSessionStore } = await import('../../src/store/sqlite-session-store.js');
     const stored = (store: InstanceType<typeof SqliteSessionStore>) =>
       store.entryCounts(runtime.projectKey).reduce((total, key) => total + key.entries, 0);
@@ -273,7 +269,7 @@ describe('the books at a step end (issue 23)', () => {
     const counting = vi.spyOn(SqliteSessionStore.prototype, 'entriesFrom');
     try {
       const before = stored(store);
-      const second = await runtime.run(spec, 'Two.', {
+      const second = await runtime.run(readingSpec, 'Two.', {
         stepName: 'work#round2',
         resume: first.sessionId ?? '',
       });

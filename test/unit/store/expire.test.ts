@@ -105,7 +105,8 @@ describe('expire layer', () => {
   it('an explicit is_error: false result expires like any other', () => {
     const t = new TranscriptBuilder();
     const id = t.tool('Bash', { command: 'git status' }, status('old'));
-    const block = (t.entries.at(-1)?.message as { content: Array<Record<string, unknown>> }).content[0];
+    const message = t.entries.at(-1)?.message as { content: Array<Record<string, unknown>> } | undefined;
+    const block = message?.content[0];
     if (block !== undefined) block.is_error = false;
     for (let index = 0; index < 6; index += 1) t.bash('pwd', status(index));
     expect(resultOf(expireStaleGlances(t.entries).entries, id)).toBe(note('git status', 7));

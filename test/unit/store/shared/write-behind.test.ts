@@ -376,7 +376,10 @@ describe('write-behind', () => {
       },
     });
     let started = 0;
-    for (let job = 0; job < 3; job += 1) queue.push(`job ${job}`, async () => void (started += 1));
+    for (let job = 0; job < 3; job += 1)
+      queue.push(`job ${job}`, async () => {
+        started += 1;
+      });
     queue.push('refused', async () => {
       throw Object.assign(new Error('bad value'), { code: '22P02' });
     });

@@ -113,7 +113,7 @@ describe('flower doctor: FLOWER_STORE_URL', () => {
     await store.close();
     const run = await doctor({ FLOWER_STORE_URL: url });
     expect(storeLine(run.stdout)).toMatch(
-      new RegExp(`, schema "${schema}" \\(sessions v2, task_records v2, tombstones v1\\)$`),
+      new RegExp(`, schema "${schema}" \\(sessions v2, task_records v3, tombstones v1\\)$`),
     );
     expect(run.status).toBe(0);
   });
@@ -126,7 +126,7 @@ describe('flower doctor: FLOWER_STORE_URL', () => {
     await postgres.admin(`UPDATE "${schema}".schema_versions SET version = 9 WHERE family = 'sessions'`);
     const run = await doctor({ FLOWER_STORE_URL: url });
     expect(storeLine(run.stdout)).toContain(
-      'sessions v9 is newer than this flower (v2), task_records v2, tombstones v1: upgrade flower on this machine',
+      'sessions v9 is newer than this flower (v2), task_records v3, tombstones v1: upgrade flower on this machine',
     );
     expect(run.status).toBe(1);
   });

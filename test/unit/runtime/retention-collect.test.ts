@@ -37,6 +37,14 @@ async function withRetired(sessions: SqliteSessionStore) {
   await sessions.append({ projectKey, sessionId: 's-live' }, [{ type: 'user', uuid: 'd' }]);
 }
 
+/** The store lists one subagent more than it holds: a transcript gone between the listing and the read. */
+function listAVanishedSubagent(store: {
+  listSubkeys: (key: { projectKey: string; sessionId: string }) => Promise<string[]>;
+}): void {
+  const listSubkeys = store.listSubkeys.bind(store);
+  store.listSubkeys = async (key) => [...(await listSubkeys(key)), 'subagents/agent-gone'];
+}
+
 describe('collectStore', () => {
   it('drops a retired session whole, counting its subagent transcripts, and keeps the live one', async () => {
     const sessions = store();
@@ -209,8 +217,7 @@ describe('collectStore: what it measures and drops', () => {
       },
       true,
     );
-    const listSubkeys = store.listSubkeys;
-    store.listSubkeys = async (key) => [...(await listSubkeys(key)), 'subagents/agent-gone'];
+    listAVanishedSubagent(store);
     const outcome = await collectStore(
       { label: 'm', store, projectKeys: [projectKey] },
       options({ retired: ['s-1'] }),
@@ -225,8 +232,7 @@ describe('collectStore: what it measures and drops', () => {
 
   it('reads a transcript gone meanwhile as empty through load too', async () => {
     const { store } = memoryStore({ '-work/s-1': { mtime: 1, transcripts: { '': [entry('a')] } } }, false);
-    const listSubkeys = store.listSubkeys;
-    store.listSubkeys = async (key) => [...(await listSubkeys(key)), 'subagents/agent-gone'];
+    listAVanishedSubagent(store);
     const outcome = await collectStore(
       { label: 'm', store, projectKeys: [projectKey] },
       options({ retired: ['s-1'] }),

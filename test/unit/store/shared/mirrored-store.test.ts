@@ -33,6 +33,16 @@ async function mirrored() {
   return { local, shared, queue, store: new MirroredSessionStore(local, shared.sessions, queue) };
 }
 
+/** A local store that holds nothing and has none of the optional fast paths. */
+const emptyLocal = (): SessionBackend => ({
+  append: async () => {},
+  delete: async () => {},
+  load: async () => null,
+  listSessions: async () => [],
+  listSessionSummaries: async () => [],
+  listSubkeys: async () => [],
+});
+
 describe('MirroredSessionStore', () => {
   it('sends each batch behind the local store, as it was when appended', async () => {
     const { local, shared, queue, store } = await mirrored();
@@ -118,14 +128,7 @@ describe('MirroredSessionStore', () => {
   });
 
   it('a local store without the fast paths or close gives none (the rewriting layer falls back)', async () => {
-    const local: SessionBackend = {
-      append: async () => {},
-      delete: async () => {},
-      load: async () => null,
-      listSessions: async () => [],
-      listSessionSummaries: async () => [],
-      listSubkeys: async () => [],
-    };
+    const local = emptyLocal();
     const shared = { append: async () => {}, delete: async () => {} };
     const queue = new WriteBehindQueue({ notice: outageNotice('db', {}), retryDelayMs: 5 });
     const store = new MirroredSessionStore(local, shared, queue);
@@ -138,14 +141,7 @@ describe('MirroredSessionStore', () => {
   it('an empty batch sends nothing; a refused change is said by what it was and for which key', async () => {
     const refused: string[] = [];
     const sent: Array<{ key: SessionKey; entries?: SessionStoreEntry[] }> = [];
-    const local: SessionBackend = {
-      append: async () => {},
-      delete: async () => {},
-      load: async () => null,
-      listSessions: async () => [],
-      listSessionSummaries: async () => [],
-      listSubkeys: async () => [],
-    };
+    const local = emptyLocal();
     const refusal = () => Object.assign(new Error('value too long'), { code: '22001' });
     const shared = {
       append: async (appended: SessionKey, entries: SessionStoreEntry[]) => {

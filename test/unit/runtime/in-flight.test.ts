@@ -58,6 +58,7 @@ const sourceOf = (main: SessionStoreEntry[]) => ({
 });
 const source = sourceOf(reported);
 
+/** Plants an in-flight marker; a field given as `undefined` is left out (a damaged write). */
 function marker(sessionId: string, pid: number, extra: Record<string, unknown> = {}): void {
   mkdirSync(join(runDir, IN_FLIGHT_DIRECTORY), { recursive: true });
   writeFileSync(
@@ -107,19 +108,8 @@ describe('marker files', () => {
   });
 
   it('a damaged earlier marker does not lend its fields to the next one', () => {
-    mkdirSync(join(runDir, IN_FLIGHT_DIRECTORY), { recursive: true });
     // The same session, step, run and process, but without a start (a damaged write).
-    writeFileSync(
-      join(runDir, IN_FLIGHT_DIRECTORY, 's1.json'),
-      JSON.stringify({
-        sessionId: 's1',
-        step: 'work',
-        run: 'r',
-        pid: process.pid,
-        host: hostname(),
-        baselineUsd: 9,
-      }),
-    );
+    marker('s1', process.pid, { run: 'r', startedAt: undefined, resumed: undefined, baselineUsd: 9 });
     markInFlight(runDir, {
       sessionId: 's1',
       step: 'work',
@@ -535,18 +525,7 @@ describe('in-flight changes are told to the listeners of the run directory', () 
 
 describe('the edges of booking', () => {
   it('a damaged earlier marker without a baseline does not lend its start either', () => {
-    mkdirSync(join(runDir, IN_FLIGHT_DIRECTORY), { recursive: true });
-    writeFileSync(
-      join(runDir, IN_FLIGHT_DIRECTORY, 's1.json'),
-      JSON.stringify({
-        sessionId: 's1',
-        step: 'work',
-        run: 'r',
-        pid: process.pid,
-        host: hostname(),
-        startedAt: 5,
-      }),
-    );
+    marker('s1', process.pid, { run: 'r', startedAt: 5, resumed: undefined, baselineUsd: undefined });
     markInFlight(runDir, {
       sessionId: 's1',
       step: 'work',

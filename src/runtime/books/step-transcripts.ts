@@ -28,7 +28,10 @@ export interface AppendedEntries {
   listSubkeys(key: { projectKey: string; sessionId: string }): Promise<string[]>;
 }
 
-/** How many entries of a worker's transcript carry its account of itself (measured: the first one). */
+/**
+ * How many of a worker transcript's first entries are read for its account of itself: its
+ * metadata entry and its first prompt open it.
+ */
 export const HEAD_ENTRIES = 3;
 
 /** Where each transcript of the step's sessions stood when the step started. */

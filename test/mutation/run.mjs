@@ -18,7 +18,7 @@ import { spawnSync } from 'node:child_process';
 import { copyFileSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
-import { belowTarget, formatRows, matchesPattern, parseEntry, scoreRows } from './scores.mjs';
+import { belowTarget, formatRows, matchesPattern, parseEntry, RECORD, scoreRows } from './scores.mjs';
 
 /**
  * The record with a run's files and test files in place of the ones it held before. Kept small
@@ -76,7 +76,7 @@ function mergeInto(record, runFile) {
 async function main(args) {
   const root = dirname(dirname(dirname(fileURLToPath(import.meta.url))));
   const config = await import(pathToFileURL(join(root, 'stryker.config.mjs')).href);
-  const record = join(root, 'test/mutation/results.json');
+  const record = join(root, RECORD);
   if (args[0] === '--merge' && args[1] !== undefined) {
     mergeInto(record, args[1]);
     return 0;

@@ -38,3 +38,4 @@ export function changedEntries(
   readSource: (file: string) => string,
 ): string[];
 export function formatRows(rows: ScoreRow[]): string;
+export const RECORD: string;

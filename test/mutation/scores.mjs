@@ -20,6 +20,9 @@ import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { dirname, isAbsolute, join, relative } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 
+/** The committed record of every mutated module's results (run.mjs writes it), from the project root. */
+export const RECORD = 'test/mutation/results.json';
+
 const DETECTED = new Set(['Killed', 'Timeout']);
 
 /** `src/x/*.ts:10-20` → the path pattern and the line range (both lines included). */
@@ -121,7 +124,7 @@ async function main(argv) {
   const root = dirname(dirname(dirname(fileURLToPath(import.meta.url))));
   const config = await import(pathToFileURL(join(root, 'stryker.config.mjs')).href);
   const modules = config.mutatedModules;
-  const record = join(root, 'test/mutation/results.json');
+  const record = join(root, RECORD);
   if (argv.includes('--changed')) {
     const recorded = existsSync(record) ? JSON.parse(readFileSync(record, 'utf8')) : undefined;
     const read = (file) => readFileSync(join(root, file), 'utf8');

@@ -15,7 +15,7 @@
  *   and the connection stays usable), a transaction whose client vanished
  *   (`idleInTransactionTimeoutMs`: its row locks do not block other machines), and the end of a
  *   pool or client (`closeTimeoutMs`: a goodbye the server never acknowledges does not keep the
- *   process alive; the sockets are destroyed after it).
+ *   process alive; the sockets are destroyed after it, a connection still being opened among them).
  * - TCP keepalive from `keepAliveInitialDelayMs` of silence, so the kernel notices a peer that
  *   vanished without a FIN or RST (a pulled cable, a NAT that forgot the flow) on an idle
  *   connection: after the delay plus the kernel's probes (Linux: 9 × 75 s) instead of two hours
@@ -149,27 +149,37 @@ export async function endClient(
  * @internal
  */
 export class GuardedPool extends pg.Pool {
-  /** Every client the pool made whose connection has not ended yet. */
-  private readonly live = new Set<pg.ClientBase>();
-  private boundedEnd: Promise<void> | undefined;
+  /** Every client the pool made whose connection has not ended yet, from the moment it is made:
+   * pg reports a client only once it has connected, and one still connecting to a frozen server
+   * would otherwise outlive the pool's end by the whole connect timeout (observed at exit). */
+  private readonly live: Set<pg.ClientBase>;
   /** Told when the last open connection ended. */
-  private closedWaiters: Array<() => void> = [];
+  private readonly closedWaiters: Array<() => void>;
+  private readonly closeTimeoutMs: number;
+  private boundedEnd: Promise<void> | undefined;
 
-  constructor(
-    config: pg.PoolConfig,
-    private readonly closeTimeoutMs: number,
-  ) {
-    super(config);
+  constructor(config: pg.PoolConfig, closeTimeoutMs: number) {
+    const live = new Set<pg.ClientBase>();
+    const closedWaiters: Array<() => void> = [];
+    super({
+      ...config,
+      Client: class TrackedClient extends pg.Client {
+        constructor(clientConfig?: string | pg.ClientConfig) {
+          super(clientConfig);
+          live.add(this);
+          guardClient(this);
+          this.once('end', () => {
+            live.delete(this);
+            if (live.size === 0) for (const done of closedWaiters.splice(0)) done();
+          });
+        }
+      },
+    });
+    this.live = live;
+    this.closedWaiters = closedWaiters;
+    this.closeTimeoutMs = closeTimeoutMs;
     this.on('error', () => {
       // An idle client lost its connection; pg has already removed it from the pool.
-    });
-    this.on('connect', (client) => {
-      this.live.add(client);
-      guardClient(client);
-      client.once('end', () => {
-        this.live.delete(client);
-        if (this.live.size === 0) for (const done of this.closedWaiters.splice(0)) done();
-      });
     });
   }
 

@@ -124,6 +124,24 @@ describe('a black-holed server', () => {
     expect(await hanging).toBeInstanceOf(Error);
   });
 
+  // Observed in the SIGSTOP end-to-end test: the lease's release opened a connection to the frozen
+  // server at close; the pool's end did not know it (pg reports a client only once it has
+  // connected), so its socket kept flower alive until the connect timeout, past the stated bound.
+  it('ends a pool within closeTimeoutMs while a connection is still being opened: its socket is destroyed too', async () => {
+    const { proxy, target } = await throughProxy();
+    const guarded = createPool(target, { closeTimeoutMs: 300, connectTimeoutMs: 60_000 });
+    proxy.blackHole();
+    const connecting = guarded.connect().catch((error: unknown) => error);
+    await expect.poll(() => proxy.connections).toBe(1);
+    expect(guarded.openConnections).toBe(1);
+    const started = Date.now();
+    await guarded.end();
+    expect(Date.now() - started).toBeLessThan(300 + 1000 + 1500);
+    expect(await within(connecting, 2000)).toBeInstanceOf(Error);
+    // Its socket closed (a client says it ended once its socket has): on the loop's next turn.
+    await expect.poll(() => guarded.openConnections, { timeout: 1000 }).toBe(0);
+  });
+
   it('ends a standalone client within its bound (endClient)', async () => {
     const { proxy, target } = await throughProxy();
     const client = guardClient(new pg.Client(clientConfig(target, {}, 'flower test')));

@@ -1,13 +1,24 @@
 /**
- * The package's own version, read once from package.json next to the build output.
+ * The package's own version, read once from the package's package.json.
  * Kept in one place so `--version`, the update notice and the manifest agree.
  */
-import { readFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
-/** The package root: `dist/..` when built, `src/..` when run from source. */
-export const packageRoot: string = join(dirname(fileURLToPath(import.meta.url)), '..');
+/**
+ * The package root: the nearest directory above this module with a package.json. This code runs
+ * from `src/`, from tsc's `dist/`, and from a bundled chunk in `dist/chunks/` (rolldown.config.mjs),
+ * each at another depth.
+ */
+export const packageRoot: string = nearestPackageRoot(dirname(fileURLToPath(import.meta.url)));
+
+function nearestPackageRoot(from: string): string {
+  for (let directory = from; ; directory = dirname(directory)) {
+    if (existsSync(join(directory, 'package.json'))) return directory;
+    if (dirname(directory) === directory) return dirname(from);
+  }
+}
 
 function readVersion(): string {
   try {

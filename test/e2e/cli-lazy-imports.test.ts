@@ -5,18 +5,35 @@
  * an eager import of one of them in a registration module fails this test.
  *
  * The built CLI runs as a real process with `--import test/support/module-trace.mjs`, which records
- * every module URL the process resolves. A control run (`once` with an empty prompt, which fails
+ * every module URL the process resolves. The CLI is bundled (rolldown.config.mjs): a file of dist/
+ * holds several of tsc's modules, and the build's list (dist/chunks/modules.json) says which, so
+ * the test reads the modules loaded, not only the files. A control run (`once` with an empty prompt, which fails
  * after its action was imported) shows the trace does see the SDK when it is loaded.
  */
 import { spawnSync } from 'node:child_process';
 import { mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 
 const repoRoot = join(import.meta.dirname, '..', '..');
 const bin = join(repoRoot, 'dist', 'cli', 'bin.js');
 const tracer = join(repoRoot, 'test', 'support', 'module-trace.mjs');
+const distUrl = `${pathToFileURL(join(repoRoot, 'dist')).href}/`;
+
+/** A loaded file of dist/ as the modules the bundle put in it (dist/chunks/modules.json). */
+function modulesIn(urls: readonly string[]): string[] {
+  const held = JSON.parse(readFileSync(join(repoRoot, 'dist', 'chunks', 'modules.json'), 'utf8')) as Record<
+    string,
+    string[]
+  >;
+  return urls.flatMap((url) => {
+    const file = url.startsWith(distUrl) ? url.slice(distUrl.length) : undefined;
+    const modules = file === undefined ? undefined : held[file];
+    return modules === undefined ? [url] : modules.map((module) => distUrl + module);
+  });
+}
 
 /** Module URL fragments that only a running command may load. */
 const HEAVY_MODULES = [
@@ -65,7 +82,7 @@ function tracedFlower(...args: string[]) {
       ANTHROPIC_BASE_URL: 'http://127.0.0.1:9',
     },
   });
-  const modules = readFileSync(trace, 'utf8').split('\n').filter(Boolean);
+  const modules = modulesIn(readFileSync(trace, 'utf8').split('\n').filter(Boolean));
   return { ...result, modules };
 }
 

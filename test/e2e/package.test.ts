@@ -79,6 +79,25 @@ describe('the npm package', () => {
     );
   });
 
+  it('bundles the CLI, the library and its testing kit as one module graph: no module is in two files', () => {
+    // rolldown.config.mjs: a workflow file that `flower run` loads imports 'flower-agent' and must
+    // get the CLI's own modules (one sink, one set of signal handlers), not a copy of them.
+    const held = JSON.parse(readFileSync(join(repoRoot, 'dist', 'chunks', 'modules.json'), 'utf8')) as Record<
+      string,
+      string[]
+    >;
+    for (const entry of ['cli/bin.js', 'index.js', 'testing/index.js']) {
+      expect(held[entry], entry).toBeDefined();
+      expect(files).toContain(`dist/${entry}`);
+    }
+    const owners = new Map<string, string[]>();
+    for (const [file, modules] of Object.entries(held))
+      for (const module of modules) owners.set(module, [...(owners.get(module) ?? []), file]);
+    expect(owners.get('output/sink.js')).toHaveLength(1);
+    expect([...owners].filter(([, where]) => where.length > 1)).toEqual([]);
+    for (const file of Object.keys(held)) expect(files).toContain(`dist/${file}`);
+  });
+
   it('has a README that says how to put flower on PATH and keeps its two set-up commands', () => {
     const readme = readFileSync(join(repoRoot, 'README.md'), 'utf8');
     expect(readme).toContain('npm ci && npm run build && node dist/cli/bin.js demo');

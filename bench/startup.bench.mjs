@@ -1,128 +1,149 @@
 /**
- * Start-up time of the `flower` binary: wall time of whole processes, from spawn to exit, for
- * `flower --version`, `flower --help` and `flower doctor`, against two baselines: a bare
- * `node -e 0` and a node that only imports commander (flower's floor: the command tree needs it).
+ * Start-up cost of the `flower` binary (`npm run bench:startup`): whole processes, spawn to exit,
+ * CPU time (the verdict) beside wall time, through `bench/support/measure.mjs`.
  *
- * For a before/after in one run, "eager" rows emulate the former eager CLI: the same process
- * first imports every `commands/*-action.js` (the modules `main.js` used to pull in statically),
- * then runs `dist/cli/bin.js` with the same arguments.
+ * Variants, all in the harness's clean environment (`env -i` plus PATH, a temp HOME, LANG; never
+ * the caller's NODE_EXTRA_CA_CERTS or NODE_OPTIONS) with FLOWER_NO_UPDATE=1,
+ * ANTHROPIC_API_KEY=bench-key and ANTHROPIC_BASE_URL=http://127.0.0.1:9 (a closed port: nothing
+ * leaves the machine):
+ * - baselines: `node -e 0`, and a node that only imports commander (flower's floor: its command
+ *   tree needs it);
+ * - `flower --version`, `flower --help`, `flower doctor` (exits 1: the endpoint does not answer),
+ *   `flower status -w <empty workspace>` (exits 1: no task there);
+ * - for information, `node -e 0` with the caller's whole environment (what NODE_EXTRA_CA_CERTS
+ *   and friends add to every start here);
+ * - BENCH_BEFORE, the `dist/cli/bin.js` of an older build, adds its `--version` and `doctor`.
  *
- * All variants are alternated round by round (the order rotates each round), so they see the same
- * machine load. Nothing leaves the machine: the update check is off, and `doctor`'s reachability
- * check points at a closed port on 127.0.0.1. Every run uses the same temporary HOME and cwd,
- * made for this benchmark.
- *
- * Run with `npm run build && node bench/startup.bench.mjs`. Environment knobs: BENCH_ROUNDS
- * (default 15 runs per variant); BENCH_BEFORE, the `dist/cli/bin.js` of an older build, adds rows
- * for that build's `--version` and `doctor` (a real before, next to the emulated one). Prints
- * medians, min/max, and the ratios to both baselines.
+ * Targets (issue 23), as differences of CPU medians over clean `node -e 0`: `--version` and
+ * `--help` at most +25 ms, `doctor` and `status` at most +50 ms. Exit code 1 when one is missed,
+ * unless BENCH_NO_VERDICT=1. BENCH_ROUNDS: runs per variant (default 15), alternated round by round.
  */
-import { spawnSync } from 'node:child_process';
-import { mkdirSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { performance } from 'node:perf_hooks';
-import { fileURLToPath, pathToFileURL } from 'node:url';
+import { mkdirSync } from 'node:fs';
+import path from 'node:path';
+import {
+  cleanEnv,
+  difference,
+  finish,
+  interleave,
+  loadAverage,
+  printTable,
+  repoRoot,
+  runMeasured,
+  scratchDir,
+  summarize,
+  verdict,
+} from './support/measure.mjs';
 
-const repoRoot = join(fileURLToPath(import.meta.url), '..', '..');
-const bin = join(repoRoot, 'dist', 'cli', 'bin.js');
-const commandsDir = join(repoRoot, 'dist', 'cli', 'commands');
+const bin = path.join(repoRoot, 'dist', 'cli', 'bin.js');
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 15);
 
-const world = mkdtempSync(join(tmpdir(), 'flower-startup-bench-'));
-const home = join(world, 'home');
-const project = join(world, 'project');
-mkdirSync(home);
+const world = scratchDir();
+const project = path.join(world, 'project');
+const workspace = path.join(world, 'empty-workspace');
 mkdirSync(project);
+mkdirSync(workspace);
 
-const env = {};
-for (const [key, value] of Object.entries(process.env)) {
-  if (!/^(ANTHROPIC_|CLAUDE_|FLOWER_|NODE_OPTIONS$)/.test(key)) env[key] = value;
-}
-Object.assign(env, {
-  HOME: home,
-  XDG_CONFIG_HOME: '',
+const env = cleanEnv({
   FLOWER_NO_UPDATE: '1',
   ANTHROPIC_API_KEY: 'bench-key',
   ANTHROPIC_BASE_URL: 'http://127.0.0.1:9',
 });
 
-/** Node code that imports every command implementation, then runs the CLI with `args`. */
-function eagerly(args) {
-  const actions = readdirSync(commandsDir)
-    .filter((name) => name.endsWith('-action.js'))
-    .map((name) => pathToFileURL(join(commandsDir, name)).href);
-  if (actions.length === 0) throw new Error(`no *-action.js in ${commandsDir}; run npm run build first`);
-  return [
-    '--input-type=module',
-    '-e',
-    `for (const m of ${JSON.stringify(actions)}) await import(m);` +
-      `process.argv = [process.execPath, ${JSON.stringify(bin)}, ...${JSON.stringify(args)}];` +
-      `await import(${JSON.stringify(pathToFileURL(bin).href)});`,
-  ];
-}
-
+// `expect`: the exit status a healthy run has, and text its output must hold.
 const variants = [
-  { name: 'node -e 0', args: ['-e', '0'] },
+  { name: '`node -e 0` (clean env)', args: ['-e', '0'], cwd: project },
   {
-    name: 'node -e "await import(\'commander\')"',
+    name: '`node -e "await import(\'commander\')"`',
     args: ['--input-type=module', '-e', "await import('commander')"],
+    cwd: repoRoot, // commander resolves from the repository
   },
-  { name: 'flower --version', args: [bin, '--version'] },
-  { name: 'flower --help', args: [bin, '--help'] },
-  { name: 'flower doctor', args: [bin, 'doctor'] },
-  { name: 'eager flower --version (before)', args: eagerly(['--version']) },
-  { name: 'eager flower doctor (before)', args: eagerly(['doctor']) },
+  {
+    name: '`flower --version`',
+    args: [bin, '--version'],
+    target: 25,
+    expect: { status: 0, text: /\d+\.\d+/ },
+  },
+  { name: '`flower --help`', args: [bin, '--help'], target: 25, expect: { status: 0, text: /Usage/ } },
+  { name: '`flower doctor`', args: [bin, 'doctor'], target: 50, expect: { status: 1, text: /Endpoint:/ } },
+  {
+    name: '`flower status -w <empty>`',
+    args: [bin, 'status', '-w', workspace],
+    target: 50,
+    expect: { status: 1, text: /No task/ },
+  },
+  { name: "`node -e 0` (caller's env, info)", args: ['-e', '0'], cwd: project, env: process.env },
   ...(process.env.BENCH_BEFORE
     ? [
-        { name: 'BENCH_BEFORE --version', args: [process.env.BENCH_BEFORE, '--version'] },
-        { name: 'BENCH_BEFORE doctor', args: [process.env.BENCH_BEFORE, 'doctor'] },
+        {
+          name: 'BENCH_BEFORE `--version`',
+          args: [process.env.BENCH_BEFORE, '--version'],
+          expect: { status: 0, text: /\d/ },
+        },
+        {
+          name: 'BENCH_BEFORE `doctor`',
+          args: [process.env.BENCH_BEFORE, 'doctor'],
+          expect: { status: 1, text: /Endpoint:/ },
+        },
       ]
     : []),
 ];
 
 function runOnce(variant) {
-  const started = performance.now();
-  // commander resolves from the repository, so the import baseline runs there; flower runs in the project.
-  const cwd = variant.args[0].endsWith('bin.js') ? project : repoRoot;
-  const result = spawnSync(process.execPath, variant.args, { cwd, env, encoding: 'utf8' });
-  const elapsed = performance.now() - started;
-  if (result.status !== 0) {
-    throw new Error(`${variant.name} exited ${result.status}: ${result.stderr.trim().split('\n')[0]}`);
+  const result = runMeasured(process.execPath, variant.args, {
+    env: variant.env ?? env,
+    cwd: variant.cwd ?? project,
+  });
+  const expect = variant.expect ?? { status: 0 };
+  const output = `${result.stdout}${result.stderr}`;
+  if (result.status !== expect.status || (expect.text && !expect.text.test(output))) {
+    throw new Error(
+      `${variant.name} exited ${result.status} (expected ${expect.status}): ${output.slice(0, 400)}`,
+    );
   }
-  return elapsed;
+  return result;
 }
 
-const samples = new Map(variants.map((variant) => [variant.name, []]));
-try {
-  for (const variant of variants) runOnce(variant); // warm the file cache; not counted
-  for (let round = 0; round < ROUNDS; round++) {
-    for (let i = 0; i < variants.length; i++) {
-      const variant = variants[(round + i) % variants.length];
-      samples.get(variant.name).push(runOnce(variant));
-    }
+const loadBefore = loadAverage();
+const samples = interleave(variants, ROUNDS, runOnce);
+const loadAfter = loadAverage();
+
+const summaries = new Map([...samples].map(([name, list]) => [name, summarize(list)]));
+const bare = summaries.get(variants[0].name);
+let pass = true;
+const rows = variants.map((variant) => {
+  const summary = summaries.get(variant.name);
+  const over = difference(summary, bare);
+  const row = { name: variant.name, summary, ratioWall: over.wall, ratioCpu: over.cpu, unit: ' ms' };
+  if (variant.target !== undefined) {
+    const result = verdict({
+      name: `${variant.name} over clean node -e 0`,
+      ratioCpu: over.cpu,
+      ratioWall: over.wall,
+      target: { max: variant.target },
+      unit: ' ms',
+      quiet: true,
+    });
+    if (!result.pass) pass = false;
+    Object.assign(row, { target: { max: variant.target }, verdict: result.text });
   }
-} finally {
-  rmSync(world, { recursive: true, force: true });
-}
+  return row;
+});
+const sources = new Set([...samples.values()].flat().map((sample) => sample.cpuSource));
 
-const median = (values) => {
-  const sorted = [...values].sort((a, b) => a - b);
-  const middle = Math.floor(sorted.length / 2);
-  return sorted.length % 2 ? sorted[middle] : (sorted[middle - 1] + sorted[middle]) / 2;
-};
-const ms = (value) => `${Math.round(value)} ms`;
-const bare = median(samples.get(variants[0].name));
-const withCommander = median(samples.get(variants[1].name));
-
-console.log(`flower start-up, ${ROUNDS} alternated runs each (wall time, spawn to exit)`);
-console.log('| command | median | min–max | × node -e 0 | × node + commander |');
-console.log('|---|---|---|---|---|');
-for (const variant of variants) {
-  const values = samples.get(variant.name);
-  const middle = median(values);
-  console.log(
-    `| \`${variant.name}\` | ${ms(middle)} | ${ms(Math.min(...values))}–${ms(Math.max(...values))} | ` +
-      `${(middle / bare).toFixed(2)}× | ${(middle / withCommander).toFixed(2)}× |`,
-  );
-}
+printTable({
+  title: `flower start-up: ${ROUNDS} alternated runs per variant`,
+  loadBefore,
+  loadAfter,
+  rows,
+  notes: [
+    '',
+    `"ratio" columns here are differences of medians over clean \`node -e 0\` (ms), wall and CPU; targets are on CPU. CPU source: ${[...sources].join(', ')}.`,
+    `min–max CPU: ${variants
+      .map((variant) => {
+        const { cpu } = summaries.get(variant.name);
+        return `${variant.name} ${Math.round(cpu.min)}–${Math.round(cpu.max)} ms`;
+      })
+      .join('; ')}`,
+  ],
+});
+finish(pass);

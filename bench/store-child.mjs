@@ -5,19 +5,24 @@
  * only the measured work, and `peakMb` is the resident-memory high-water mark it added.
  *
  * Modes:
- * - `floor {file, storeKey}`: read the rows with better-sqlite3 and `JSON.parse` each, twice
- *   (the second time after a garbage collection, see `settle`).
- * - `resume {file, key, workspace}`: the rewriting layer over the SQLite backend with trim on (as
- *   `go` runs it): `load()` twice in the same way, plus what the first load left behind (spill
- *   files written) and what the load hands the SDK (the size of the JSONL it writes for the
- *   binary, characters the model receives).
- * - `append {kind, batch, count, seed, workspace}`: append `count` generated entries with random
- *   v4 uuids in batches of `batch`, awaiting each call as the SDK does: `raw` (a prepared insert
- *   into the same schema, WAL), `backend` (SqliteSessionStore) or `layered` (the rewriting layer
- *   over it, trim on: spill files written as results arrive).
+ * - `floor {file, storeKeys}`: read the rows of each store key with better-sqlite3 and
+ *   `JSON.parse` each, twice (the second time after a garbage collection, see `settle`).
+ * - `resume {file, keys, workspace}`: the rewriting layer over the SQLite backend with trim on (as
+ *   `go` runs it): `load()` of every key (the main transcript, then its subagents'), twice in the
+ *   same way, plus what the first load left behind (spill files written) and what the load hands
+ *   the SDK (the size of the JSONL it writes for the binary, characters the model receives).
+ * - `append {kind, batch, count, seed, workspace, entriesFile?}`: append `count` generated entries
+ *   with random v4 uuids in batches of `batch`, awaiting each call as the SDK does: `raw` (a
+ *   prepared insert into the same schema, WAL), `backend` (SqliteSessionStore) or `layered` (the
+ *   rewriting layer over it, trim on: spill files written as results arrive). With `entriesFile`
+ *   (JSONL of `[subpath or null, entry]`, the realistic generator's session as the parent wrote
+ *   it), those entries under their own keys instead; a batch never spans two keys.
+ *
+ * Every timed section reports wall (`…Ms`) and this process's CPU (`…CpuMs`, process.cpuUsage:
+ * user+system of every thread, µs resolution) over the same work.
  */
 import { randomUUID } from 'node:crypto';
-import { mkdirSync, readdirSync } from 'node:fs';
+import { mkdirSync, readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import Database from 'better-sqlite3';
 import { RewritingSessionStore } from '../dist/store/rewriting-store.js';
@@ -75,7 +80,9 @@ async function floor() {
   const startedCpu = cpu();
   const db = new Database(args.file, { readonly: true });
   const select = db.prepare('SELECT payload FROM entries WHERE store_key = ? ORDER BY seq').pluck();
-  let entries = select.all(args.storeKey).map((payload) => JSON.parse(payload));
+  const readAll = () =>
+    args.storeKeys.flatMap((storeKey) => select.all(storeKey).map((payload) => JSON.parse(payload)));
+  let entries = readAll();
   const firstMs = now() - started;
   const firstCpuMs = cpu() - startedCpu;
   const peak = peakMb() - before;
@@ -84,7 +91,7 @@ async function floor() {
   settle();
   const again = now();
   const againCpu = cpu();
-  entries = select.all(args.storeKey).map((payload) => JSON.parse(payload));
+  entries = readAll();
   const laterMs = now() - again;
   const laterCpuMs = cpu() - againCpu;
   db.close();
@@ -99,7 +106,12 @@ async function resume() {
   const startedCpu = cpu();
   const backend = new SqliteSessionStore(args.file);
   const store = new RewritingSessionStore(backend, { workspace: args.workspace, trim: { enabled: true } });
-  let entries = await store.load(args.key);
+  const loadAll = async () => {
+    const all = [];
+    for (const key of args.keys) all.push(...((await store.load(key)) ?? []));
+    return all;
+  };
+  let entries = await loadAll();
   const firstMs = now() - started;
   const firstCpuMs = cpu() - startedCpu;
   const peak = peakMb() - before;
@@ -108,7 +120,7 @@ async function resume() {
   settle();
   const again = now();
   const againCpu = cpu();
-  entries = await store.load(args.key);
+  entries = await loadAll();
   const laterMs = now() - again;
   const laterCpuMs = cpu() - againCpu;
   // Measured after both loads, so neither pays for the garbage this makes.
@@ -117,21 +129,34 @@ async function resume() {
     jsonlBytes: jsonlBytes(entries),
     charsFedBack: charsFedBack(entries),
   };
-  const report = store.lastLoadReport(args.key);
+  const report = store.lastLoadReport(args.keys[0]);
   backend.close();
   return { firstMs, laterMs, firstCpuMs, laterCpuMs, peakMb: peak, spillWritten, report, ...facts };
 }
 
 async function append() {
-  const entries = generateTranscript({ entries: args.count, seed: args.seed }).map((entry) =>
-    typeof entry.uuid === 'string' ? { ...entry, uuid: randomUUID() } : entry,
-  );
-  const batches = [];
-  for (let index = 0; index < entries.length; index += args.batch)
-    batches.push(entries.slice(index, index + args.batch));
-  const file = path.join(args.workspace, 'runs', 'sessions.db');
   const key = { projectKey: '-home-dev-project', sessionId: '7f3c2a10-5b6d-4e8f-9a1b-2c3d4e5f6a7b' };
-  const storeKey = `${key.projectKey}/${key.sessionId}`;
+  // [subpath or null, entry] pairs: the project's generator, all under the main key, or the file.
+  const keyed = args.entriesFile
+    ? readFileSync(args.entriesFile, 'utf8')
+        .trimEnd()
+        .split('\n')
+        .map((line) => JSON.parse(line))
+    : generateTranscript({ entries: args.count, seed: args.seed }).map((entry) => [
+        null,
+        typeof entry.uuid === 'string' ? { ...entry, uuid: randomUUID() } : entry,
+      ]);
+  const entries = keyed.map(([, entry]) => entry);
+  const batches = [];
+  for (const [subpath, entry] of keyed) {
+    const last = batches.at(-1);
+    if (last && last.subpath === subpath && last.entries.length < args.batch) last.entries.push(entry);
+    else batches.push({ subpath, entries: [entry] });
+  }
+  const keyOf = (subpath) => (subpath === null ? key : { ...key, subpath });
+  const storeKeyOf = (subpath) =>
+    `${key.projectKey}/${key.sessionId}${subpath === null ? '' : `/${subpath}`}`;
+  const file = path.join(args.workspace, 'runs', 'sessions.db');
   if (args.kind === 'raw') {
     mkdirSync(path.dirname(file), { recursive: true });
     const db = new Database(file);
@@ -139,22 +164,28 @@ async function append() {
     db.pragma('synchronous = NORMAL');
     db.exec(SCHEMA);
     const insert = db.prepare('INSERT INTO entries (store_key, seq, uid, payload) VALUES (?, ?, ?, ?)');
-    let seq = 0;
-    const insertOne = (entry) =>
-      insert.run(storeKey, seq++, typeof entry.uuid === 'string' ? entry.uuid : null, JSON.stringify(entry));
-    const insertBatch = db.transaction((batch) => {
-      for (const entry of batch) insertOne(entry);
+    const seqs = new Map();
+    const insertOne = (storeKey, entry) => {
+      const seq = seqs.get(storeKey) ?? 0;
+      seqs.set(storeKey, seq + 1);
+      insert.run(storeKey, seq, typeof entry.uuid === 'string' ? entry.uuid : null, JSON.stringify(entry));
+    };
+    const insertBatch = db.transaction((storeKey, batch) => {
+      for (const entry of batch) insertOne(storeKey, entry);
     });
     const started = now();
+    const startedCpu = cpu();
     for (const batch of batches) {
       // The SDK awaits every append; a raw mirror would too.
-      if (batch.length === 1) insertOne(batch[0]);
-      else insertBatch(batch);
+      const storeKey = storeKeyOf(batch.subpath);
+      if (batch.entries.length === 1) insertOne(storeKey, batch.entries[0]);
+      else insertBatch(storeKey, batch.entries);
       await Promise.resolve();
     }
     db.close();
     const elapsedMs = now() - started;
-    return { elapsedMs, entries: entries.length };
+    const elapsedCpuMs = cpu() - startedCpu;
+    return { elapsedMs, elapsedCpuMs, entries: entries.length };
   }
   const backend = new SqliteSessionStore(file);
   const store =
@@ -162,11 +193,14 @@ async function append() {
       ? new RewritingSessionStore(backend, { workspace: args.workspace, trim: { enabled: true } })
       : backend;
   const started = now();
-  for (const batch of batches) await store.append(key, batch);
+  const startedCpu = cpu();
+  for (const batch of batches) await store.append(keyOf(batch.subpath), batch.entries);
   backend.close(); // included: it writes what the appends left for later (the session index)
   const elapsedMs = now() - started;
+  const elapsedCpuMs = cpu() - startedCpu;
   return {
     elapsedMs,
+    elapsedCpuMs,
     entries: entries.length,
     spillFiles: countFiles(path.join(args.workspace, '.flower', 'spill')),
   };

@@ -74,6 +74,16 @@ interface SessionTrouble {
   lost?: string;
 }
 
+/** Where a session's refused entries went at the end of its step, or when the process ends. */
+interface UnsavedRecord {
+  /** How many runs/unsaved/ holds (what it could not take is still held by the guard). */
+  entries: number;
+  /** runs/unsaved/, or the agent's own directory when runs/unsaved/ could not take them. */
+  where: string;
+  /** The store's refusal. */
+  error: string;
+}
+
 /** What to say when the agent could not write its own transcript (nothing has the lines then). */
 function lostLine(sessionId: string, why: string): string {
   return `Claude Code could not save part of the transcript of session ${sessionId} (${why}); resuming it may miss part of the conversation.`;
@@ -85,7 +95,7 @@ export class TranscriptSafety {
   private readonly unsavedRoot: string;
   private readonly trouble = new Map<string, SessionTrouble>();
   /** Sessions whose refused entries are only in `runs/unsaved/` (or nowhere) now. */
-  private readonly unsaved = new Map<string, { entries: number; where: string; error: string }>();
+  private readonly unsaved = new Map<string, UnsavedRecord>();
   /** Entries the guard wrote after the store had refused them, per session. */
   private readonly writtenLate = new Map<string, number>();
   private warned = false;
@@ -109,25 +119,25 @@ export class TranscriptSafety {
       const key = data.key as Partial<SessionKey> | undefined;
       const sessionId = typeof key?.sessionId === 'string' ? key.sessionId : String(data.session_id ?? '');
       if (sessionId) this.noteTrouble(sessionId, String(data.error ?? 'the store refused a batch'), true);
-      // Stryker disable next-line ConditionalExpression: no other system message lists 'transcript' among lost files, so it returns below
-    } else if (event.payload.subtype === 'session_writes_lost') {
-      const code = String(data.error_code ?? 'ENOSPC');
-      const ids = Array.isArray(data.transcript_session_ids)
-        ? data.transcript_session_ids.map(String)
-        : [String(data.session_id ?? '')];
-      // Stryker disable next-line ArrayDeclaration: no placeholder list includes 'transcript' either
-      const lost = (Array.isArray(data.lost) ? data.lost.map(String) : []).includes('transcript');
-      if (!lost) return;
-      const why = `${code}: ${code === 'EDQUOT' ? 'the disk quota is used up' : 'the disk is full'}`;
-      for (const sessionId of ids.filter(Boolean)) {
-        // Stryker disable next-line ObjectLiteral,BooleanLiteral: a lost session is reported as lost whatever else its trouble says (riskOf and problem look at lost first)
-        const trouble = this.trouble.get(sessionId) ?? { error: why, dropped: false };
-        trouble.lost = why;
-        this.trouble.set(sessionId, trouble);
-        if (this.lostWarned) continue;
-        this.lostWarned = true;
-        this.options.onWarning?.(lostLine(sessionId, why));
-      }
+      return;
+    }
+    if (event.payload.subtype !== 'session_writes_lost') return;
+    const code = String(data.error_code ?? 'ENOSPC');
+    const ids = Array.isArray(data.transcript_session_ids)
+      ? data.transcript_session_ids.map(String)
+      : [String(data.session_id ?? '')];
+    // Stryker disable next-line ArrayDeclaration: no placeholder list includes 'transcript' either
+    const lost = (Array.isArray(data.lost) ? data.lost.map(String) : []).includes('transcript');
+    if (!lost) return;
+    const why = `${code}: ${code === 'EDQUOT' ? 'the disk quota is used up' : 'the disk is full'}`;
+    for (const sessionId of ids.filter(Boolean)) {
+      // Stryker disable next-line ObjectLiteral,BooleanLiteral: a lost session is reported as lost whatever else its trouble says (riskOf and problem look at lost first)
+      const trouble = this.trouble.get(sessionId) ?? { error: why, dropped: false };
+      trouble.lost = why;
+      this.trouble.set(sessionId, trouble);
+      if (this.lostWarned) continue;
+      this.lostWarned = true;
+      this.options.onWarning?.(lostLine(sessionId, why));
     }
   }
 
@@ -196,9 +206,13 @@ export class TranscriptSafety {
       // Stryker disable next-line StringLiteral: only sessions whose lost is set get here
       return `${lostLine(sessionId, trouble.lost ?? '')} Free some space before the next run.`;
     }
-    const pending = this.sessionStore.pending();
+    // What is still held is written to runs/unsaved/ first, so the reason says where the entries
+    // are: a session whose step has not settled (another one's, still running) was held in memory
+    // only, and the reason used to say runs/unsaved/ could not take it when nothing had tried.
+    // After this, every session with entries outside the store has its record in `unsaved`.
+    this.saveHeld();
     const unsaved = [...this.unsaved];
-    if (pending.length === 0 && unsaved.length === 0) {
+    if (unsaved.length === 0) {
       // A batch the SDK dropped that the agent's own transcript did not give back (a resumed
       // session's copy is gone when its query ends): the store lacks it, and nothing holds it.
       const dropped = [...this.trouble].find(([, trouble]) => trouble.dropped);
@@ -206,15 +220,9 @@ export class TranscriptSafety {
       const [sessionId, trouble] = dropped;
       return `Transcript entries of session ${sessionId} are not in the session store (${trouble.error}): the SDK dropped them, and the agent's own transcript (${agentProjectsRoot(this.options.env)}) did not have them when the step ended. flower copies them in when it next starts in this directory if that transcript has them by then.`;
     }
-    const count = this.outside([
-      ...new Set([...pending.map((waiting) => waiting.key.sessionId), ...this.unsaved.keys()]),
-    ]);
-    // Stryker disable next-line StringLiteral: this branch has a pending or an unsaved session, so the fallback is never used
-    const first = pending[0]?.key.sessionId ?? unsaved[0]?.[0] ?? '';
-    // Stryker disable next-line StringLiteral: this branch has a pending or an unsaved session, so the fallback is never used
-    const error = pending[0]?.error ?? unsaved[0]?.[1].error ?? '';
-    const head = `${count} transcript entries (session ${first}) are not in the session store (${error});`;
-    if (pending.length === 0)
+    const [first, record] = unsaved[0] as [string, UnsavedRecord];
+    const head = `${this.outside(unsaved.map(([sessionId]) => sessionId))} transcript entries (session ${first}) are not in the session store (${record.error});`;
+    if (this.sessionStore.pending().length === 0)
       return `${head} they are kept in ${this.unsavedRoot}, and flower copies them in when it next starts in this directory.`;
     // Not even runs/unsaved/ could take them: only the agent's own copy may still have them.
     return `${head} ${this.unsavedRoot} could not take them either. Free some space and run flower here again: it copies them in from the agent's own transcript (${agentProjectsRoot(this.options.env)}) if that still has them.`;
@@ -276,6 +284,7 @@ export class TranscriptSafety {
    */
   private async behindStore(root: string, known: readonly string[]): Promise<string[]> {
     const stored = new Map(
+      // Stryker disable next-line ArrayDeclaration: a placeholder row names no session (its id is undefined), and no agent transcript is found for it
       ((await this.options.backend.listSessions?.(this.options.projectKey)) ?? []).map((row) => [
         row.sessionId,
         row.mtime,
@@ -330,9 +339,10 @@ export class TranscriptSafety {
       return { state: 'lost', sessions: lost, entries: 0, detail: lostLine(lost[0] as string, why) };
     }
     const open = sessions.filter(
+      // settle() saved what the store still held of these sessions first: each such session has
+      // its record in `unsaved`, whether runs/unsaved/ took the entries or not.
       (sessionId) =>
         this.unsaved.has(sessionId) ||
-        this.sessionStore.pending().some((waiting) => waiting.key.sessionId === sessionId) ||
         // Stryker disable next-line OptionalChaining: riskOf is given troubled sessions only: each has its trouble
         this.trouble.get(sessionId)?.dropped === true,
     );

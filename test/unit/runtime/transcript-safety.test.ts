@@ -353,6 +353,8 @@ describe("the SDK's own reports of lost entries", () => {
     const step = stepOf('s1');
     await safety.settle(step);
     expect(step.transcript).toMatchObject({ state: 'unsaved', sessions: ['s1'] });
+    // Nothing was kept anywhere: the detail names the SDK's own reason.
+    expect(step.transcript?.detail).toContain('(append timed out after 60000ms)');
     expect(w.warnings.at(-1)).toBe(step.transcript?.detail);
     expect(safety.problem()).toBe(
       `Transcript entries of session s1 are not in the session store (append timed out after 60000ms): the SDK dropped them, and the agent's own transcript (${w.projects}) did not have them when the step ended. flower copies them in when it next starts in this directory if that transcript has them by then.`,
@@ -593,5 +595,105 @@ describe('what the unsaved detail names', () => {
     await safety.settle(step);
     expect(step.transcript?.state).toBe('unsaved');
     expect(step.transcript?.detail).toContain('are not in the session store (database or disk is full)');
+  });
+});
+
+describe('what the process ends with', () => {
+  it("writes what another session still holds to runs/unsaved/ before it says why, and counts every session's entries", async () => {
+    const w = world();
+    const safety = w.safety();
+    w.control.refusing = true;
+    await safety.sessionStore.append(keyOf('s1'), entries('s1', 2));
+    // A session whose step has not settled (another workflow step's): held in memory only.
+    await safety.sessionStore.append(keyOf('s2'), entries('s2', 1));
+    await safety.settle(stepOf('s1'));
+    expect(safety.sessionStore.pending()).toHaveLength(1);
+    expect(safety.problem()).toBe(
+      `3 transcript entries (session s1) are not in the session store (database or disk is full); they are kept in ${w.unsavedRoot}, and flower copies them in when it next starts in this directory.`,
+    );
+    expect(safety.sessionStore.pending()).toEqual([]);
+    expect(readTranscriptFile(transcriptFile(w.unsavedRoot, keyOf('s2')))).toEqual(entries('s2', 1));
+  });
+
+  it('held entries nothing has tried to save yet are counted, and said to be in runs/unsaved/ once they are', async () => {
+    const w = world();
+    const safety = w.safety();
+    w.control.refusing = true;
+    await safety.sessionStore.append(keyOf('s1'), entries('s1', 3));
+    expect(safety.problem()).toBe(
+      `3 transcript entries (session s1) are not in the session store (database or disk is full); they are kept in ${w.unsavedRoot}, and flower copies them in when it next starts in this directory.`,
+    );
+  });
+
+  it('a later save runs/unsaved/ cannot take keeps the count of what it took before, and says where the rest may be', async () => {
+    const w = world();
+    const safety = w.safety();
+    w.control.refusing = true;
+    await safety.sessionStore.append(keyOf('s1'), entries('s1', 2));
+    await safety.settle(stepOf('s1'));
+    // The session's file in runs/unsaved/ becomes something no append can write to.
+    const file = transcriptFile(w.unsavedRoot, keyOf('s1'));
+    rmSync(file);
+    mkdirSync(file);
+    await safety.sessionStore.append(keyOf('s1'), entries('s1', 1, 3));
+    const step = stepOf('s1');
+    await safety.settle(step);
+    expect(step.transcript).toEqual({
+      state: 'unsaved',
+      sessions: ['s1'],
+      // The two runs/unsaved/ took earlier, and the one still held.
+      entries: 3,
+      detail: `Transcript entries of session s1 are not in the session store (database or disk is full), and ${w.unsavedRoot} could not take them either; the agent's own transcript (${w.projects}) may still have them.`,
+    });
+  });
+});
+
+describe('recovery at the end of a step', () => {
+  it("reads the agent's own transcript only for batches the SDK dropped, not for entries the store refused and took later", async () => {
+    const w = world();
+    const safety = w.safety();
+    w.control.refusing = true;
+    await safety.sessionStore.append(keyOf('s1'), entries('s1', 2));
+    // The agent's file holds more than the store was ever handed (a later batch still in flight).
+    appendTranscriptFile(w.projects, keyOf('s1'), entries('s1', 4));
+    w.control.refusing = false;
+    const step = stepOf('s1');
+    await safety.settle(step);
+    expect(step.transcript).toMatchObject({ state: 'recovered', entries: 2 });
+    expect(uuids(w.store, keyOf('s1'))).toEqual(['s1-1', 's1-2']);
+  });
+
+  it('a recovery that fails is said with its own reason, and the batch is not taken as recovered', async () => {
+    const w = world();
+    const safety = w.safety();
+    appendTranscriptFile(w.projects, keyOf('s1'), entries('s1', 2));
+    safety.observe(mirrorError('s1'));
+    // The store refuses the recovery's own append.
+    w.control.refusing = true;
+    const step = stepOf('s1');
+    await safety.settle(step);
+    expect(step.transcript?.state).toBe('unsaved');
+    expect(step.transcript?.detail).toContain('(database or disk is full)');
+    expect(step.transcript?.detail).not.toContain('append timed out');
+  });
+});
+
+describe('which reports say a transcript is lost', () => {
+  it('only session_writes_lost: another system message listing a lost transcript is not one', async () => {
+    const w = world();
+    const safety = w.safety();
+    safety.observe(
+      normalize({
+        type: 'system',
+        subtype: 'files_lost',
+        error_code: 'ENOSPC',
+        lost: ['transcript'],
+        transcript_session_ids: ['s1'],
+        uuid: '00000000-0000-4000-8000-000000000003',
+        session_id: 's1',
+      } as never)[0] as ReturnType<typeof normalize>[number],
+    );
+    expect(w.warnings).toEqual([]);
+    expect(safety.problem()).toBeUndefined();
   });
 });

@@ -257,6 +257,67 @@ describe('a wall that cannot be built', () => {
     expect(existsSync(marker)).toBe(false);
   });
 
+  it('finds the complaint with blanks around it, and shows it without them', async () => {
+    const { workspace, env, places } = task();
+    const bin = mkdtempSync(join(tmpdir(), 'flower-fake-bwrap-'));
+    writeFileSync(
+      join(bin, 'bwrap'),
+      '#!/bin/sh\nprintf "warming up\\n\\tbwrap: Creating new namespace failed: Operation not permitted \\r\\n" >&2\nexit 1\n',
+    );
+    chmodSync(join(bin, 'bwrap'), 0o755);
+    const run = await runCheck('item', check('true'), {
+      cwd: workspace,
+      outputPath: join(workspace, 'blanks.log'),
+      env: { ...env, PATH: `${bin}:${process.env.PATH}` },
+      wall: { policy: defaultSandboxPolicy, places },
+    });
+    expect(run).toMatchObject({ passed: false, exitCode: null });
+    expect(run.problem).toContain(
+      '(bwrap: Creating new namespace failed: Operation not permitted), so it did not run',
+    );
+  });
+
+  it('a scratch directory that cannot be made is a failing check saying why, and the command does not run', async () => {
+    const { root, workspace, env, places } = task();
+    const marker = join(workspace, 'ran');
+    const saved = process.env.TMPDIR;
+    process.env.TMPDIR = join(root, 'no-such-directory');
+    let run: Awaited<ReturnType<typeof runCheck>>;
+    try {
+      run = await runCheck('item', check(`touch ${marker}`), {
+        cwd: workspace,
+        outputPath: join(workspace, 'scratch.log'),
+        env,
+        wall: { policy: defaultSandboxPolicy, places },
+      });
+    } finally {
+      if (saved === undefined) delete process.env.TMPDIR;
+      else process.env.TMPDIR = saved;
+    }
+    expect(run).toMatchObject({ passed: false, exitCode: null, signal: null, timedOut: false });
+    expect(run.problem).toMatch(
+      /^the sandbox could not start it \(ENOENT: no such file or directory, mkdtemp .*no-such-directory.*\), so it did not run/,
+    );
+    expect(readFileSync(run.outputPath, 'utf8')).toBe(`${run.problem}\n`);
+    expect(existsSync(marker)).toBe(false);
+  });
+
+  it('says why bubblewrap could not be started when it is there but cannot be run', async () => {
+    const { workspace, env, places } = task();
+    const bin = mkdtempSync(join(tmpdir(), 'flower-unrunnable-bwrap-'));
+    for (const tool of ['bash', 'sh']) symlinkSync(`/bin/${tool}`, join(bin, tool));
+    // A directory named bwrap is found on PATH and cannot be executed.
+    mkdirSync(join(bin, 'bwrap'));
+    const run = await runCheck('item', check('true'), {
+      cwd: workspace,
+      outputPath: join(workspace, 'unrunnable.log'),
+      env: { ...env, PATH: bin },
+      wall: { policy: defaultSandboxPolicy, places },
+    });
+    expect(run.passed).toBe(false);
+    expect(run.problem).toMatch(/^the sandbox could not start it \(spawn bwrap EACCES\), so it did not run/);
+  });
+
   it('names bubblewrap when it is not on PATH', async () => {
     const { workspace, env, places } = task();
     const bin = mkdtempSync(join(tmpdir(), 'flower-no-bwrap-'));

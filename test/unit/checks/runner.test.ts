@@ -496,3 +496,29 @@ describe('checkedItems', () => {
     ]);
   });
 });
+
+describe('runCheck: its input and its last output', () => {
+  it('gives the command no input: a check that reads it gets end-of-file at once, not a wait to its limit', async () => {
+    const cwd = dir();
+    const run = await runCheck('item', check('cat; echo read-all', 3000), {
+      cwd,
+      outputPath: join(cwd, 'stdin.log'),
+    });
+    expect(run).toMatchObject({ passed: true, timedOut: false, tail: 'read-all' });
+    expect(run.durationS).toBeLessThan(3);
+  });
+
+  it('waits for output still coming after the shell exits (up to a bound) before it closes the log', async () => {
+    const cwd = dir();
+    const pidFile = join(cwd, 'late.pid');
+    // The writer leaves the group first, so ending the group at the shell's exit does not end it.
+    const late = `setsid sh -c 'echo $$ > ${pidFile}; sleep 0.2; echo late' &`;
+    const run = await runCheck(
+      'item',
+      check(`${late} while [ ! -s ${pidFile} ]; do sleep 0.05; done; echo early`),
+      { cwd, outputPath: join(cwd, 'late.log') },
+    );
+    expect(run).toMatchObject({ passed: true, tail: 'early\nlate' });
+    expect(readFileSync(run.outputPath, 'utf8')).toBe('early\nlate\n');
+  });
+});

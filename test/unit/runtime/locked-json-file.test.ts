@@ -293,6 +293,16 @@ describe('the advisory lock: the rest of its promises', () => {
     );
   });
 
+  it('never takes over a lock it cannot read, however old: moved aside, it could not be told from another', () => {
+    // A directory where the lock should be: it exists, so the lock cannot be created, and it has no content.
+    mkdirSync(join(lockOf(), 'inside'), { recursive: true });
+    expect(() => withFileLock(file, () => 1, { waitTimeoutMs: 200, staleAfterMs: 0 })).toThrow(
+      LockTimeoutError,
+    );
+    expect(existsSync(join(lockOf(), 'inside'))).toBe(true);
+    expect(readdirSync(dir)).toEqual(['state.json.lock']);
+  });
+
   it('a takeover that finds a fresh lock in place of the stale one puts it back', () => {
     const fresh = JSON.stringify({
       pid: process.pid,

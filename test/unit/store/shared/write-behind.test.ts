@@ -222,6 +222,18 @@ describe('write-behind', () => {
     expect(queue.pending).toBe(1);
   });
 
+  it('a job pushed after close is not kept: nothing is pending, so a flush does not report it unsent', async () => {
+    const queue = new WriteBehindQueue({ notice: outageNotice('db', {}), retryDelayMs: 5 });
+    queue.close();
+    let ran = false;
+    queue.push('late', async () => {
+      ran = true;
+    });
+    expect(queue.pending).toBe(0);
+    expect(await queue.flush(0)).toBe(true);
+    expect(ran).toBe(false);
+  });
+
   it('a job that fails after close (its connection torn down) is not said as an outage', async () => {
     const warnings: string[] = [];
     const queue = new WriteBehindQueue({

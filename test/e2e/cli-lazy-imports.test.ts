@@ -8,10 +8,11 @@
  * every module URL the process resolves. The CLI is bundled (rolldown.config.mjs): a file of dist/
  * holds several of tsc's modules, and the build's list (dist/chunks/modules.json) says which, so
  * the test reads the modules loaded, not only the files. A control run (`once` with an empty prompt, which fails
- * after its action was imported) shows the trace does see the SDK when it is loaded.
+ * after its action was imported) shows the trace does see the SDK when it is loaded, and `status` of
+ * a task asked for in Chinese that it sees string-width, which is loaded with `require`.
  */
 import { spawnSync } from 'node:child_process';
-import { mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
@@ -47,6 +48,9 @@ const HEAVY_MODULES = [
   // made at most once a day (issue 23).
   'node:https',
   'node:http',
+  // Display widths (an Intl.Segmenter and an RGI-emoji pattern built as it loads: 40-75 ms of
+  // CPU): loaded on the first text that is not plain ASCII, and these commands print none.
+  '/node_modules/string-width/',
 ];
 
 let root: string;
@@ -128,6 +132,20 @@ describe('flower start-up loads only what the command needs', () => {
     expect(result.modules).toContainEqual(expect.stringContaining('/dist/cli/commands/status-action.js'));
     const loaded = heavyIn(result.modules);
     expect(loaded.filter((url) => !url.includes('/dist/workflow/'))).toEqual([]);
+  });
+
+  it('status measures the width of text that is not plain ASCII (the trace sees what `require` loads)', () => {
+    const notes = join(root, 'project', '.flower', 'notes');
+    mkdirSync(notes, { recursive: true });
+    writeFileSync(join(notes, 'brief.md'), `## Goal\n\n${'把菜单翻译成日语，保留原来的版式。'.repeat(8)}\n`);
+    const result = tracedFlower('status');
+    expect(result.status).toBe(0);
+    // Wrapped to 100 columns, each of these characters two wide: 50 of them on the first line.
+    const first = result.stdout.split('\n')[0] as string;
+    expect(first.startsWith('Task: ')).toBe(true);
+    expect([...first.slice('Task: '.length)]).toHaveLength(47);
+    const loaded = heavyIn(result.modules).filter((url) => !url.includes('/dist/workflow/'));
+    expect(loaded).toEqual([expect.stringContaining('/node_modules/string-width/')]);
   });
 
   it('the trace does see the SDK once a command that needs it runs (control)', () => {

@@ -11,7 +11,8 @@
  * - A line never starts with closing punctuation (`。`, `,`, `)` ...) when it can stay on the
  *   previous line; CJK text breaks between any two characters, Latin text between words.
  */
-import stringWidth from 'string-width';
+import { createRequire } from 'node:module';
+import type measureWidth from 'string-width';
 
 /** How wide flower lets its output get. */
 export interface TerminalWidthPolicy {
@@ -40,14 +41,33 @@ export { neutralise, oneLine } from '../../output/neutralise.js';
 
 const widthOptions = { ambiguousIsNarrow: false } as const;
 
-/** Display columns of a (sanitised, uncoloured) string. */
-export function displayWidth(text: string): number {
-  return stringWidth(text, widthOptions);
+// Printable ASCII: one column and one grapheme per character, whatever the terminal.
+const PLAIN_ASCII = /^[\x20-\x7e]*$/;
+
+// string-width builds an Intl.Segmenter and a /^\p{RGI_Emoji}$/v pattern as it loads: 40-75 ms of
+// CPU here, most of what `doctor` and `status` cost over a bare node start (bench/startup.bench.mjs),
+// whose output is plain ASCII. So it is loaded on the first text that is not, and synchronously
+// (the callers are), which loading an ES module with require needs Node 20.19 for.
+let measureLoaded: typeof measureWidth | undefined;
+function measure(text: string): number {
+  if (measureLoaded === undefined) {
+    const loaded = createRequire(import.meta.url)('string-width') as { default: typeof measureWidth };
+    measureLoaded = loaded.default;
+  }
+  return measureLoaded(text, widthOptions);
 }
 
-const graphemeSegmenter = new Intl.Segmenter(undefined, { granularity: 'grapheme' });
+/** Display columns of a (sanitised, uncoloured) string. */
+export function displayWidth(text: string): number {
+  return PLAIN_ASCII.test(text) ? text.length : measure(text);
+}
+
+// Made on first use for the same reason: ICU's break iterator data costs ~15 ms to load.
+let graphemeSegmenter: Intl.Segmenter | undefined;
 
 function graphemes(text: string): string[] {
+  if (PLAIN_ASCII.test(text)) return Array.from(text);
+  graphemeSegmenter ??= new Intl.Segmenter(undefined, { granularity: 'grapheme' });
   return Array.from(graphemeSegmenter.segment(text), (segment) => segment.segment);
 }
 

@@ -1,4 +1,5 @@
 import fc from 'fast-check';
+import stringWidth from 'string-width';
 import { describe, expect, it } from 'vitest';
 import {
   displayWidth,
@@ -36,6 +37,21 @@ describe('displayWidth', () => {
 
   it('counts East Asian ambiguous characters as two columns', () => {
     expect(displayWidth('§')).toBe(2);
+  });
+
+  // Plain ASCII is measured without the library (see terminal-text.ts): the two must agree on it,
+  // and text with anything else in it (a control character, a tab, DEL) goes to the library.
+  it('measures plain ASCII as string-width does, and anything else with string-width', () => {
+    const plain = fc.string({
+      unit: fc.integer({ min: 0x20, max: 0x7e }).map((code) => String.fromCharCode(code)),
+    });
+    const near = fc.string({ unit: fc.constantFrom('a', ' ', '\t', '\x7f', '\x1b', '\u00ad', '§', 'é') });
+    fc.assert(
+      fc.property(fc.oneof(plain, near), (text) => {
+        expect(displayWidth(text)).toBe(stringWidth(text, { ambiguousIsNarrow: false }));
+      }),
+    );
+    expect(displayWidth('a\x7fb\tc')).toBe(3);
   });
 });
 

@@ -14,11 +14,22 @@
  *  2. resume of the bench's 20k-entry transcript: a cold process opens the store and loads the
  *     transcript vs a cold process that connects and runs the raw SELECT + JSON.parse of the same
  *     rows (target ≤ 1.5×).
- * Every round runs in fresh child processes; the two sides alternate (and swap which goes first)
- * round by round; medians count. Each round writes into schemas of its own, which the
- * parent creates beforehand and drops afterwards.
+ * Every round runs in fresh child processes started in the harness's clean environment
+ * (`bench/support/measure.mjs`: `env -i` plus PATH, a temp HOME, LANG; the server's URL is passed
+ * as an argument); the two sides alternate (and swap which goes first) round by round; medians
+ * count. Each round writes into schemas of its own, which the parent creates beforehand and drops
+ * afterwards.
+ *
+ * CPU time is the verdict, wall time is printed beside it with the load average: each timed
+ * section reports this process's `process.cpuUsage()` (user+system of every thread, µs) beside
+ * its wall time. The CPU is the client's (the node process), never the server's: both sides send
+ * the server the same rows, so its work is alike, and a shared machine's load would otherwise
+ * decide the verdict. In the append comparison, CPU per side is summed over that side's turns;
+ * throughput on CPU is raw CPU / store CPU. The resume children are also measured whole (spawn to
+ * exit, CPU from the harness's preload) for information.
+ * BENCH_ROUNDS (default 7); BENCH_NO_VERDICT=1 exits 0 when a target is missed; exit code 2 when
+ * no server answers (bench/store.bench.mjs tells that apart from a missed target).
  */
-import { spawnSync } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { fileURLToPath } from 'node:url';
 import pg from 'pg';
@@ -26,10 +37,13 @@ import { ensureSchema } from '../dist/store/postgres/schema.js';
 import { PostgresSessionStore } from '../dist/store/postgres/session-store.js';
 import { generateTranscript } from './transcript-generator.mjs';
 
-const BASE_URL =
-  process.env.FLOWER_BENCH_POSTGRES_URL ||
-  process.env.FLOWER_TEST_POSTGRES_URL ||
-  'postgres://postgres@127.0.0.1:5432/test';
+const CHILD = process.argv[2] === '--child';
+/** A child gets the URL as its last argument: it starts in a clean environment. */
+const BASE_URL = CHILD
+  ? process.argv[5]
+  : process.env.FLOWER_BENCH_POSTGRES_URL ||
+    process.env.FLOWER_TEST_POSTGRES_URL ||
+    'postgres://postgres@127.0.0.1:5432/test';
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 7);
 const RESUME_ENTRIES = 20_000;
 const APPEND = [
@@ -58,6 +72,11 @@ const batchesOf = (entries, size) =>
   );
 
 const elapsed = (start) => Number(process.hrtime.bigint() - start) / 1e6;
+/** CPU of this process so far, ms: user+system of every thread. */
+const cpu = () => {
+  const usage = process.cpuUsage();
+  return (usage.user + usage.system) / 1000;
+};
 
 // ---- the measured sides, each run in a child process --------------------------------------
 
@@ -98,32 +117,44 @@ const sides = {
   async append({ storeSchema, rawSchema, batch, entries, storeFirst }) {
     const chunks = (list) => batchesOf(batchesOf(list, batch), Math.max(1, Math.round(APPEND_CHUNK / batch)));
     const work = {
-      store: { appender: await storeAppender(storeSchema), chunks: chunks(transcript(entries)), ms: 0 },
-      raw: { appender: await rawAppender(rawSchema), chunks: chunks(transcript(entries)), ms: 0 },
+      store: {
+        appender: await storeAppender(storeSchema),
+        chunks: chunks(transcript(entries)),
+        ms: 0,
+        cpuMs: 0,
+      },
+      raw: { appender: await rawAppender(rawSchema), chunks: chunks(transcript(entries)), ms: 0, cpuMs: 0 },
     };
     for (let index = 0; index < work.store.chunks.length; index += 1) {
       const order = (index % 2 === 0) === storeFirst ? ['store', 'raw'] : ['raw', 'store'];
       for (const side of order) {
         const start = process.hrtime.bigint();
+        const startCpu = cpu();
         for (const each of work[side].chunks[index]) await work[side].appender.append(each);
         work[side].ms += elapsed(start);
+        work[side].cpuMs += cpu() - startCpu;
       }
     }
     await work.store.appender.close();
     await work.raw.appender.close();
-    return { store: work.store.ms, raw: work.raw.ms };
+    return {
+      store: { wallMs: work.store.ms, cpuMs: work.store.cpuMs },
+      raw: { wallMs: work.raw.ms, cpuMs: work.raw.cpuMs },
+    };
   },
   async 'resume-store'({ schema }) {
     const start = process.hrtime.bigint();
+    const startCpu = cpu();
     const store = new PostgresSessionStore(withSchema(schema));
     const entries = await store.load(key);
-    const ms = elapsed(start);
+    const measured = { wallMs: elapsed(start), cpuMs: cpu() - startCpu };
     if (entries?.length !== RESUME_ENTRIES) throw new Error(`loaded ${entries?.length} entries`);
     await store.close();
-    return ms;
+    return measured;
   },
   async 'resume-raw'({ schema }) {
     const start = process.hrtime.bigint();
+    const startCpu = cpu();
     const client = new pg.Client({ connectionString: BASE_URL });
     await client.connect();
     const { rows } = await client.query(
@@ -131,10 +162,10 @@ const sides = {
       [await transcriptId(client, schema)],
     );
     const entries = rows.map((row) => JSON.parse(row.entry));
-    const ms = elapsed(start);
+    const measured = { wallMs: elapsed(start), cpuMs: cpu() - startCpu };
     if (entries.length !== RESUME_ENTRIES) throw new Error(`loaded ${entries.length} entries`);
     await client.end();
-    return ms;
+    return measured;
   },
 };
 
@@ -148,22 +179,20 @@ async function transcriptId(client, schema) {
 
 // ---- the parent: prepare, alternate children, report --------------------------------------
 
-function child(side, args) {
-  const result = spawnSync(
-    process.execPath,
-    [fileURLToPath(import.meta.url), '--child', side, JSON.stringify(args)],
-    {
-      encoding: 'utf8',
-      maxBuffer: 1 << 20,
-    },
-  );
-  if (result.status !== 0) throw new Error(`${side} failed:\n${result.stderr}`);
-  return JSON.parse(result.stdout);
-}
-
-const median = (values) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)];
-
 async function main() {
+  const h = await import('./support/measure.mjs');
+  const childEnv = h.cleanEnv();
+  /** One child: its section's `{ wallMs, cpuMs }` (or the append's pair), plus the whole process. */
+  const child = (side, args) => {
+    const run = h.runMeasured(
+      process.execPath,
+      [fileURLToPath(import.meta.url), '--child', side, JSON.stringify(args), BASE_URL],
+      { env: childEnv, cwd: h.repoRoot, maxBuffer: 1 << 20 },
+    );
+    if (run.status !== 0) throw new Error(`${side} failed:\n${run.stderr}`);
+    return { ...JSON.parse(run.stdout), processWallMs: run.wallMs, processCpuMs: run.cpuMs };
+  };
+
   const admin = new pg.Pool({ connectionString: BASE_URL, max: 2 });
   try {
     await admin.query('SELECT 1');
@@ -183,14 +212,18 @@ async function main() {
     await ensureSchema(admin, schema, BASE_URL);
     return schema;
   };
-  const results = [];
+  const rows = [];
+  const notes = [];
+  let pass = true;
+  const loadBefore = h.loadAverage();
+  let server;
   try {
-    const server = (await admin.query('SHOW server_version')).rows[0].server_version;
-    console.log(`PostgreSQL ${server} at ${BASE_URL}; ${ROUNDS} rounds in fresh processes`);
+    server = (await admin.query('SHOW server_version')).rows[0].server_version;
 
     for (const { batch, entries } of APPEND) {
       const store = [];
       const raw = [];
+      // No warm-up round: every round is a fresh process, and both sides share it.
       for (let round = 0; round < ROUNDS; round += 1) {
         const measured = child('append', {
           storeSchema: await freshSchema(`s${batch}`),
@@ -202,13 +235,32 @@ async function main() {
         store.push(measured.store);
         raw.push(measured.raw);
       }
-      const ratio = median(raw.map((ms, index) => ms / store[index]));
-      results.push({ name: `append, batch ${batch}`, ratio, pass: ratio >= 0.8 });
-      console.log(
-        `append, batch size ${batch} (${entries} entries): store ${median(store).toFixed(0)} ms, raw INSERT ${median(raw).toFixed(0)} ms (medians) → throughput ${ratio.toFixed(2)}× the raw insert (median of the rounds' ratios; target ≥ 0.8×)`,
+      const storeSummary = h.summarize(store);
+      const rawSummary = h.summarize(raw);
+      // Throughput relative to the raw insert: raw time / store time, on medians.
+      const throughput = h.ratio(rawSummary, storeSummary);
+      const target = { min: 0.8 };
+      const result = h.verdict({
+        name: `append, batch ${batch}: throughput over the raw insert`,
+        ratioCpu: throughput.cpu,
+        ratioWall: throughput.wall,
+        target,
+        quiet: true,
+      });
+      if (!result.pass) pass = false;
+      rows.push(
+        { name: `append batch ${batch} (${entries} entries): raw INSERT`, summary: rawSummary },
+        {
+          name: `append batch ${batch} (${entries} entries): store (ratio = throughput, raw/store)`,
+          summary: storeSummary,
+          ratioCpu: throughput.cpu,
+          ratioWall: throughput.wall,
+          target,
+          verdict: result.text,
+        },
       );
-      console.log(
-        `  rounds (store/raw ms): ${store.map((ms, index) => `${ms.toFixed(0)}/${raw[index].toFixed(0)}`).join(' ')}`,
+      notes.push(
+        `append batch ${batch}, rounds (store/raw, CPU ms): ${store.map((each, index) => `${Math.round(each.cpuMs)}/${Math.round(raw[index].cpuMs)}`).join(' ')}; wall ms: ${store.map((each, index) => `${Math.round(each.wallMs)}/${Math.round(raw[index].wallMs)}`).join(' ')}`,
       );
     }
 
@@ -220,37 +272,72 @@ async function main() {
     const size = await admin.query(
       `SELECT pg_size_pretty(sum(octet_length(entry))::bigint) AS size FROM "${schema}".session_entries`,
     );
-    const store = [];
-    const raw = [];
-    for (let round = 0; round < ROUNDS; round += 1) {
-      const order = round % 2 === 0 ? ['resume-store', 'resume-raw'] : ['resume-raw', 'resume-store'];
-      for (const side of order) (side === 'resume-store' ? store : raw).push(child(side, { schema }));
-    }
-    const ratio = median(store.map((ms, index) => ms / raw[index]));
-    results.push({ name: 'resume', ratio, pass: ratio <= 1.5 });
-    console.log(
-      `resume of ${RESUME_ENTRIES} entries (${size.rows[0].size} of JSON), cold process: store open + load ${median(store).toFixed(0)} ms, connect + SELECT + JSON.parse ${median(raw).toFixed(0)} ms → ${ratio.toFixed(2)}× (median of the rounds' ratios; target ≤ 1.5×)`,
+    const variants = [
+      {
+        name: 'resume-raw',
+        label: `resume ${RESUME_ENTRIES} (${size.rows[0].size}): connect + SELECT + JSON.parse`,
+      },
+      { name: 'resume-store', label: `resume ${RESUME_ENTRIES} (${size.rows[0].size}): store open + load` },
+    ];
+    const samples = h.interleave(variants, ROUNDS, (variant) => child(variant.name, { schema }));
+    const [raw, store] = variants.map((variant) => h.summarize(samples.get(variant.name)));
+    const over = h.ratio(store, raw);
+    const target = { max: 1.5 };
+    const result = h.verdict({
+      name: 'resume',
+      ratioCpu: over.cpu,
+      ratioWall: over.wall,
+      target,
+      quiet: true,
+    });
+    if (!result.pass) pass = false;
+    const [rawProcess, storeProcess] = variants.map((variant) =>
+      h.summarize(samples.get(variant.name), { wall: 'processWallMs', cpu: 'processCpuMs' }),
     );
-    console.log(
-      `  store rounds ${store.map((ms) => ms.toFixed(0)).join(' ')}; raw rounds ${raw.map((ms) => ms.toFixed(0)).join(' ')}`,
+    const overProcess = h.ratio(storeProcess, rawProcess);
+    rows.push(
+      { name: variants[0].label, summary: raw },
+      {
+        name: variants[1].label,
+        summary: store,
+        ratioCpu: over.cpu,
+        ratioWall: over.wall,
+        target,
+        verdict: result.text,
+      },
+      { name: 'resume, whole process (info): raw', summary: rawProcess },
+      {
+        name: 'resume, whole process (info): store',
+        summary: storeProcess,
+        ratioCpu: overProcess.cpu,
+        ratioWall: overProcess.wall,
+      },
     );
+    const list = (name) =>
+      samples
+        .get(name)
+        .map((sample) => Math.round(sample.cpuMs))
+        .join(' ');
+    notes.push(`resume rounds, CPU ms: store ${list('resume-store')}; raw ${list('resume-raw')}`);
   } finally {
     for (const schema of created) await admin.query(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`);
     await admin.end();
   }
-  const pass = results.every((result) => result.pass);
-  console.log(
-    pass
-      ? 'targets met'
-      : `TARGETS MISSED: ${results
-          .filter((r) => !r.pass)
-          .map((r) => r.name)
-          .join(', ')}`,
-  );
-  process.exitCode = pass ? 0 : 1;
+  h.printTable({
+    title: `PostgreSQL store against raw pg: PostgreSQL ${server}, ${ROUNDS} rounds in fresh processes`,
+    loadBefore,
+    loadAfter: h.loadAverage(),
+    rows,
+    notes: [
+      '',
+      "Times are of the measured section inside the child (CPU: process.cpuUsage of the client process, every thread; never the server's); append ratios are throughput (raw / store, target ≥), resume ratios store / raw (target ≤); ratios of medians.",
+      ...notes,
+    ],
+  });
+  h.finish(pass);
 }
 
-if (process.argv[2] === '--child') {
+if (CHILD) {
   const measured = await sides[process.argv[3]](JSON.parse(process.argv[4]));
   process.stdout.write(`${JSON.stringify(measured)}\n`);
 } else {

@@ -1,43 +1,83 @@
 /**
- * Runtime overhead: the same 20-turn scripted session (19 tool calls, then a reply) through
- * flower's `Runtime.run` and through a bare SDK `query()`, against the same mock model, alternated
- * in one process so both see the same machine load. Also: time from process start to the first
- * model request, for `flower once` and for a bare `query()` script.
+ * Runtime overhead (`npm run bench:runtime`), every side a fresh child process started in the
+ * harness's clean environment (`bench/support/measure.mjs`: `env -i` plus PATH, a temp HOME, LANG)
+ * with the mock model's variables (`mockModelEnv` with that clean base: the mock on 127.0.0.1 in
+ * this process, a fresh CLAUDE_CONFIG_DIR, no nonessential traffic) and FLOWER_NO_UPDATE=1. The
+ * sides of each part alternate round by round, the order rotated, after one uncounted run each.
+ * CPU time is the verdict, wall time is printed beside it with the load average.
  *
- * And the resume of a ten-hour session: a 20,000-entry transcript (`transcript-generator.mjs`,
- * written through flower's store with trim on, as `go` runs) resumed in a fresh process, time
- * from spawn to the mock's first model request, for `Runtime.run` against a bare SDK `query()`
- * resuming the same session from the same database through the plain SQLite store — alternated,
- * each on its own copy of the database and config directory.
+ * Parts (BENCH_ONLY=session|start|resume|resume-jsonl runs just one):
+ * - `session`: the same 20-turn scripted session (19 tool calls, then a reply) through flower's
+ *   `Runtime.run` and through a bare SDK `query()`, each in its own node child. Measured to the
+ *   child's exit: CPU is the node process's own (preload, µs) plus its reaped children's cutime —
+ *   the Claude Code binary's, which is why every child script waits, before it ends, until it has
+ *   no child left (zombie or running) so that node has reaped the binary. Target: flower / bare
+ *   ≤ 1.2× on CPU.
+ * - `start`: spawn to the mock's first model request, `flower once hi -w <fresh>` against a bare
+ *   `query()` script. For information (no target).
+ * - `resume`: a ten-hour session (20,000 entries of `transcript-generator.mjs`, written through
+ *   flower's store with trim on, as `go` runs) resumed through `Runtime.run` against a bare SDK
+ *   `query()` resuming the same session from a copy of the same database through the plain SQLite
+ *   store. Target ≤ 1.0× on CPU to the first request.
+ * - `resume-jsonl` (issue 23): a realistic Claude Code session (`realistic-transcript.mjs`,
+ *   BENCH_RESUME_ENTRIES entries, default 20,000, with BENCH_SUBAGENTS subagent transcripts,
+ *   default 50) resumed by `flower once --resume <id> -T 'Carry on.'` from flower's store (the
+ *   session written through the rewriting layer with trim on, subagents under their
+ *   `subagents/agent-<id>` keys with their `agent_metadata` entry, as the SDK mirrors them) against
+ *   the bare binary's native JSONL resume: the same session as files under
+ *   `CLAUDE_CONFIG_DIR/projects/<key>/` (`writeRealisticSession`), a bare `query({ resume })`
+ *   without a sessionStore. Target ≤ 1.15× on CPU to the first request.
  *
- * Run with `npm run bench:runtime` (builds first). Environment knobs: BENCH_ROUNDS (default 4
- * per side), BENCH_STARTS (default 4 per side), BENCH_RESUMES (default 4 per side), BENCH_ONLY
- * (`session`, `start` or `resume`: run just that part).
+ * "CPU to the first request" (`start`, `resume`, `resume-jsonl`): when the mock receives the
+ * child's first main-thread model request (its body read and parsed), this process reads
+ * utime+stime+cutime+cstime of the child and of every live descendant (the binary) from
+ * /proc/<pid>/stat (`processTreeCpuMs`, 10 ms ticks). Wall is spawn to that moment. Each child
+ * then gets a one-line reply and ends; its CPU to exit is printed for information (flower once's
+ * to-exit figure counts the binary only if flower reaps it before it exits).
+ * Each resume starts from its own copy of the session (a resume appends a turn): flower's
+ * `sessions.db` is copied into a run directory of its own and opened and closed once, unmeasured,
+ * so it carries the stamp of a clean close as a user's would (a copy's new inode would otherwise
+ * cost a whole-file integrity check); the bare side's config directory is copied.
  *
- * Targets: flower / bare ≤ 1.2 in wall time for the session; ≤ 1.0 for the resume.
+ * Environment: BENCH_ROUNDS (default 4 per side: session), BENCH_STARTS (default 4),
+ * BENCH_RESUMES (default 4: both resume parts), BENCH_RESUME_ENTRIES, BENCH_SUBAGENTS,
+ * BENCH_ONLY, BENCH_NO_VERDICT=1 (exit 0 when a target is missed). Exits 1 when one is missed.
  */
-import { spawn } from 'node:child_process';
-import { copyFileSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { copyFileSync, cpSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { performance } from 'node:perf_hooks';
-import { fileURLToPath } from 'node:url';
-import { query } from '@anthropic-ai/claude-agent-sdk';
-import { Runtime } from '../dist/runtime/runtime.js';
 import { RewritingSessionStore } from '../dist/store/rewriting-store.js';
 import { projectKeyFor } from '../dist/store/session-key.js';
 import { SqliteSessionStore } from '../dist/store/sqlite-session-store.js';
 import { mock, mockModelEnv, startMockModel } from '../dist/testing/index.js';
+import { generateRealisticSession, writeRealisticSession } from './realistic-transcript.mjs';
+import {
+  cleanEnv,
+  finish,
+  interleaveAsync,
+  loadAverage,
+  printTable,
+  processTreeCpuMs,
+  ratio,
+  repoRoot,
+  scratchDir,
+  spawnMeasured,
+  summarize,
+  verdict,
+} from './support/measure.mjs';
 import { generateTranscript } from './transcript-generator.mjs';
 
-const repoRoot = join(fileURLToPath(import.meta.url), '..', '..');
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 4);
 const STARTS = Number(process.env.BENCH_STARTS ?? 4);
 const RESUMES = Number(process.env.BENCH_RESUMES ?? 4);
+const RESUME_ENTRIES = Number(process.env.BENCH_RESUME_ENTRIES ?? 20_000);
+const SUBAGENTS = Number(process.env.BENCH_SUBAGENTS ?? 50);
 const ONLY = process.env.BENCH_ONLY;
 const runs = (part) => ONLY === undefined || ONLY === part;
 const TURNS = 20;
 const PROMPT = 'Read every numbered note, then summarise them in one line.';
+const bin = join(repoRoot, 'dist', 'cli', 'bin.js');
+const sdk = JSON.stringify(join(repoRoot, 'node_modules', '@anthropic-ai', 'claude-agent-sdk', 'sdk.mjs'));
+const distFile = (file) => JSON.stringify(join(repoRoot, 'dist', file));
 
 function script() {
   const steps = [];
@@ -47,90 +87,115 @@ function script() {
   return steps;
 }
 
-function freshWorkspace(root) {
+const root = mkdtempSync(join(scratchDir(), 'runtime-'));
+
+function freshWorkspace() {
   const workspace = mkdtempSync(join(root, 'ws-'));
   for (let index = 0; index < 5; index++)
     writeFileSync(join(workspace, `note-${index}.txt`), `reminder ${index}\n`);
   return workspace;
 }
 
-function median(values) {
-  const sorted = [...values].sort((a, b) => a - b);
-  const middle = Math.floor(sorted.length / 2);
-  return sorted.length % 2 ? sorted[middle] : (sorted[middle - 1] + sorted[middle]) / 2;
-}
-
 const model = await startMockModel([]);
-const root = mkdtempSync(join(tmpdir(), 'flower-bench-'));
-const envFor = () =>
-  mockModelEnv(model, {
-    configDir: mkdtempSync(join(root, 'cfg-')),
-    maxRetries: 0,
-    extra: { FLOWER_NO_UPDATE: '1' },
+const envFor = (configDir = mkdtempSync(join(root, 'cfg-'))) =>
+  mockModelEnv(model, { configDir, maxRetries: 0, base: cleanEnv(), extra: { FLOWER_NO_UPDATE: '1' } });
+
+/**
+ * The end of every child script: wait until this process has no child left, running or zombie,
+ * so that node has reaped the Claude Code binary and its CPU is in our cutime (at most 20 s).
+ */
+const reapChildren = `
+{
+  const { readdirSync, readFileSync } = await import('node:fs');
+  const mine = () => readdirSync('/proc').some((name) => {
+    if (!/^[0-9]+$/.test(name)) return false;
+    try {
+      const stat = readFileSync('/proc/' + name + '/stat', 'utf8');
+      return Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]) === process.pid;
+    } catch { return false; }
   });
-
-async function bareSession() {
-  const workspace = freshWorkspace(root);
-  model.setScript(script());
-  const started = performance.now();
-  let ok = false;
-  for await (const message of query({
-    prompt: PROMPT,
-    options: {
-      cwd: workspace,
-      env: envFor(),
-      settingSources: [],
-      allowedTools: ['Read', 'Glob', 'Grep'],
-      systemPrompt: { type: 'preset', preset: 'claude_code', append: '' },
-    },
-  })) {
-    if (message.type === 'result') ok = !message.is_error;
-  }
-  if (!ok) throw new Error('bare session failed');
-  return performance.now() - started;
+  for (const end = Date.now() + 20_000; mine() && Date.now() < end; ) await new Promise((r) => setTimeout(r, 20));
 }
+`;
 
-async function flowerSession() {
-  const workspace = freshWorkspace(root);
-  model.setScript(script());
-  const started = performance.now();
-  const runtime = new Runtime({ workspace, env: envFor() });
-  const result = await runtime.run(
-    { name: 'bench', instructions: '', allowedTools: ['Read', 'Glob', 'Grep'], permissionMode: 'default' },
-    PROMPT,
-  );
-  runtime.close();
-  if (!result.ok || result.numTurns !== TURNS)
-    throw new Error(`flower session failed: ${result.error} (${result.numTurns} turns)`);
-  return performance.now() - started;
+const bareSession = `
+const { query } = await import(${sdk});
+const [workspace, prompt] = process.argv.slice(1);
+let ok = false;
+for await (const message of query({ prompt, options: { cwd: workspace, env: { ...process.env }, settingSources: [], allowedTools: ['Read', 'Glob', 'Grep'], systemPrompt: { type: 'preset', preset: 'claude_code', append: '' } } })) {
+  if (message.type === 'result') ok = !message.is_error;
 }
+${reapChildren}
+if (!ok) { console.error('bare session failed'); process.exitCode = 1; }
+`;
 
-/** Milliseconds from spawning `node <args>` to the mock's first main-thread request. */
-/** Milliseconds from spawning `node <args>` to the mock's first main-thread request, and that request. */
-async function timeToFirstRequest(args, options = {}) {
-  model.setScript([mock.text('ok')]);
+const flowerSession = `
+const { Runtime } = await import(${distFile('runtime/runtime.js')});
+const [workspace, prompt, turns] = process.argv.slice(1);
+const runtime = new Runtime({ workspace, env: { ...process.env } });
+const result = await runtime.run({ name: 'bench', instructions: '', allowedTools: ['Read', 'Glob', 'Grep'], permissionMode: 'default' }, prompt);
+runtime.close();
+${reapChildren}
+if (!result.ok || result.numTurns !== Number(turns)) { console.error('flower session failed: ' + result.error + ' (' + result.numTurns + ' turns)'); process.exitCode = 1; }
+`;
+
+const bareStarter = `
+const { query } = await import(${sdk});
+for await (const m of query({ prompt: 'hi', options: { cwd: process.cwd(), settingSources: [], allowedTools: ['Read'] } })) {}
+${reapChildren}
+`;
+
+// The resumers run with the workspace as their directory, so modules are imported by path.
+const bareStoreResumer = `
+const { query } = await import(${sdk});
+const { SqliteSessionStore } = await import(${distFile('store/sqlite-session-store.js')});
+const [file, sessionId] = process.argv.slice(1);
+const sessionStore = new SqliteSessionStore(file);
+for await (const m of query({ prompt: 'Carry on.', options: { cwd: process.cwd(), resume: sessionId, sessionStore, sessionStoreFlush: 'eager', settingSources: [], allowedTools: ['Read'] } })) {}
+sessionStore.close();
+${reapChildren}
+`;
+
+const flowerResumer = `
+const [runDir, sessionId] = process.argv.slice(1);
+const { Runtime } = await import(${distFile('runtime/runtime.js')});
+const runtime = new Runtime({ workspace: process.cwd(), runDir, resilience: false, store: { trim: { enabled: true } } });
+await runtime.run({ name: 'work', instructions: '', allowedTools: ['Read'], permissionMode: 'default' }, 'Carry on.', { resume: sessionId });
+runtime.close();
+${reapChildren}
+`;
+
+const bareJsonlResumer = `
+const { query } = await import(${sdk});
+const [sessionId] = process.argv.slice(1);
+for await (const m of query({ prompt: 'Carry on.', options: { cwd: process.cwd(), resume: sessionId, settingSources: [], allowedTools: ['Read'] } })) {}
+${reapChildren}
+`;
+
+/** The child running now and what the mock saw of it: set by `measuredRun`, read by the step. */
+let current;
+
+/** Run `node args` to its end; with `untilFirst`, also wall and CPU at its first model request. */
+async function measuredRun(args, { env = envFor(), cwd = root, steps } = {}) {
+  const firstStep = (request) => {
+    if (current && current.first === undefined)
+      current.first = { wallMs: current.run.elapsed(), cpuMs: processTreeCpuMs(current.run.pid), request };
+    return mock.text('ok');
+  };
+  model.setScript(steps ?? [firstStep]);
   const before = model.mainRequests().length;
-  const started = performance.now();
-  const child = spawn(process.execPath, args, {
-    env: options.env ?? envFor(),
-    cwd: options.cwd ?? repoRoot,
-    stdio: ['ignore', 'ignore', 'pipe'],
-  });
-  let stderr = '';
-  child.stderr.on('data', (chunk) => {
-    stderr += chunk;
-  });
-  const exited = new Promise((resolve) => child.on('close', resolve));
-  await Promise.race([
-    model.waitForRequest(() => model.mainRequests().length > before, 120_000),
-    exited.then(() => {
-      if (model.mainRequests().length <= before)
-        throw new Error(`child exited before any request: ${stderr}`);
-    }),
-  ]);
-  const elapsed = performance.now() - started;
-  await exited;
-  return { elapsed, request: model.mainRequests()[before] };
+  current = { run: spawnMeasured(process.execPath, args, { env, cwd }) };
+  const result = await current.run.done;
+  const { first } = current;
+  current = undefined;
+  if (result.status !== 0 || model.mainRequests().length <= before)
+    throw new Error(`child exited ${result.status}/${result.signal}: ${result.stderr.slice(-1500)}`);
+  return {
+    ...result,
+    firstWallMs: first?.wallMs,
+    firstCpuMs: first?.cpuMs,
+    bodyBytes: first ? JSON.stringify(first.request.body ?? {}).length : undefined,
+  };
 }
 
 const SESSION_ID = '7f3c2a10-5b6d-4e8f-9a1b-2c3d4e5f6a7b';
@@ -148,125 +213,207 @@ async function tenHourWorkspace() {
   return workspace;
 }
 
-/** A fresh copy of the database for one resume (each resume adds its own turn to the session). */
-function freshDatabase(workspace, name) {
-  const copy = join(workspace, 'runs', `${name}.db`);
-  copyFileSync(join(workspace, 'runs', 'sessions.db'), copy);
-  return copy;
+/** A realistic session, in flower's store (trim on) and as the binary's own JSONL files. */
+async function realisticWorkspace() {
+  const workspace = mkdtempSync(join(root, 'realistic-'));
+  const projectKey = projectKeyFor(workspace);
+  const session = generateRealisticSession({
+    entries: RESUME_ENTRIES,
+    subagents: SUBAGENTS,
+    seed: 42,
+    sessionId: SESSION_ID,
+    cwd: workspace,
+  });
+  const backend = new SqliteSessionStore(join(workspace, 'runs', 'sessions.db'));
+  const store = new RewritingSessionStore(backend, { workspace, trim: { enabled: true } });
+  const keyed = [
+    [{ projectKey, sessionId: SESSION_ID }, session.main],
+    ...[...session.subagents].map(([agentId, entries]) => [
+      { projectKey, sessionId: SESSION_ID, subpath: `subagents/agent-${agentId}` },
+      [...entries, { type: 'agent_metadata', ...session.meta.get(agentId) }],
+    ]),
+  ];
+  for (const [key, entries] of keyed)
+    for (let index = 0; index < entries.length; index += 500)
+      await store.append(key, entries.slice(index, index + 500));
+  await store.close();
+  const configDir = join(workspace, 'native-config');
+  writeRealisticSession(configDir, projectKey, SESSION_ID, session);
+  const entries = keyed.reduce((sum, [, list]) => sum + list.length, 0);
+  return { workspace, configDir, entries, subagents: session.subagents.size };
 }
 
-// The resumers run with the workspace as their directory, so the SDK is imported by path.
-const bareResumer = `
-import { query } from ${JSON.stringify(join(repoRoot, 'node_modules', '@anthropic-ai', 'claude-agent-sdk', 'sdk.mjs'))};
-import { SqliteSessionStore } from ${JSON.stringify(join(repoRoot, 'dist', 'store', 'sqlite-session-store.js'))};
-const [file, sessionId] = process.argv.slice(1);
-const sessionStore = new SqliteSessionStore(file);
-for await (const m of query({ prompt: 'Carry on.', options: { cwd: process.cwd(), resume: sessionId, sessionStore, sessionStoreFlush: 'eager', settingSources: [], allowedTools: ['Read'] } })) {}
-sessionStore.close();
-`;
+let copies = 0;
+/** A run directory of its own holding a copy of `workspace/runs/sessions.db`, stamped as closed. */
+function stampedCopy(workspace) {
+  const runDir = join(workspace, `runs-copy-${copies++}`);
+  mkdirSync(runDir);
+  const file = join(runDir, 'sessions.db');
+  copyFileSync(join(workspace, 'runs', 'sessions.db'), file);
+  new SqliteSessionStore(file).close();
+  return { runDir, file };
+}
 
-const flowerResumer = `
-import { mkdirSync, renameSync } from 'node:fs';
-import { join } from 'node:path';
-const [file, sessionId] = process.argv.slice(1);
-// The runtime keeps its store at runs/sessions.db: put this run's copy there.
-const runDir = join(process.cwd(), 'runs-' + sessionId.slice(0, 4) + '-' + process.pid);
-mkdirSync(runDir);
-renameSync(file, join(runDir, 'sessions.db'));
-const { Runtime } = await import(${JSON.stringify(join(repoRoot, 'dist', 'runtime', 'runtime.js'))});
-const runtime = new Runtime({ workspace: process.cwd(), runDir, resilience: false, store: { trim: { enabled: true } } });
-await runtime.run({ name: 'work', instructions: '', allowedTools: ['Read'], permissionMode: 'default' }, 'Carry on.', { resume: sessionId });
-runtime.close();
-`;
-
-const bareStarter = `
-import { query } from '@anthropic-ai/claude-agent-sdk';
-for await (const m of query({ prompt: 'hi', options: { cwd: process.cwd(), settingSources: [], allowedTools: ['Read'] } })) {}
-`;
-
-const ms = (value) => `${Math.round(value)} ms`;
+const loadBefore = loadAverage();
+const rows = [];
+const notes = [];
+let pass = true;
+const judge = (name, ours, theirs, max, fields) => {
+  const over = ratio(ours, theirs);
+  const result = verdict({ name, ratioCpu: over.cpu, ratioWall: over.wall, target: { max }, quiet: true });
+  if (!result.pass) pass = false;
+  return { ratioCpu: over.cpu, ratioWall: over.wall, target: { max }, verdict: result.text, fields };
+};
+const firstOf = { wall: 'firstWallMs', cpu: 'firstCpuMs' };
+const cpuList = (samples, field = 'cpuMs') => samples.map((sample) => Math.round(sample[field])).join(', ');
 
 try {
-  const lines = [];
   if (runs('session')) {
-    // One unmeasured run each: the first binary start pays for cold caches.
-    await bareSession();
-    await flowerSession();
-    const bare = [];
-    const flower = [];
-    for (let round = 0; round < ROUNDS; round++) {
-      bare.push(await bareSession());
-      flower.push(await flowerSession());
-    }
-    lines.push(
-      `${TURNS}-turn session with ${TURNS - 1} tool calls, ${ROUNDS} alternated rounds per side (medians):`,
-      `  bare query():   ${ms(median(bare))}   [${bare.map(ms).join(', ')}]`,
-      `  Runtime.run:    ${ms(median(flower))}   [${flower.map(ms).join(', ')}]`,
-      `  overhead ratio: ${(median(flower) / median(bare)).toFixed(3)}x (target <= 1.2x)`,
+    const variants = [
+      { name: 'session: bare `query()`', code: bareSession },
+      { name: 'session: `Runtime.run`', code: flowerSession },
+    ];
+    const samples = await interleaveAsync(variants, ROUNDS, (variant) =>
+      measuredRun(['--input-type=module', '-e', variant.code, freshWorkspace(), PROMPT, String(TURNS)], {
+        steps: script(),
+      }),
+    );
+    const [bare, flower] = variants.map((variant) => summarize(samples.get(variant.name)));
+    rows.push({ name: `${variants[0].name}, spawn to exit`, summary: bare });
+    rows.push({
+      name: `${variants[1].name}, spawn to exit`,
+      summary: flower,
+      ...judge('session overhead', flower, bare, 1.2),
+    });
+    notes.push(
+      `session (${TURNS} turns, ${TURNS - 1} tool calls; CPU = node child + the binary it reaped): bare CPU [${cpuList(samples.get(variants[0].name))}] ms, flower [${cpuList(samples.get(variants[1].name))}] ms`,
     );
   }
   if (runs('start')) {
-    const startBare = [];
-    const startOnce = [];
-    for (let round = 0; round < STARTS; round++) {
-      startBare.push((await timeToFirstRequest(['--input-type=module', '-e', bareStarter])).elapsed);
-      startOnce.push(
-        (
-          await timeToFirstRequest([
-            join(repoRoot, 'dist', 'cli', 'bin.js'),
-            'once',
-            'hi',
-            '-w',
-            mkdtempSync(join(root, 'once-')),
-          ])
-        ).elapsed,
-      );
-    }
-    lines.push(
-      `Process start to first model request, ${STARTS} runs per side (medians):`,
-      `  bare query() script: ${ms(median(startBare))}   [${startBare.map(ms).join(', ')}]`,
-      `  flower once:         ${ms(median(startOnce))}   [${startOnce.map(ms).join(', ')}]`,
-      `  ratio:               ${(median(startOnce) / median(startBare)).toFixed(3)}x`,
-    );
+    const variants = [
+      { name: 'start: bare `query()` script', args: () => ['--input-type=module', '-e', bareStarter] },
+      {
+        name: 'start: `flower once hi`',
+        args: () => [bin, 'once', 'hi', '-w', mkdtempSync(join(root, 'once-'))],
+      },
+    ];
+    const samples = await interleaveAsync(variants, STARTS, (variant) => measuredRun(variant.args()));
+    const [bare, flower] = variants.map((variant) => summarize(samples.get(variant.name), firstOf));
+    const over = ratio(flower, bare);
+    rows.push({ name: `${variants[0].name}, to 1st request`, summary: bare });
+    rows.push({
+      name: `${variants[1].name}, to 1st request (info)`,
+      summary: flower,
+      ratioCpu: over.cpu,
+      ratioWall: over.wall,
+    });
   }
   if (runs('resume')) {
     const workspace = await tenHourWorkspace();
-    const bare = [];
-    const flower = [];
-    let bareBody = 0;
-    let flowerBody = 0;
-    const resume = async (script, name) => {
-      const file = freshDatabase(workspace, `${name}-${Date.now()}`);
-      const configDir = mkdtempSync(join(root, 'cfg-'));
-      const env = mockModelEnv(model, { configDir, maxRetries: 0, extra: { FLOWER_NO_UPDATE: '1' } });
-      const result = await timeToFirstRequest(['--input-type=module', '-e', script, file, SESSION_ID], {
-        env,
-        cwd: workspace,
-      });
-      rmSync(configDir, { recursive: true, force: true });
-      rmSync(file, { force: true });
-      return { elapsed: result.elapsed, body: JSON.stringify(result.request?.body ?? {}).length };
-    };
-    // One unmeasured run each (cold caches).
-    await resume(bareResumer, 'warm-bare');
-    await resume(flowerResumer, 'warm-flower');
-    for (let round = 0; round < RESUMES; round++) {
-      const b = await resume(bareResumer, 'bare');
-      const f = await resume(flowerResumer, 'flower');
-      bare.push(b.elapsed);
-      flower.push(f.elapsed);
-      bareBody = b.body;
-      flowerBody = f.body;
-    }
-    lines.push(
-      `Resume of a 20,000-entry (51.8 MB) session, spawn to first model request, ${RESUMES} alternated runs per side (medians):`,
-      `  bare query() resume (plain store):  ${ms(median(bare))}   [${bare.map(ms).join(', ')}]   request ${(bareBody / 1e6).toFixed(1)} MB`,
-      `  flower Runtime.run resume:          ${ms(median(flower))}   [${flower.map(ms).join(', ')}]   request ${(flowerBody / 1e6).toFixed(1)} MB`,
-      `  ratio:                              ${(median(flower) / median(bare)).toFixed(3)}x (target <= 1.0x)`,
+    const variants = [
+      {
+        name: 'resume 20k (project gen.): bare `query()`, plain SQLite store',
+        run: () => {
+          const { file } = stampedCopy(workspace);
+          return measuredRun(['--input-type=module', '-e', bareStoreResumer, file, SESSION_ID], {
+            cwd: workspace,
+          });
+        },
+      },
+      {
+        name: 'resume 20k (project gen.): `Runtime.run`',
+        run: () => {
+          const { runDir } = stampedCopy(workspace);
+          return measuredRun(['--input-type=module', '-e', flowerResumer, runDir, SESSION_ID], {
+            cwd: workspace,
+          });
+        },
+      },
+    ];
+    const samples = await interleaveAsync(variants, RESUMES, (variant) => variant.run());
+    const [bare, flower] = variants.map((variant) => summarize(samples.get(variant.name), firstOf));
+    rows.push({ name: `${variants[0].name}, to 1st request`, summary: bare });
+    rows.push({
+      name: `${variants[1].name}, to 1st request`,
+      summary: flower,
+      ...judge('resume', flower, bare, 1.0),
+    });
+    const [bareExit, flowerExit] = variants.map((variant) => summarize(samples.get(variant.name)));
+    const exitRatio = ratio(flowerExit, bareExit);
+    rows.push({
+      name: '… same, spawn to exit (info)',
+      summary: flowerExit,
+      ratioCpu: exitRatio.cpu,
+      ratioWall: exitRatio.wall,
+    });
+    const body = (name) => (samples.get(name).at(-1).bodyBytes / 1e6).toFixed(1);
+    notes.push(
+      `resume (project generator, 20,000 entries): first request ${body(variants[0].name)} MB bare, ${body(variants[1].name)} MB flower; CPU to 1st request bare [${cpuList(samples.get(variants[0].name), 'firstCpuMs')}] ms, flower [${cpuList(samples.get(variants[1].name), 'firstCpuMs')}] ms`,
     );
   }
-  console.log(lines.join('\n'));
+  if (runs('resume-jsonl')) {
+    const prepared = await realisticWorkspace();
+    const { workspace, configDir } = prepared;
+    const variants = [
+      {
+        name: `resume realistic ${RESUME_ENTRIES / 1000}k + ${prepared.subagents} subagents: bare binary, native JSONL`,
+        run: () => {
+          const copy = mkdtempSync(join(root, 'native-'));
+          cpSync(configDir, copy, { recursive: true });
+          return measuredRun(['--input-type=module', '-e', bareJsonlResumer, SESSION_ID], {
+            env: envFor(copy),
+            cwd: workspace,
+          }).finally(() => rmSync(copy, { recursive: true, force: true }));
+        },
+      },
+      {
+        name: `resume realistic ${RESUME_ENTRIES / 1000}k + ${prepared.subagents} subagents: \`flower once --resume -T\``,
+        run: () => {
+          const { runDir } = stampedCopy(workspace);
+          return measuredRun(
+            [bin, '-w', workspace, '-r', runDir, '-T', 'once', '--resume', SESSION_ID, 'Carry on.'],
+            {
+              cwd: workspace,
+            },
+          ).finally(() => rmSync(runDir, { recursive: true, force: true }));
+        },
+      },
+    ];
+    const samples = await interleaveAsync(variants, RESUMES, (variant) => variant.run());
+    const [bare, flower] = variants.map((variant) => summarize(samples.get(variant.name), firstOf));
+    rows.push({ name: `${variants[0].name}, to 1st request`, summary: bare });
+    rows.push({
+      name: `${variants[1].name}, to 1st request`,
+      summary: flower,
+      ...judge('resume of a realistic session with subagents', flower, bare, 1.15),
+    });
+    const [bareExit, flowerExit] = variants.map((variant) => summarize(samples.get(variant.name)));
+    const exitRatio = ratio(flowerExit, bareExit);
+    rows.push({
+      name: '… same, spawn to exit (info)',
+      summary: flowerExit,
+      ratioCpu: exitRatio.cpu,
+      ratioWall: exitRatio.wall,
+    });
+    const body = (name) => (samples.get(name).at(-1).bodyBytes / 1e6).toFixed(1);
+    notes.push(
+      `resume (realistic, ${prepared.entries} entries over the main transcript and ${prepared.subagents} subagents'): first request ${body(variants[0].name)} MB bare, ${body(variants[1].name)} MB flower (trimmed); CPU to 1st request bare [${cpuList(samples.get(variants[0].name), 'firstCpuMs')}] ms, flower [${cpuList(samples.get(variants[1].name), 'firstCpuMs')}] ms`,
+    );
+  }
 } finally {
   await model.close();
   rmSync(root, { recursive: true, force: true, maxRetries: 5, retryDelay: 200 });
 }
+
+printTable({
+  title: 'flower runtime overhead against the bare SDK (fresh child processes, mock model on 127.0.0.1)',
+  loadBefore,
+  loadAfter: loadAverage(),
+  rows,
+  notes: [
+    '',
+    '"to 1st request": wall from spawn, CPU of the child and its descendants (/proc ticks) when the mock received the first model request; "spawn to exit": the whole child, the binary through its cutime.',
+    ...notes,
+  ],
+});
+finish(pass);

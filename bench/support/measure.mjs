@@ -31,11 +31,16 @@
  *   a temporary HOME made here (removed on exit), TMPDIR if set and LANG=C.UTF-8. Never the
  *   caller's NODE_EXTRA_CA_CERTS (≈45 ms of certificate loading per node start), NODE_OPTIONS or
  *   ANTHROPIC_* / CLAUDE_* / FLOWER_* — only what a bench passes in `extra`.
+ * - **`spawnMeasured`** is `runMeasured` without blocking this process (for a bench that serves
+ *   its children, e.g. the mock model): the same CPU accounting, so it must be the only child of
+ *   this process running at the time. `processTreeCpuMs(pid)` reads a live process tree's CPU
+ *   so far from /proc (utime+stime+cutime+cstime of the process and every descendant, clock
+ *   ticks): a snapshot at a moment of the bench's choosing, e.g. a model request's arrival.
  * - **Same load for every variant**: `interleave` runs the variants round by round, rotating the
  *   order each round, after one uncounted warm-up run of each.
  */
-import { spawnSync } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { spawn, spawnSync } from 'node:child_process';
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { loadavg, tmpdir } from 'node:os';
 import path from 'node:path';
 import { performance } from 'node:perf_hooks';
@@ -116,6 +121,84 @@ export function runMeasured(command, args, { env = cleanEnv(), cwd, input, maxBu
     stdout: run.stdout,
     stderr: run.stderr,
   };
+}
+
+/** Fields after the command name of /proc/<pid>/stat (state first: `fields[1]` is the ppid). */
+function statFields(pid) {
+  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+  return stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+}
+
+/**
+ * CPU so far of `pid` and of every live descendant, in ms: utime+stime (every thread) plus
+ * cutime+cstime (the children each has waited for), from /proc, in clock ticks (10 ms at 100 Hz).
+ * A process that exits between the listing and the read is missed; its parent's cutime has it
+ * once reaped.
+ */
+export function processTreeCpuMs(pid) {
+  const children = new Map();
+  const ticks = new Map();
+  for (const name of readdirSync('/proc')) {
+    if (!/^\d+$/.test(name)) continue;
+    try {
+      const fields = statFields(name);
+      const each = Number(name);
+      const parent = Number(fields[1]);
+      if (!children.has(parent)) children.set(parent, []);
+      children.get(parent).push(each);
+      ticks.set(each, Number(fields[11]) + Number(fields[12]) + Number(fields[13]) + Number(fields[14]));
+    } catch {
+      // gone meanwhile
+    }
+  }
+  let total = 0;
+  const pending = [pid];
+  while (pending.length > 0) {
+    const each = pending.pop();
+    total += ticks.get(each) ?? 0;
+    pending.push(...(children.get(each) ?? []));
+  }
+  return (total * 1000) / CLOCK_TICKS;
+}
+
+/**
+ * `runMeasured`, asynchronously: returns `{ pid, started, elapsed(), done }` at once, `done` a
+ * promise of the same result as `runMeasured`'s. This process's CPU accounting of children is
+ * shared, so no other child of it may end while this one runs.
+ */
+export function spawnMeasured(command, args, { env = cleanEnv(), cwd } = {}) {
+  const node = isNode(command);
+  const report = node ? path.join(scratchDir(), `cpu-${process.pid}-${reports++}.json`) : undefined;
+  const childArgs = node ? ['--require', preload, ...args] : args;
+  const childEnv = node ? { ...env, BENCH_CPU_REPORT_FILE: report } : env;
+  const ticksBefore = childrenTicks();
+  const started = performance.now();
+  const child = spawn(command, childArgs, { env: childEnv, cwd, stdio: ['ignore', 'pipe', 'pipe'] });
+  let stdout = '';
+  let stderr = '';
+  child.stdout.setEncoding('utf8').on('data', (chunk) => {
+    stdout += chunk;
+  });
+  child.stderr.setEncoding('utf8').on('data', (chunk) => {
+    stderr += chunk;
+  });
+  const done = new Promise((resolve, reject) => {
+    child.on('error', reject);
+    child.on('close', (status, signal) => {
+      const wallMs = performance.now() - started;
+      const ticksCpuMs = ((childrenTicks() - ticksBefore) * 1000) / CLOCK_TICKS;
+      let cpuMs = ticksCpuMs;
+      let cpuSource = 'ticks';
+      if (report && existsSync(report)) {
+        const { selfUs, childrenTicks: theirs } = JSON.parse(readFileSync(report, 'utf8'));
+        cpuMs = selfUs / 1000 + (theirs * 1000) / CLOCK_TICKS;
+        cpuSource = 'rusage';
+        rmSync(report, { force: true });
+      }
+      resolve({ wallMs, cpuMs, cpuSource, ticksCpuMs, status, signal, stdout, stderr });
+    });
+  });
+  return { pid: child.pid, started, elapsed: () => performance.now() - started, done };
 }
 
 /**

@@ -203,6 +203,7 @@ export class PostgresSessionStore implements SessionStore {
               rowMode: 'array',
             },
       );
+      // Stryker disable next-line OptionalChaining,ArrayDeclaration: a SELECT of a function returns one row, and neither function returns NULL (schema.ts, task-records.ts)
       result = rows[0]?.[0] ?? [];
     } catch (error) {
       throw storeFailure(`append to ${storeKey}`, error, this.target);
@@ -216,7 +217,8 @@ export class PostgresSessionStore implements SessionStore {
     const rows: Row[] =
       stored.length === batch.entries.length
         ? batch.entries.map((entry, index) => ({ seq: Number(stored[index]), entry }))
-        : [];
+        : // Stryker disable next-line ArrayDeclaration: a stand-in row without a seq matches no stored entry, so they are read back all the same
+          [];
     const pending = this.pending.get(id);
     if (pending === undefined) this.pending.set(id, { key, rows, mtime });
     else {
@@ -239,6 +241,7 @@ export class PostgresSessionStore implements SessionStore {
    */
   flush(): Promise<void> {
     return this.exclusive(async () => {
+      // Stryker disable next-line ConditionalExpression: an empty map folds nothing either (the `true` mutant, killed, is hidden too)
       if (this.pending.size === 0) return;
       const pending = this.pending;
       this.pending = new Map();
@@ -283,26 +286,32 @@ export class PostgresSessionStore implements SessionStore {
         [id],
       );
       const row = rows[0];
-      const known = new Map((own?.rows ?? []).map((each) => [each.seq, each.entry]));
-      const found =
-        row === undefined
-          ? []
-          : (
-              await client.query<[string, string | null]>({
-                text: `SELECT seq, CASE WHEN seq = ANY($3::bigint[]) THEN NULL ELSE entry END
-                         FROM ${this.tables.entries} WHERE transcript_id = $1 AND seq > $2 ORDER BY seq`,
-                values: [id, row.folded_seq, [...known.keys()]],
-                rowMode: 'array',
-              })
-            ).rows;
-      if (row === undefined || found.length === 0) {
+      if (row === undefined) {
+        await client.query('COMMIT');
+        return;
+      }
+      const known = new Map(own?.rows.map((each) => [each.seq, each.entry]));
+      // Stryker disable next-line ArrayDeclaration: the server then sends those entries back too, and the ones in memory win anyway
+      const knownSeqs = [...known.keys()];
+      const found = (
+        await client.query<[string, string | null]>({
+          text: `SELECT seq, CASE WHEN seq = ANY($3::bigint[]) THEN NULL ELSE entry END
+                   FROM ${this.tables.entries} WHERE transcript_id = $1 AND seq > $2 ORDER BY seq`,
+          values: [id, row.folded_seq, knownSeqs],
+          rowMode: 'array',
+        })
+      ).rows;
+      if (found.length === 0) {
         await client.query('COMMIT');
         return;
       }
       const entries: SessionStoreEntry[] = [];
       let costSeq: string | null = null;
+      let newest = row.folded_seq;
       for (const [seq, text] of found) {
+        newest = seq;
         // Another writer's damaged row is left for `readTranscript` to report; it folds as nothing.
+        // Stryker disable next-line ConditionalExpression: parseObject(null) is undefined too (the `true` mutant, killed, is hidden too)
         const entry = known.get(Number(seq)) ?? (text === null ? undefined : parseObject(text));
         if (entry === undefined) continue;
         entries.push(entry as SessionStoreEntry);
@@ -312,7 +321,8 @@ export class PostgresSessionStore implements SessionStore {
         key.subpath === undefined
           ? JSON.stringify(
               foldSessionSummary(
-                row.summary === null ? undefined : this.storedSummary(key, row),
+                // Stryker disable next-line ConditionalExpression: a summary of {} folds like none (the SDK starts from {}); the `true` mutant, killed, is hidden too
+                row.summary === null ? undefined : this.storedSummary(key, row.mtime, row.summary),
                 key,
                 entries,
               ).data,
@@ -323,9 +333,10 @@ export class PostgresSessionStore implements SessionStore {
             SET mtime = GREATEST($2, mtime + 1), summary = COALESCE($3, summary), folded_seq = $4,
                 last_cost_seq = COALESCE($5, last_cost_seq)
           WHERE id = $1 RETURNING mtime`,
-        [id, own?.mtime ?? Math.max(Date.now(), this.lastMtime + 1), summary, found.at(-1)?.[0], costSeq],
+        [id, own?.mtime ?? Math.max(Date.now(), this.lastMtime + 1), summary, newest, costSeq],
       );
       await client.query('COMMIT');
+      // Stryker disable next-line OptionalChaining: the row is locked by this transaction, so its UPDATE returns it
       this.lastMtime = Math.max(this.lastMtime, Number(updated.rows[0]?.mtime));
     } catch (error) {
       await client.query('ROLLBACK').catch(() => {
@@ -365,9 +376,10 @@ export class PostgresSessionStore implements SessionStore {
   async load(given: SessionKey): Promise<SessionStoreEntry[] | null> {
     const key = this.checked(given, 'load');
     const stored = await this.readTranscript(key);
-    const [first] = stored?.unreadable ?? [];
-    if (first !== undefined) throw this.unreadable(key, String(first.seq), stored?.unreadable.length ?? 1);
-    return stored?.entries ?? null;
+    if (stored === null) return null;
+    const [first] = stored.unreadable;
+    if (first !== undefined) throw this.unreadable(key, String(first.seq), stored.unreadable.length);
+    return stored.entries;
   }
 
   /** The transcript with its damaged rows reported (seq, uuid, position) rather than thrown. */
@@ -413,9 +425,10 @@ export class PostgresSessionStore implements SessionStore {
       await this.foldBehind([{ id: row.id, key }]);
       row = (await read())[0];
     }
-    if (row?.seq == null || row.entry === null) return null;
+    // The entry is NOT NULL, so a joined entry has both (a LEFT JOIN that found none, neither).
+    if (row?.entry == null) return null;
     const entry = parseObject(row.entry);
-    if (entry === undefined) throw this.unreadable(key, row.seq, 1);
+    if (entry === undefined) throw this.unreadable(key, String(row.seq), 1);
     return entry as SessionStoreEntry;
   }
 
@@ -443,7 +456,9 @@ export class PostgresSessionStore implements SessionStore {
         },
       );
     const rows = await read();
+    // Stryker disable next-line MethodExpression: a fold of a row that is not behind finds nothing and changes nothing
     const behind = rows.filter((row) => row.behind);
+    // Stryker disable next-line ConditionalExpression: folding no rows and reading again gives the same rows (the `true` mutant, killed, is hidden too)
     if (behind.length === 0) return rows;
     await this.foldBehind(
       behind.map((row) => ({ id: row.id, key: { projectKey, sessionId: row.session_id } })),
@@ -460,9 +475,11 @@ export class PostgresSessionStore implements SessionStore {
   async listSessionSummaries(projectKey: string): Promise<SessionSummaryEntry[]> {
     this.checked({ projectKey }, 'list the summaries of');
     const rows = await this.mainRows(projectKey, 'list summaries');
-    return rows
-      .filter((row) => row.summary !== null)
-      .map((row) => this.storedSummary({ projectKey, sessionId: row.session_id }, row));
+    return rows.flatMap((row) =>
+      row.summary === null
+        ? []
+        : [this.storedSummary({ projectKey, sessionId: row.session_id }, row.mtime, row.summary)],
+    );
   }
 
   /**
@@ -508,6 +525,7 @@ export class PostgresSessionStore implements SessionStore {
           RETURNING id, subpath`,
         [key.projectKey, key.sessionId, key.subpath ?? null],
       );
+      // Stryker disable next-line ConditionalExpression,EqualityOperator: with no rows it locks no key and deletes no entry (the `false` and `<=` mutants, killed, are hidden too)
       if (rows.length > 0) {
         // Wait for appends in flight to these keys (they hold the key's lock until they commit),
         // so the entries they add are deleted too.
@@ -550,6 +568,7 @@ export class PostgresSessionStore implements SessionStore {
     if (this.pool.ended) return;
     clearTimeout(this.timer);
     this.timer = undefined;
+    // Stryker disable next-line ConditionalExpression: a store never opened has appended nothing, so its flush sends no query (the `false` mutant, killed, is hidden too)
     if (this.ready !== undefined) await this.flush().catch(() => undefined);
     await this.pool.end();
   }
@@ -604,13 +623,10 @@ export class PostgresSessionStore implements SessionStore {
     return batch;
   }
 
-  private storedSummary(
-    key: SessionKey,
-    row: { mtime: string; summary: string | null },
-  ): SessionSummaryEntry {
-    const data = row.summary === null ? {} : parseObject(row.summary);
+  private storedSummary(key: SessionKey, mtime: string, summary: string): SessionSummaryEntry {
+    const data = parseObject(summary);
     if (data === undefined) throw this.unreadable(key);
-    return { sessionId: key.sessionId, mtime: Number(row.mtime), data };
+    return { sessionId: key.sessionId, mtime: Number(mtime), data };
   }
 
   /** A stored row that is not a JSON object: say which, and the query that shows it. */
@@ -639,6 +655,7 @@ function parseObject(text: string): Record<string, unknown> | undefined {
   let value: unknown;
   try {
     value = JSON.parse(text);
+    // Stryker disable next-line BlockStatement: value stays undefined, which is no object either
   } catch {
     return undefined;
   }

@@ -4,9 +4,11 @@
  */
 import { randomUUID } from 'node:crypto';
 import { foldSessionSummary, type SessionKey, type SessionStoreEntry } from '@anthropic-ai/claude-agent-sdk';
+import pg from 'pg';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { PostgresStoreError } from '../../../../src/store/postgres/errors.js';
 import { FOLD_DELAY_MS, PostgresSessionStore } from '../../../../src/store/postgres/session-store.js';
+import { closedPort } from '../../../support/closed-port.js';
 import { type TestSchema, usePostgres } from '../../../support/postgres.js';
 
 const postgres = usePostgres();
@@ -592,5 +594,403 @@ describe('more of the module header', () => {
     await db.append(main, [entry('a')]);
     await db.close();
     await expect(db.close()).resolves.toBeUndefined();
+  });
+});
+
+/**
+ * Folds this store schedules are kept from running on their own (the timer is set, never fires), so
+ * a test decides when the fold happens: the next read, `flush` or `close`. Returns how many folds
+ * were scheduled.
+ */
+function holdFolds(): { scheduled: () => number } {
+  const real = globalThis.setTimeout;
+  let scheduled = 0;
+  vi.spyOn(globalThis, 'setTimeout').mockImplementation(((
+    callback: (...args: unknown[]) => void,
+    ms?: number,
+    ...args: unknown[]
+  ) => {
+    if (ms !== FOLD_DELAY_MS) return real(callback, ms, ...args);
+    scheduled += 1;
+    return real(() => undefined, 2 ** 31 - 1);
+  }) as typeof setTimeout);
+  return { scheduled: () => scheduled };
+}
+
+/** Entries whose text holds `stored-damaged` are stored as `null` (a row damaged on the way in). */
+async function damageOnWrite(): Promise<void> {
+  await postgres.admin(`
+    CREATE FUNCTION ${table('damage')}() RETURNS trigger LANGUAGE plpgsql AS $$
+    BEGIN IF NEW.entry LIKE '%stored-damaged%' THEN NEW.entry := 'null'; END IF; RETURN NEW; END $$;
+    CREATE TRIGGER damage BEFORE INSERT ON ${table('session_entries')}
+      FOR EACH ROW EXECUTE FUNCTION ${table('damage')}();`);
+}
+
+/** Every fold's write fails on the server (`fold refused`) until the returned function is called. */
+async function refuseFolds(): Promise<() => Promise<void>> {
+  await postgres.admin(`
+    CREATE FUNCTION ${table('refuse_fold')}() RETURNS trigger LANGUAGE plpgsql AS $$
+    BEGIN RAISE EXCEPTION 'fold refused'; END $$;
+    CREATE TRIGGER refuse_fold BEFORE UPDATE ON ${table('session_transcripts')}
+      FOR EACH ROW EXECUTE FUNCTION ${table('refuse_fold')}();`);
+  return async () => {
+    await postgres.admin(`DROP TRIGGER refuse_fold ON ${table('session_transcripts')}`);
+  };
+}
+
+/** Every delete of an entry fails on the server (`delete refused`). */
+async function refuseEntryDeletes(): Promise<void> {
+  await postgres.admin(`
+    CREATE FUNCTION ${table('refuse_delete')}() RETURNS trigger LANGUAGE plpgsql AS $$
+    BEGIN RAISE EXCEPTION 'delete refused'; END $$;
+    CREATE TRIGGER refuse_delete BEFORE DELETE ON ${table('session_entries')}
+      FOR EACH ROW EXECUTE FUNCTION ${table('refuse_delete')}();`);
+}
+
+const summaryOf = async (db: PostgresSessionStore, key = main) =>
+  (await db.listSessionSummaries(key.projectKey)).find((summary) => summary.sessionId === key.sessionId)
+    ?.data;
+
+describe('what a refusal or a failure names', () => {
+  it('a key no session has is refused naming what was asked, before anything is read or written', async () => {
+    const db = await store();
+    const bad = { projectKey: 'a/b', sessionId: 's-1' };
+    const refusals: Array<[string, () => Promise<unknown>]> = [
+      ['store entries under', () => db.append(bad, [entry('a')])],
+      ['load', () => db.load(bad)],
+      ['load', () => db.readTranscript(bad)],
+      ['read the cost of', () => db.lastCostState(bad)],
+      ['list the sessions of', () => db.listSessions(bad.projectKey)],
+      ['list the summaries of', () => db.listSessionSummaries(bad.projectKey)],
+      ['count the entries of', () => db.entryCounts(bad.projectKey)],
+      ['delete', () => db.delete(bad)],
+      ['list the subkeys of', () => db.listSubkeys(bad)],
+    ];
+    for (const [action, call] of refusals) {
+      await expect(call()).rejects.toThrow(`refusing to ${action} the session key {"projectKey":"a/b"`);
+    }
+  });
+
+  it('a query the server refuses names the operation that ran it', async () => {
+    const db = await store();
+    await db.append(main, [entry('a')]);
+    await db.flush();
+    await postgres.admin(`ALTER TABLE ${table('session_transcripts')} RENAME TO gone`);
+    const failures: Array<[string, () => Promise<unknown>]> = [
+      ['load -work-project/s-1', () => db.load(main)],
+      ['read the last cost of -work-project/s-1', () => db.lastCostState(main)],
+      ['list sessions', () => db.listSessions(main.projectKey)],
+      ['list summaries', () => db.listSessionSummaries(main.projectKey)],
+      ['count entries', () => db.entryCounts(main.projectKey)],
+      ['list subkeys', () => db.listSubkeys(main)],
+    ];
+    for (const [action, call] of failures) {
+      await expect(call()).rejects.toThrow(`could not ${action}: `);
+    }
+    await postgres.admin(`ALTER TABLE "${schema?.schema}".gone RENAME TO session_transcripts`);
+  });
+
+  it('a server nobody answers at fails open naming the schema it was to open', async () => {
+    const port = await closedPort();
+    const db = new PostgresSessionStore(`postgres://postgres@127.0.0.1:${port}/test?schema=never_made`);
+    opened.push(db);
+    await expect(db.open()).rejects.toThrow(/could not open schema "never_made": /);
+  });
+
+  it('pool options given to the store size its pool', async () => {
+    schema ??= await postgres.freshSchema('store');
+    const db = new PostgresSessionStore(schema.url, { pool: { maxConnections: 1 } });
+    opened.push(db);
+    expect((db.pool as unknown as { options: { max: number } }).options.max).toBe(1);
+  });
+
+  it('a null entry is refused as not a JSON object', async () => {
+    const db = await store();
+    await expect(db.append(main, [entry('a'), null as unknown as SessionStoreEntry])).rejects.toThrow(
+      /entry 1 .*: it is not a JSON object\./,
+    );
+  });
+
+  it('a stored entry that is JSON but no object (a number, a string) is unreadable', async () => {
+    const db = await store();
+    await db.append(main, [entry('a'), entry('b')]);
+    await postgres.admin(`UPDATE ${table('session_entries')} SET entry = '42' WHERE seq = 0`);
+    await postgres.admin(`UPDATE ${table('session_entries')} SET entry = '"text"' WHERE seq = 1`);
+    await expect(db.load(main)).rejects.toThrow(/the entry with seq 0 \(and 1 more row\)/);
+  });
+
+  it('a damaged newest cost-state is reported, not returned', async () => {
+    const db = await store();
+    await db.append(main, [{ type: 'cost-state', uuid: randomUUID(), totalCostUSD: 1 }]);
+    await db.flush();
+    await postgres.admin(`UPDATE ${table('session_entries')} SET entry = '[]'`);
+    await expect(db.lastCostState(main)).rejects.toThrow(
+      /the entry with seq \d+ of -work-project\/s-1 is not a JSON object/,
+    );
+  });
+});
+
+describe('the fold folds what this store appended as it was appended', () => {
+  it('its own entries come from memory, not read back, across batches that share a fold', async () => {
+    const db = await store();
+    holdFolds();
+    await damageOnWrite();
+    const first = [entry('stored-damaged prompt', { gitBranch: 'one' })];
+    const second = [entry('b', { gitBranch: 'two' }), entry('c')];
+    await db.append(main, first);
+    await db.append(main, second);
+    expect(await summaryOf(db)).toEqual(foldSessionSummary(undefined, main, [...first, ...second]).data);
+  });
+
+  it('a burst of appends within the delay schedules one fold', async () => {
+    const db = await store();
+    const folds = holdFolds();
+    await db.append(main, [entry('a')]);
+    await db.append(main, [entry('b')]);
+    await db.append(sub, [entry('c')]);
+    expect(folds.scheduled()).toBe(1);
+  });
+
+  it('a batch of only known entries within the delay leaves the mtime at the first append', async () => {
+    const db = await store();
+    holdFolds();
+    const now = Date.now();
+    const clock = vi.spyOn(Date, 'now').mockReturnValue(now);
+    const batch = [entry('a')];
+    await db.append(main, batch);
+    clock.mockReturnValue(now + 10_000);
+    await db.append(main, batch);
+    expect(await mtimeOf(db)).toBeLessThan(now + 10_000);
+  });
+
+  it('another writer whose every entry is damaged folds to an empty summary', async () => {
+    const writer = await store();
+    await damageOnWrite();
+    await writer.append(main, [entry('stored-damaged a'), entry('stored-damaged b')]);
+    await writer.pool.end(); // it dies before folding
+    const reader = await store();
+    expect(await summaryOf(reader)).toEqual({});
+  });
+
+  it('a row without a summary yet is listed as a session but has no summary', async () => {
+    const db = await store();
+    await db.append(main, [entry('a')]);
+    await postgres.admin(
+      `INSERT INTO ${table('session_transcripts')} (project_key, session_id, subpath, mtime) VALUES ($1, 's-2', '', 1)`,
+      [main.projectKey],
+    );
+    expect((await db.listSessions(main.projectKey)).map((row) => row.sessionId).sort()).toEqual([
+      's-1',
+      's-2',
+    ]);
+    expect((await db.listSessionSummaries(main.projectKey)).map((row) => row.sessionId)).toEqual(['s-1']);
+  });
+});
+
+describe('a fold that fails keeps what it was folding', () => {
+  it("fails the read that ran it naming the server's words, and the next fold has every entry from memory", async () => {
+    const db = await store();
+    holdFolds();
+    await damageOnWrite();
+    const first = [entry('stored-damaged prompt', { gitBranch: 'one' })];
+    await db.append(main, first);
+    const allow = await refuseFolds();
+    // An append lands while the failing fold waits for its connection.
+    const connect = db.pool.connect.bind(db.pool);
+    let reached: () => void = () => undefined;
+    const atConnect = new Promise<void>((resolve) => {
+      reached = resolve;
+    });
+    let open: () => void = () => undefined;
+    const gate = new Promise<void>((resolve) => {
+      open = resolve;
+    });
+    vi.spyOn(db.pool, 'connect').mockImplementationOnce((async () => {
+      reached();
+      await gate;
+      return connect();
+    }) as typeof db.pool.connect);
+    const reading = db.load(main).catch((reason) => reason);
+    await atConnect;
+    const second = [entry('stored-damaged later', { gitBranch: 'two' })];
+    await db.append(main, second);
+    open();
+    const error = await reading;
+    expect(error).toBeInstanceOf(PostgresStoreError);
+    expect(error.message).toMatch(/could not update the sessions list: fold refused; nothing was changed/);
+    await allow();
+    expect(await summaryOf(db)).toEqual(foldSessionSummary(undefined, main, [...first, ...second]).data);
+  });
+
+  it("a listing that cannot fold another writer's row fails saying so, and works once the fold can", async () => {
+    const writer = await store();
+    await writer.append(main, [entry('a prompt')]);
+    await writer.pool.end(); // it dies before folding
+    const reader = await store();
+    const allow = await refuseFolds();
+    await expect(reader.listSessions(main.projectKey)).rejects.toThrow(
+      /could not update the sessions list: fold refused; nothing was changed/,
+    );
+    await allow();
+    expect((await reader.listSessions(main.projectKey)).map((row) => row.sessionId)).toEqual(['s-1']);
+  });
+
+  it("an append of this store landing before a listing folds another writer's row is kept when that fold fails", async () => {
+    const writer = await store();
+    const theirs = [entry('their prompt')];
+    await writer.append(main, theirs);
+    await writer.pool.end(); // it dies before folding
+    const reader = await store();
+    holdFolds();
+    await damageOnWrite();
+    const mine = [entry('stored-damaged mine', { gitBranch: 'mine' })];
+    const flush = PostgresSessionStore.prototype.flush;
+    vi.spyOn(reader, 'flush').mockImplementationOnce(async () => {
+      await flush.call(reader);
+      await reader.append(main, mine);
+    });
+    const allow = await refuseFolds();
+    await expect(reader.listSessions(main.projectKey)).rejects.toThrow(/fold refused/);
+    await allow();
+    expect(await summaryOf(reader)).toEqual(foldSessionSummary(undefined, main, [...theirs, ...mine]).data);
+  });
+});
+
+describe('mtime per store instance', () => {
+  it("stays above this store's earlier mtimes on another key when its clock goes back", async () => {
+    const db = await store();
+    holdFolds();
+    const later = Date.now() + 3_600_000;
+    const clock = vi.spyOn(Date, 'now').mockReturnValue(later);
+    await db.append(main, [entry('a')]);
+    clock.mockReturnValue(later - 10_000);
+    const other = { ...main, sessionId: 's-2' };
+    await db.append(other, [entry('b')]);
+    expect(await mtimeOf(db, other)).toBeGreaterThan((await mtimeOf(db)) as number);
+  });
+
+  it("folding another writer's row stays above this store's earlier mtimes", async () => {
+    const reader = await store();
+    const later = Date.now() + 3_600_000;
+    const clock = vi.spyOn(Date, 'now').mockReturnValue(later);
+    await reader.append(main, [entry('a')]);
+    const mine = (await mtimeOf(reader)) as number;
+    clock.mockReturnValue(later - 10_000);
+    const writer = await store();
+    const other = { ...main, sessionId: 's-2' };
+    await writer.append(other, [entry('b')]);
+    await writer.pool.end(); // it dies before folding
+    expect(await mtimeOf(reader, other)).toBeGreaterThan(mine);
+  });
+
+  it("learns from a fold that another writer's clock was ahead", async () => {
+    const ahead = await store();
+    const later = Date.now() + 3_600_000;
+    const clock = vi.spyOn(Date, 'now').mockReturnValue(later);
+    await ahead.append(main, [entry('from a clock an hour ahead')]);
+    await ahead.close();
+    clock.mockRestore();
+    const db = await store();
+    await db.append(main, [entry('b')]);
+    const folded = (await mtimeOf(db)) as number;
+    expect(folded).toBeGreaterThan(later);
+    const other = { ...main, sessionId: 's-2' };
+    await db.append(other, [entry('c')]);
+    expect(await mtimeOf(db, other)).toBeGreaterThan(folded);
+  });
+});
+
+describe('transactions and connections', () => {
+  it('folds and deletes reuse pooled connections', async () => {
+    const db = await store();
+    let connects = 0;
+    db.pool.on('connect', () => {
+      connects += 1;
+    });
+    for (let round = 0; round < 12; round += 1) {
+      const key = { ...main, sessionId: `s-${round}` };
+      await db.append(key, [entry(`r${round}`)]);
+      await db.flush();
+      await db.delete(key);
+    }
+    expect(connects).toBeLessThanOrEqual(4);
+  });
+
+  it("a fold holds its key's row lock from its read to its write", async () => {
+    const db = await store();
+    holdFolds();
+    await db.append(main, [entry('a')]);
+    const blocker = new pg.Client({ connectionString: postgres.baseUrl });
+    await blocker.connect();
+    try {
+      await blocker.query('BEGIN');
+      await blocker.query(`LOCK TABLE ${table('session_entries')} IN ACCESS EXCLUSIVE MODE`);
+      const folding = db.flush();
+      // The fold has read and locked the row, and waits to read the entries.
+      for (let waited = 0; ; waited += 20) {
+        const { rows } = await postgres.admin(
+          `SELECT count(*)::int AS n FROM pg_locks WHERE NOT granted AND relation = '${table('session_entries')}'::regclass`,
+        );
+        if (rows[0].n > 0) break;
+        expect(waited).toBeLessThan(5_000);
+        await new Promise((resolve) => setTimeout(resolve, 20));
+      }
+      await expect(
+        postgres.admin(`SELECT id FROM ${table('session_transcripts')} FOR UPDATE NOWAIT`),
+      ).rejects.toThrow(/could not obtain lock/);
+      await blocker.query('ROLLBACK');
+      await folding;
+    } finally {
+      await blocker.end();
+    }
+  });
+
+  it('a delete that fails half-way changes nothing and names the key', async () => {
+    const db = await store();
+    const sent = [entry('a')];
+    await db.append(main, sent);
+    await refuseEntryDeletes();
+    await expect(db.delete(main)).rejects.toThrow(
+      /could not delete -work-project\/s-1: delete refused; nothing was changed/,
+    );
+    expect(await db.load(main)).toEqual(sent);
+    expect((await db.listSessions(main.projectKey)).map((row) => row.sessionId)).toEqual(['s-1']);
+  });
+
+  it('a connection whose ROLLBACK failed is not put back in the pool, after a failed fold or delete', async () => {
+    const db = await store();
+    await db.append(main, [entry('a')]);
+    const released: unknown[] = [];
+    const connect = db.pool.connect.bind(db.pool);
+    const rollbackFails = (async () => {
+      const client = await connect();
+      const query = client.query.bind(client) as (...args: unknown[]) => Promise<unknown>;
+      const release = client.release;
+      Object.assign(client, {
+        query: (...args: unknown[]) =>
+          args[0] === 'ROLLBACK' ? Promise.reject(new Error('connection lost')) : query(...args),
+        release: (destroy?: boolean) => {
+          released.push(destroy);
+          release.call(client, true);
+        },
+      });
+      return client;
+    }) as typeof db.pool.connect;
+    const allow = await refuseFolds();
+    vi.spyOn(db.pool, 'connect').mockImplementationOnce(rollbackFails);
+    await expect(db.flush()).rejects.toThrow(/fold refused/);
+    await allow();
+    await refuseEntryDeletes();
+    vi.spyOn(db.pool, 'connect').mockImplementationOnce(rollbackFails);
+    await expect(db.delete(main)).rejects.toThrow(/could not delete -work-project\/s-1: delete refused/);
+    expect(released).toEqual([true, true]);
+  });
+
+  it('a delete that gets no connection names the key', async () => {
+    const db = await store();
+    vi.spyOn(db.pool, 'connect').mockRejectedValueOnce(new Error('no connection for you') as never);
+    await expect(db.delete(main)).rejects.toThrow(
+      /could not delete -work-project\/s-1: no connection for you/,
+    );
   });
 });

@@ -772,6 +772,30 @@ describe('the fold folds what this store appended as it was appended', () => {
     expect(await summaryOf(reader)).toEqual({});
   });
 
+  it('a fold that finds its row deleted by another store leaves the next append visible to others', async () => {
+    const [db, remover] = [await store(), await store()];
+    holdFolds();
+    await db.append(main, [entry('before the delete')]);
+    await remover.delete(main);
+    await db.flush();
+    const after = [entry('after the delete')];
+    await db.append(main, after);
+    expect(await remover.load(main)).toEqual(after);
+  });
+
+  it("an unreadable summary found on another writer's row names that row's key", async () => {
+    const writer = await store();
+    await writer.append(main, [entry('a')]);
+    await writer.flush();
+    await writer.append(main, [entry('b')]);
+    await writer.pool.end(); // it dies before folding the second
+    await postgres.admin(`UPDATE ${table('session_transcripts')} SET summary = 'nope'`);
+    const reader = await store();
+    await expect(reader.listSessions(main.projectKey)).rejects.toThrow(
+      /the summary of -work-project\/s-1 is not a JSON object/,
+    );
+  });
+
   it('a row without a summary yet is listed as a session but has no summary', async () => {
     const db = await store();
     await db.append(main, [entry('a')]);

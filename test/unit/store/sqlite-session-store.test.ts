@@ -41,6 +41,18 @@ const raw = (): Database.Database => {
   return db;
 };
 const key: SessionKey = { projectKey: '-tmp-x-ws', sessionId: 'a1b2' };
+/** Rows written behind the store's back, as another writer (an older flower, a crash) leaves them. */
+const plant = (rows: Array<[storeKey: string, seq: number, uid: string | null, payload: unknown]>): void => {
+  const insert = raw().prepare('INSERT INTO entries VALUES (?, ?, ?, ?)');
+  for (const [storeKey, seq, uid, payload] of rows)
+    insert.run(storeKey, seq, uid, typeof payload === 'string' ? payload : JSON.stringify(payload));
+};
+/** The statements' shared prototype: spying on it sees every statement the store runs. */
+const statementMethods = () =>
+  Object.getPrototypeOf(raw().prepare('SELECT 1')) as Record<
+    'all' | 'get' | 'run',
+    (...args: unknown[]) => unknown
+  >;
 
 beforeEach(() => {
   directory = mkdtempSync(path.join(tmpdir(), 'flower-store-'));
@@ -178,6 +190,46 @@ describe('SqliteSessionStore: idempotent appends and the clock', () => {
     }).toEqual(before);
   });
 
+  it('a uuid that is not a string is no uuid: such entries are always appended, alone or in a batch', async () => {
+    const s = store();
+    await s.append(key, [{ type: 'user', uuid: 'a' }]);
+    await s.append(key, [{ type: 'user', uuid: 7 } as never]);
+    await s.append(key, [{ type: 'user', uuid: 7 } as never]);
+    await s.append(key, [{ type: 'user', uuid: 8 } as never, { type: 'user', uuid: 8 } as never]);
+    expect((await s.load(key))?.map((entry) => entry.uuid)).toEqual(['a', 7, 7, 8, 8]);
+    expect(raw().prepare('SELECT uid FROM entries ORDER BY seq').pluck().all()).toEqual([
+      'a',
+      null,
+      null,
+      null,
+      null,
+    ]);
+  });
+
+  it("a batch of only known uuids under rows no meta row covers (another writer's) writes no meta row or summary", async () => {
+    const s = store();
+    plant([[storeKeyOf(key), 0, 'a', { type: 'user', uuid: 'a' }]]);
+    await s.append(key, [{ type: 'user', uuid: 'a' }]);
+    expect(raw().prepare('SELECT count(*) FROM meta').pluck().get()).toBe(0);
+    expect(raw().prepare('SELECT count(*) FROM summaries').pluck().get()).toBe(0);
+    expect(await s.load(key)).toEqual([{ type: 'user', uuid: 'a' }]);
+  });
+
+  it('stamps strictly increasing mtimes across the keys of one store while the clock stands still', async () => {
+    const now = vi.spyOn(Date, 'now').mockReturnValue(1_800_000_000_000);
+    try {
+      const s = store();
+      const sessions = ['s-1', 's-2', 's-3'];
+      for (const sessionId of sessions)
+        await s.append({ ...key, sessionId }, [{ type: 'user', uuid: sessionId }]);
+      const listed = await s.listSessions(key.projectKey);
+      const mtimes = sessions.map((sessionId) => listed.find((row) => row.sessionId === sessionId)?.mtime);
+      expect(mtimes).toEqual([1_800_000_000_000, 1_800_000_000_001, 1_800_000_000_002]);
+    } finally {
+      now.mockRestore();
+    }
+  });
+
   it('stamps strictly increasing epoch-ms mtimes per key, even within one millisecond', async () => {
     const s = store();
     const stamps: number[] = [];
@@ -239,6 +291,99 @@ describe('SqliteSessionStore: queries flower needs', () => {
     expect(s.lastContext(key.projectKey, key.sessionId, 2)).toBe(0);
     expect(s.projects()).toEqual(['-only-sub', '-other', '-tmp-x-ws']);
   });
+
+  it('lastContext skips an entry whose usage is null and counts a missing token field as none', async () => {
+    const s = store();
+    const usage = (value: unknown) => ({ type: 'assistant', message: { role: 'assistant', usage: value } });
+    await s.append(key, [
+      usage({ input_tokens: 30, cache_read_input_tokens: 5 }) as never,
+      usage(null) as never,
+    ]);
+    expect(s.lastContext(key.projectKey, key.sessionId)).toBe(35);
+    await s.append(key, [usage({ input_tokens: 'many', cache_creation_input_tokens: 4 }) as never]);
+    expect(s.lastContext(key.projectKey, key.sessionId)).toBe(4);
+  });
+
+  it("deleting a subagent's transcript keeps the session, its summary and its other subagents", async () => {
+    const s = store();
+    const t = new TranscriptBuilder();
+    t.prompt('Port the parser');
+    await s.append(key, t.entries);
+    const gone = { ...key, subpath: 'subagents/agent-1' };
+    const kept = { ...key, subpath: 'subagents/agent-2' };
+    await s.append(gone, [{ type: 'user', uuid: 'g' }]);
+    await s.append(kept, [{ type: 'user', uuid: 'k' }]);
+    await s.delete(gone);
+    expect(await s.load(gone)).toBeNull();
+    expect(await s.load(kept)).toEqual([{ type: 'user', uuid: 'k' }]);
+    expect(await s.load(key)).toEqual(t.entries);
+    expect((await s.listSessionSummaries(key.projectKey))[0]?.data).toMatchObject({
+      firstPrompt: 'Port the parser',
+    });
+  });
+
+  it('entryCounts leaves out a key an older writer stored with an empty session id', async () => {
+    const s = store();
+    await s.append(key, [{ type: 'user', uuid: 'a' }]);
+    plant([
+      [`${key.projectKey}//subagents/agent-1`, 0, null, { type: 'user' }],
+      [`${key.projectKey}/`, 0, null, { type: 'user' }],
+    ]);
+    expect(s.entryCounts(key.projectKey)).toEqual([{ sessionId: key.sessionId, subpath: '', entries: 1 }]);
+  });
+
+  it('nextSeqs marks each key one past its last seq, and no main mark where only a subagent wrote', async () => {
+    const s = store();
+    const sub = { ...key, subpath: 'subagents/agent-1' };
+    await s.append(key, [
+      { type: 'user', uuid: 'a' },
+      { type: 'user', uuid: 'b' },
+    ]);
+    await s.append(sub, [{ type: 'user', uuid: 'c' }]);
+    expect(s.nextSeqs(key.projectKey, key.sessionId)).toEqual(
+      new Map([
+        ['', 2],
+        ['subagents/agent-1', 1],
+      ]),
+    );
+    await s.append({ ...sub, sessionId: 'only-sub' }, [{ type: 'user', uuid: 'd' }]);
+    expect(s.nextSeqs(key.projectKey, 'only-sub')).toEqual(new Map([['subagents/agent-1', 1]]));
+    expect(s.nextSeqs(key.projectKey, 'none')).toEqual(new Map());
+  });
+
+  it('entriesFrom gives the first head entries below from, then all from it; a negative head gives none below', async () => {
+    const s = store();
+    await s.append(
+      key,
+      ['a', 'b', 'c', 'd', 'e'].map((uuid) => ({ type: 'user', uuid })),
+    );
+    const uuids = (from: number, head?: number) => s.entriesFrom(key, from, head)?.map((entry) => entry.uuid);
+    expect(uuids(3)).toEqual(['d', 'e']);
+    expect(uuids(3, 2)).toEqual(['a', 'b', 'd', 'e']);
+    expect(uuids(3, -1)).toEqual(['d', 'e']);
+    expect(s.entriesFrom({ ...key, sessionId: 'none' }, 0)).toBeNull();
+  });
+
+  it('entriesFrom fails on an unreadable row with the message loadRaw gives, naming the key and seq', async () => {
+    const s = store();
+    await s.append(
+      key,
+      ['a', 'b', 'c'].map((uuid) => ({ type: 'user', uuid })),
+    );
+    raw().prepare("UPDATE entries SET payload = '{damaged' WHERE seq = 2").run();
+    const error = (() => {
+      try {
+        s.entriesFrom(key, 1);
+      } catch (caught) {
+        return caught;
+      }
+    })();
+    expect(error).toBeInstanceOf(SessionStoreError);
+    expect((error as Error).message).toBe(
+      `The session database ${file} holds an unreadable entry for -tmp-x-ws/a1b2 (seq 2 is not a JSON object), so the transcript was not loaded and nothing half-read is resumed. Inspect it with: sqlite3 ${file} "SELECT payload FROM entries WHERE store_key = '-tmp-x-ws/a1b2' AND seq = 2"`,
+    );
+    expect(() => s.loadRaw(key)).toThrow((error as Error).message);
+  });
 });
 
 const cost = (total: number): Record<string, unknown> => ({
@@ -275,21 +420,53 @@ describe('SqliteSessionStore: the last cost-state, read from the end', () => {
     expect((await s.lastCostState(key))?.totalCostUSD).toBe(4.5);
   });
 
-  it('finds cost-states in rows another writer added without tracking them, and only searches those', async () => {
-    // A database as the reference (or an older flower) leaves it: no cost columns, rows by plain SQL.
+  /** A database as the reference (or an older flower) leaves it: no cost columns, rows by plain SQL. */
+  const olderFile = (rows: unknown[]): void => {
     mkdirSync(path.dirname(file), { recursive: true });
     const old = new Database(file);
     old.exec(`CREATE TABLE entries (store_key TEXT NOT NULL, seq INTEGER NOT NULL, uid TEXT, payload TEXT NOT NULL, PRIMARY KEY (store_key, seq));
       CREATE TABLE meta (store_key TEXT PRIMARY KEY, mtime INTEGER NOT NULL, next_seq INTEGER NOT NULL);
       CREATE TABLE summaries (project_key TEXT NOT NULL, session_id TEXT NOT NULL, mtime INTEGER NOT NULL, data TEXT NOT NULL, PRIMARY KEY (project_key, session_id));`);
-    const storeKey = storeKeyOf(key);
-    const rows = [{ type: 'user', uuid: 'a' }, cost(0.75), '{not json', { type: 'user', uuid: 'b' }];
-    const insert = old.prepare('INSERT INTO entries VALUES (?, ?, ?, ?)');
-    for (const [seq, row] of rows.entries())
-      insert.run(storeKey, seq, null, typeof row === 'string' ? row : JSON.stringify(row));
-    old.prepare('INSERT INTO meta VALUES (?, ?, ?)').run(storeKey, Date.now(), rows.length);
     old.close();
+    plant(rows.map((row, seq) => [storeKeyOf(key), seq, null, row]));
+    const meta = raw();
+    meta.prepare('INSERT INTO meta VALUES (?, ?, ?)').run(storeKeyOf(key), Date.now(), rows.length);
+    meta.close();
+  };
 
+  it("a cost-state that is the first entry of a key is found, in a file of ours or an older writer's", async () => {
+    const s = store();
+    await s.append(key, [cost(0.5) as never, { type: 'user', uuid: 'u1' }]);
+    expect((await s.lastCostState(key))?.totalCostUSD).toBe(0.5);
+    s.close();
+    rmSync(file);
+    olderFile([cost(0.25), { type: 'user', uuid: 'a' }]);
+    expect((await store().lastCostState(key))?.totalCostUSD).toBe(0.25);
+  });
+
+  it("rows the record covers are not searched again: a row changed below it behind the store's back is not read", async () => {
+    const s = store();
+    await s.append(key, [cost(1) as never, { type: 'user', uuid: 'u1' }]);
+    raw()
+      .prepare('UPDATE entries SET payload = ? WHERE seq = 1')
+      .run(JSON.stringify(cost(99)));
+    expect((await s.lastCostState(key))?.totalCostUSD).toBe(1);
+  });
+
+  it('a record pointing at a row that is no cost-state, or at a damaged row, reads as none', async () => {
+    const s = store();
+    await s.append(key, [{ type: 'user', uuid: 'u0' }, cost(1) as never]);
+    // A stale record (another store deleted and rewrote the session under it).
+    raw().prepare('UPDATE meta SET cost_seq = 0').run();
+    expect(await s.lastCostState(key)).toBeNull();
+    raw().prepare('UPDATE meta SET cost_seq = 1').run();
+    raw().prepare("UPDATE entries SET payload = '{damaged' WHERE seq = 1").run();
+    expect(await s.lastCostState(key)).toBeNull();
+  });
+
+  it('finds cost-states in rows another writer added without tracking them, and only searches those', async () => {
+    olderFile([{ type: 'user', uuid: 'a' }, cost(0.75), '{not json', { type: 'user', uuid: 'b' }]);
+    const storeKey = storeKeyOf(key);
     const s = store();
     expect((await s.lastCostState(key))?.totalCostUSD).toBe(0.75);
     // Appends through this store keep the record; the untracked rows stay searchable.
@@ -369,6 +546,51 @@ describe('SqliteSessionStore: appends at one entry per call', () => {
     expect(listed?.mtime).toBe(db.prepare('SELECT mtime FROM meta').pluck().get());
   });
 
+  it('an entry appended alone to a known key is one INSERT statement, with no transaction around it', async () => {
+    const s = store();
+    await s.append(key, [{ type: 'user', uuid: 'a' }]);
+    const methods = statementMethods();
+    const spies = (['all', 'get', 'run'] as const).map((method) => vi.spyOn(methods, method));
+    try {
+      s.appendNow(key, [{ type: 'user', uuid: 'b' }]);
+      const ran = spies.flatMap((spy) =>
+        spy.mock.contexts.map((statement) => (statement as Database.Statement).source),
+      );
+      expect(ran).toHaveLength(1);
+      expect(ran[0]).toMatch(/^INSERT INTO entries [^;]* RETURNING seq$/);
+      // Another store's first append to the key finds its meta row and takes the same path.
+      const second = store();
+      for (const spy of spies) spy.mockClear();
+      second.appendNow(key, [{ type: 'user', uuid: 'c' }]);
+      const other = spies.flatMap((spy) =>
+        spy.mock.contexts.map((statement) => (statement as Database.Statement).source),
+      );
+      expect(other.sort()).toEqual([ran[0], 'SELECT 1 FROM meta WHERE store_key = ?']);
+    } finally {
+      for (const spy of spies) spy.mockRestore();
+    }
+  });
+
+  it('entries appended one by one within SIDECAR_DELAY_MS are folded together, under one timer', async () => {
+    vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout'] });
+    try {
+      const s = store();
+      const t = new TranscriptBuilder();
+      t.prompt('Port the parser');
+      await s.append(key, t.entries);
+      await s.append(key, [{ type: 'custom-title', customTitle: 'Parser port' }]);
+      for (const uuid of ['b', 'c', 'd']) await s.append(key, [{ type: 'user', uuid }]);
+      expect(vi.getTimerCount()).toBe(1);
+      vi.advanceTimersByTime(SIDECAR_DELAY_MS);
+      expect(vi.getTimerCount()).toBe(0);
+      expect(raw().prepare('SELECT next_seq FROM meta').pluck().get()).toBe(5);
+      const data = JSON.parse(raw().prepare('SELECT data FROM summaries').pluck().get() as string);
+      expect(data).toMatchObject({ firstPrompt: 'Port the parser', customTitle: 'Parser port' });
+    } finally {
+      vi.useRealTimers();
+    }
+  });
+
   it('rows a crash left unfolded are folded when the file is opened next', async () => {
     const s = store();
     const t = new TranscriptBuilder();
@@ -395,6 +617,61 @@ describe('SqliteSessionStore: appends at one entry per call', () => {
     expect((await reopened.lastCostState(key))?.totalCostUSD).toBe(0.25);
     await reopened.append(key, [{ type: 'user', uuid: 'next' }]);
     expect(direct.prepare('SELECT max(seq) FROM entries').pluck().get()).toBe(4);
+  });
+});
+
+describe('SqliteSessionStore: opening a file', () => {
+  it('closing again after a close whose fold SQLite failed does nothing', async () => {
+    const s = store();
+    await s.append(key, [{ type: 'user', uuid: 'a' }]);
+    await s.append(key, [{ type: 'user', uuid: 'b' }]); // deferred
+    const run = vi.spyOn(statementMethods(), 'run').mockImplementation(() => {
+      throw new Database.SqliteError('disk I/O error', 'SQLITE_IOERR');
+    });
+    expect(() => s.close()).toThrow(/could not update the session index/);
+    run.mockRestore();
+    expect(() => s.close()).not.toThrow();
+    expect(await store().load(key)).toHaveLength(2);
+  });
+
+  it('with nothing left unfolded it takes no write lock: it opens at once while another process writes', async () => {
+    const s = store();
+    await s.append(key, [{ type: 'user', uuid: 'a' }]);
+    s.close();
+    const other = raw();
+    other.prepare('BEGIN IMMEDIATE').run();
+    const started = Date.now();
+    const opened = store({ busyTimeoutMs: 4000 });
+    expect(Date.now() - started).toBeLessThan(2000);
+    expect(await opened.load(key)).toEqual([{ type: 'user', uuid: 'a' }]);
+    other.prepare('ROLLBACK').run();
+  });
+
+  it('rows a crash left unfolded are folded around an unreadable one among them', async () => {
+    const s = store();
+    const t = new TranscriptBuilder();
+    t.prompt('Port the parser');
+    await s.append(key, t.entries);
+    s.close();
+    plant([
+      [storeKeyOf(key), 1, null, '{damaged'],
+      [storeKeyOf(key), 2, null, { type: 'custom-title', customTitle: 'Parser port' }],
+    ]);
+    store();
+    expect(raw().prepare('SELECT next_seq FROM meta').pluck().get()).toBe(3);
+    const data = JSON.parse(raw().prepare('SELECT data FROM summaries').pluck().get() as string);
+    expect(data).toMatchObject({ firstPrompt: 'Port the parser', customTitle: 'Parser port' });
+  });
+
+  it("rows left unfolded under a key with no session part (an older writer's) join no real session's summary", () => {
+    store().close();
+    plant([['-old', 0, null, { type: 'custom-title', customTitle: 'stray' }]]);
+    raw().prepare('INSERT INTO meta (store_key, mtime, next_seq) VALUES (?, 1, 0)').run('-old');
+    store();
+    expect(raw().prepare('SELECT next_seq FROM meta').pluck().get()).toBe(1);
+    expect(raw().prepare('SELECT project_key, session_id FROM summaries').all()).toEqual([
+      { project_key: '-old', session_id: '' },
+    ]);
   });
 });
 
@@ -502,6 +779,33 @@ db.prepare('COMMIT').run();`,
       owned: true,
     });
     expect(await s.readTranscript({ ...key, sessionId: 'none' })).toBeNull();
+  });
+
+  it('readTranscript names an unreadable row by its stored seq and uuid where seqs have gaps', async () => {
+    const s = store();
+    await s.append(key, [{ type: 'user', uuid: 'a' }]);
+    plant([
+      [storeKeyOf(key), 5, 'x', 'not json'],
+      [storeKeyOf(key), 9, null, '"a JSON string"'],
+    ]);
+    expect((await s.readTranscript(key))?.unreadable).toEqual([
+      { seq: 5, uuid: 'x', position: 1 },
+      { seq: 9, uuid: null, position: 1 },
+    ]);
+  });
+
+  it('readTranscript reports an unreadable row that another process deleted meanwhile at its position', async () => {
+    const s = store();
+    await s.append(key, [
+      { type: 'user', uuid: 'a' },
+      { type: 'user', uuid: 'b' },
+    ]);
+    raw().prepare("UPDATE entries SET payload = 'not json' WHERE seq = 1").run();
+    // The row is gone by the time its seq is looked up.
+    const gone = vi.spyOn(statementMethods(), 'get').mockReturnValueOnce(undefined);
+    const read = s.readTranscriptNow(key);
+    gone.mockRestore();
+    expect(read?.unreadable).toEqual([{ seq: 1, uuid: null, position: 1 }]);
   });
 });
 
@@ -630,6 +934,59 @@ describe('SqliteSessionStore: two writers and a crash, for the derived index', (
     expect((await early.lastCostState(key))?.totalCostUSD).toBe(2);
   });
 
+  it('a store folding late, after a third one folded its rows at open, keeps the newer cost-state', async () => {
+    const late = store();
+    const early = store();
+    await late.append(key, [{ type: 'user', uuid: 'first' }]);
+    await late.append(key, [cost(1) as never]); // seq 1, deferred
+    await early.append(key, [cost(2) as never]); // seq 2, deferred
+    store(); // opening folds both as rows left behind, and records every row as looked at
+    late.sync();
+    expect((await late.lastCostState(key))?.totalCostUSD).toBe(2);
+    early.sync();
+    expect((await late.lastCostState(key))?.totalCostUSD).toBe(2);
+  });
+
+  it("a cost-state in a row an untracked writer added between this store's appends stays found", async () => {
+    const s = store();
+    await s.append(key, [{ type: 'user', uuid: 'a' }]);
+    plant([[storeKeyOf(key), 1, null, cost(7)]]);
+    await s.append(key, [{ type: 'user', uuid: 'b' }]);
+    s.sync(); // folds seq 2 only: seq 1 was never looked at
+    expect((await s.lastCostState(key))?.totalCostUSD).toBe(7);
+  });
+
+  it('records how far every row was looked at while one store writes alone', async () => {
+    const s = store();
+    const indexed = () => raw().prepare('SELECT next_seq, indexed_to FROM meta').get();
+    await s.append(key, [{ type: 'user', uuid: 'a' }, cost(1) as never]);
+    expect(indexed()).toEqual({ next_seq: 2, indexed_to: 2 });
+    await s.append(key, [{ type: 'user', uuid: 'b' }]);
+    await s.append(key, [
+      { type: 'user', uuid: 'c' },
+      { type: 'user', uuid: 'd' },
+    ]);
+    s.sync();
+    expect(indexed()).toEqual({ next_seq: 5, indexed_to: 5 });
+    // A fold without a cost-state keeps the record of the earlier one.
+    expect((await s.lastCostState(key))?.totalCostUSD).toBe(1);
+  });
+
+  it('rows another store deleted before this one folded them bring back no session', async () => {
+    const writer = store();
+    const remover = store();
+    await writer.append(key, [{ type: 'user', uuid: 'a' }]);
+    await writer.append(key, [{ type: 'custom-title', customTitle: 'gone', uuid: 'b' }]); // deferred
+    await remover.delete(key);
+    writer.sync();
+    expect(remover.hasSession(key.projectKey, key.sessionId)).toBe(false);
+    expect(await remover.listSessions(key.projectKey)).toEqual([]);
+    expect(await remover.listSessionSummaries(key.projectKey)).toEqual([]);
+    await writer.append(key, [{ type: 'user', uuid: 'c' }]);
+    writer.sync();
+    expect(raw().prepare('SELECT next_seq FROM meta').pluck().all()).toEqual([1]);
+  });
+
   it("rows a crash left under a subagent's key are folded as that key's, never into the session's summary", async () => {
     const s = store();
     const t = new TranscriptBuilder();
@@ -719,23 +1076,26 @@ describe("SqliteSessionStore: SQLite's failures, said with what to do", () => {
     const s = store();
     await s.append(key, [{ type: 'user', uuid: 'a' }]);
     s.sync();
+    // Each operation, with the words it refuses a bad key with, run on `bad` (its project key 'a/b').
     const bad = { projectKey: 'a/b', sessionId: 'x' };
-    const operations: Array<[string, string, () => unknown]> = [
+    const operations: Array<[string, string, (on: SessionKey) => unknown]> = [
       [
         'append to -tmp-x-ws/a1b2',
         'store entries under',
-        () => s.appendNow(key, [{ type: 'user', uuid: 'b' }]),
+        (on) => s.appendNow(on, [{ type: 'user', uuid: 'b' }]),
       ],
-      ['load -tmp-x-ws/a1b2', 'load', () => s.loadRaw(key)],
-      ['load -tmp-x-ws/a1b2', 'load', () => s.readTranscriptNow(key)],
-      ['read the cost of -tmp-x-ws/a1b2', 'read the cost of', () => s.lastCostStateNow(key)],
-      ['list sessions', 'list the sessions of', () => s.listSessions(key.projectKey)],
-      ['list summaries', 'list the summaries of', () => s.listSessionSummaries(key.projectKey)],
-      ['delete -tmp-x-ws/a1b2', 'delete', () => s.delete(key)],
-      ['list subkeys', 'list the subkeys of', () => s.listSubkeys(key)],
-      ['count entries', 'count the entries of', () => s.entryCounts(key.projectKey)],
-      ['look up a session', 'look up', () => s.hasSession(key.projectKey, key.sessionId)],
-      ['read -tmp-x-ws/a1b2', 'read the context of', () => s.lastContext(key.projectKey, key.sessionId)],
+      ['load -tmp-x-ws/a1b2', 'load', (on) => s.loadRaw(on)],
+      ['load -tmp-x-ws/a1b2', 'load', (on) => s.readTranscriptNow(on)],
+      ['load -tmp-x-ws/a1b2', 'load', (on) => s.entriesFrom(on, 0)],
+      ['read the cost of -tmp-x-ws/a1b2', 'read the cost of', (on) => s.lastCostStateNow(on)],
+      ['list sessions', 'list the sessions of', (on) => s.listSessions(on.projectKey)],
+      ['list summaries', 'list the summaries of', (on) => s.listSessionSummaries(on.projectKey)],
+      ['delete -tmp-x-ws/a1b2', 'delete', (on) => s.delete(on)],
+      ['list subkeys', 'list the subkeys of', (on) => s.listSubkeys(on)],
+      ['count entries', 'count the entries of', (on) => s.entryCounts(on.projectKey)],
+      ['look up a session', 'look up', (on) => s.hasSession(on.projectKey, on.sessionId)],
+      ['read -tmp-x-ws/a1b2', 'read the context of', (on) => s.lastContext(on.projectKey, on.sessionId)],
+      ['mark -tmp-x-ws/a1b2', 'mark the transcripts of', (on) => s.nextSeqs(on.projectKey, on.sessionId)],
       ['list projects', '', () => s.projects()],
     ];
     const statement = Object.getPrototypeOf(raw().prepare('SELECT 1')) as Record<
@@ -749,7 +1109,7 @@ describe("SqliteSessionStore: SQLite's failures, said with what to do", () => {
         }),
       );
       const error = await Promise.resolve()
-        .then(operation)
+        .then(() => operation(key))
         .catch((caught: unknown) => caught);
       for (const spy of spies) spy.mockRestore();
       expect([action, (error as Error).message]).toEqual([
@@ -758,23 +1118,37 @@ describe("SqliteSessionStore: SQLite's failures, said with what to do", () => {
       ]);
       expect((error as Error & { cause?: unknown }).cause).toBeInstanceOf(Database.SqliteError);
       if (refusal === '') continue;
-      const badKey = action.startsWith('list') || action === 'count entries' ? bad : { ...bad };
       const refused = await Promise.resolve()
-        .then((): unknown => {
-          if (refusal === 'list the sessions of') return s.listSessions('a/b');
-          if (refusal === 'list the summaries of') return s.listSessionSummaries('a/b');
-          if (refusal === 'count the entries of') return s.entryCounts('a/b');
-          if (refusal === 'look up') return s.hasSession('a/b', 'x');
-          if (refusal === 'read the context of') return s.lastContext('a/b', 'x');
-          if (refusal === 'list the subkeys of') return s.listSubkeys(badKey);
-          if (refusal === 'store entries under') return s.appendNow(badKey, [{ type: 'user' }]);
-          if (refusal === 'read the cost of') return s.lastCostStateNow(badKey);
-          if (refusal === 'delete') return s.delete(badKey);
-          return s.loadRaw(badKey);
-        })
+        .then(() => operation(bad))
         .catch((caught: unknown) => caught);
-      expect((refused as Error).message).toMatch(new RegExp(`^Refusing to ${refusal} the session key \\{`));
+      expect([action, (refused as Error).message]).toEqual([
+        action,
+        expect.stringMatching(new RegExp(`^Refusing to ${refusal} the session key \\{`)),
+      ]);
     }
+  });
+
+  it('a lookup SQLite fails while naming an unreadable row says it was loading the key', async () => {
+    const s = store();
+    await s.append(key, [
+      { type: 'user', uuid: 'a' },
+      { type: 'user', uuid: 'b' },
+    ]);
+    raw().prepare("UPDATE entries SET payload = 'not json' WHERE seq = 1").run();
+    const get = vi.spyOn(statementMethods(), 'get').mockImplementationOnce(() => {
+      throw new Database.SqliteError('disk I/O error', 'SQLITE_IOERR');
+    });
+    const error = (() => {
+      try {
+        s.readTranscriptNow(key);
+      } catch (caught) {
+        return caught;
+      }
+    })();
+    get.mockRestore();
+    expect((error as Error).message).toBe(
+      `Session database ${file}: could not load -tmp-x-ws/a1b2 (disk I/O error). Nothing was changed by this operation.`,
+    );
   });
 
   it('a fold that SQLite fails says so, and the rows wait for the next read', async () => {

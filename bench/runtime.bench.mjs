@@ -267,6 +267,32 @@ const judge = (name, ours, theirs, max, fields) => {
 const firstOf = { wall: 'firstWallMs', cpu: 'firstCpuMs' };
 const cpuList = (samples, field = 'cpuMs') => samples.map((sample) => Math.round(sample[field])).join(', ');
 
+/**
+ * Runs a resume part's two variants (bare first, flower second) and adds its rows: both to the
+ * first request, flower's judged against `max`, and flower's spawn to exit for information.
+ * Returns the samples and `body(i)`, the MB of variant i's last first request.
+ */
+async function resumeRows(variants, name, max) {
+  const samples = await interleaveAsync(variants, RESUMES, (variant) => variant.run());
+  const [bare, flower] = variants.map((variant) => summarize(samples.get(variant.name), firstOf));
+  rows.push({ name: `${variants[0].name}, to 1st request`, summary: bare });
+  rows.push({
+    name: `${variants[1].name}, to 1st request`,
+    summary: flower,
+    ...judge(name, flower, bare, max),
+  });
+  const [bareExit, flowerExit] = variants.map((variant) => summarize(samples.get(variant.name)));
+  const exitRatio = ratio(flowerExit, bareExit);
+  rows.push({
+    name: '… same, spawn to exit (info)',
+    summary: flowerExit,
+    ratioCpu: exitRatio.cpu,
+    ratioWall: exitRatio.wall,
+  });
+  const body = (index) => (samples.get(variants[index].name).at(-1).bodyBytes / 1e6).toFixed(1);
+  return { samples, body };
+}
+
 try {
   if (runs('session')) {
     const variants = [
@@ -330,25 +356,9 @@ try {
         },
       },
     ];
-    const samples = await interleaveAsync(variants, RESUMES, (variant) => variant.run());
-    const [bare, flower] = variants.map((variant) => summarize(samples.get(variant.name), firstOf));
-    rows.push({ name: `${variants[0].name}, to 1st request`, summary: bare });
-    rows.push({
-      name: `${variants[1].name}, to 1st request`,
-      summary: flower,
-      ...judge('resume', flower, bare, 1.0),
-    });
-    const [bareExit, flowerExit] = variants.map((variant) => summarize(samples.get(variant.name)));
-    const exitRatio = ratio(flowerExit, bareExit);
-    rows.push({
-      name: '… same, spawn to exit (info)',
-      summary: flowerExit,
-      ratioCpu: exitRatio.cpu,
-      ratioWall: exitRatio.wall,
-    });
-    const body = (name) => (samples.get(name).at(-1).bodyBytes / 1e6).toFixed(1);
+    const { samples, body } = await resumeRows(variants, 'resume', 1.0);
     notes.push(
-      `resume (project generator, 20,000 entries): first request ${body(variants[0].name)} MB bare, ${body(variants[1].name)} MB flower; CPU to 1st request bare [${cpuList(samples.get(variants[0].name), 'firstCpuMs')}] ms, flower [${cpuList(samples.get(variants[1].name), 'firstCpuMs')}] ms`,
+      `resume (project generator, 20,000 entries): first request ${body(0)} MB bare, ${body(1)} MB flower; CPU to 1st request bare [${cpuList(samples.get(variants[0].name), 'firstCpuMs')}] ms, flower [${cpuList(samples.get(variants[1].name), 'firstCpuMs')}] ms`,
     );
   }
   if (runs('resume-jsonl')) {
@@ -379,25 +389,13 @@ try {
         },
       },
     ];
-    const samples = await interleaveAsync(variants, RESUMES, (variant) => variant.run());
-    const [bare, flower] = variants.map((variant) => summarize(samples.get(variant.name), firstOf));
-    rows.push({ name: `${variants[0].name}, to 1st request`, summary: bare });
-    rows.push({
-      name: `${variants[1].name}, to 1st request`,
-      summary: flower,
-      ...judge('resume of a realistic session with subagents', flower, bare, 1.15),
-    });
-    const [bareExit, flowerExit] = variants.map((variant) => summarize(samples.get(variant.name)));
-    const exitRatio = ratio(flowerExit, bareExit);
-    rows.push({
-      name: '… same, spawn to exit (info)',
-      summary: flowerExit,
-      ratioCpu: exitRatio.cpu,
-      ratioWall: exitRatio.wall,
-    });
-    const body = (name) => (samples.get(name).at(-1).bodyBytes / 1e6).toFixed(1);
+    const { samples, body } = await resumeRows(
+      variants,
+      'resume of a realistic session with subagents',
+      1.15,
+    );
     notes.push(
-      `resume (realistic, ${prepared.entries} entries over the main transcript and ${prepared.subagents} subagents'): first request ${body(variants[0].name)} MB bare, ${body(variants[1].name)} MB flower (trimmed); CPU to 1st request bare [${cpuList(samples.get(variants[0].name), 'firstCpuMs')}] ms, flower [${cpuList(samples.get(variants[1].name), 'firstCpuMs')}] ms`,
+      `resume (realistic, ${prepared.entries} entries over the main transcript and ${prepared.subagents} subagents'): first request ${body(0)} MB bare, ${body(1)} MB flower (trimmed); CPU to 1st request bare [${cpuList(samples.get(variants[0].name), 'firstCpuMs')}] ms, flower [${cpuList(samples.get(variants[1].name), 'firstCpuMs')}] ms`,
     );
   }
 } finally {

@@ -9,8 +9,8 @@
  * always gives the same transcript.
  */
 
-/** mulberry32: a tiny seeded PRNG, so runs are comparable. */
-function random(seed) {
+/** mulberry32: a tiny seeded PRNG, so runs are comparable (the realistic generator's too). */
+export function random(seed) {
   let state = seed >>> 0;
   return () => {
     state = (state + 0x6d2b79f5) >>> 0;

@@ -89,6 +89,19 @@ const isNode = (command) => command === process.execPath || path.basename(comman
 
 let reports = 0;
 /**
+ * The CPU of a child that just ended: its preload's report (its own rusage, every thread, plus the
+ * clock ticks of the children it reaped) when it wrote one, else this process's children's ticks
+ * since `ticksBefore`. `ticksCpuMs` is always the latter, for comparison.
+ */
+function childCpu(report, ticksBefore) {
+  const ticksCpuMs = ((childrenTicks() - ticksBefore) * 1000) / CLOCK_TICKS;
+  if (!report || !existsSync(report)) return { cpuMs: ticksCpuMs, cpuSource: 'ticks', ticksCpuMs };
+  const { selfUs, childrenTicks: theirs } = JSON.parse(readFileSync(report, 'utf8'));
+  rmSync(report, { force: true });
+  return { cpuMs: selfUs / 1000 + (theirs * 1000) / CLOCK_TICKS, cpuSource: 'rusage', ticksCpuMs };
+}
+
+/**
  * Run `command args` to completion. Returns `{ wallMs, cpuMs, cpuSource, ticksCpuMs, status,
  * signal, stdout, stderr }` (see the header for what `cpuMs` holds).
  */
@@ -101,21 +114,11 @@ export function runMeasured(command, args, { env = cleanEnv(), cwd, input, maxBu
   const started = performance.now();
   const run = spawnSync(command, childArgs, { env: childEnv, cwd, input, encoding: 'utf8', maxBuffer });
   const wallMs = performance.now() - started;
-  const ticksCpuMs = ((childrenTicks() - ticksBefore) * 1000) / CLOCK_TICKS;
+  const cpu = childCpu(report, ticksBefore);
   if (run.error) throw run.error;
-  let cpuMs = ticksCpuMs;
-  let cpuSource = 'ticks';
-  if (report && existsSync(report)) {
-    const { selfUs, childrenTicks: theirs } = JSON.parse(readFileSync(report, 'utf8'));
-    cpuMs = selfUs / 1000 + (theirs * 1000) / CLOCK_TICKS;
-    cpuSource = 'rusage';
-    rmSync(report, { force: true });
-  }
   return {
     wallMs,
-    cpuMs,
-    cpuSource,
-    ticksCpuMs,
+    ...cpu,
     status: run.status,
     signal: run.signal,
     stdout: run.stdout,
@@ -186,16 +189,7 @@ export function spawnMeasured(command, args, { env = cleanEnv(), cwd } = {}) {
     child.on('error', reject);
     child.on('close', (status, signal) => {
       const wallMs = performance.now() - started;
-      const ticksCpuMs = ((childrenTicks() - ticksBefore) * 1000) / CLOCK_TICKS;
-      let cpuMs = ticksCpuMs;
-      let cpuSource = 'ticks';
-      if (report && existsSync(report)) {
-        const { selfUs, childrenTicks: theirs } = JSON.parse(readFileSync(report, 'utf8'));
-        cpuMs = selfUs / 1000 + (theirs * 1000) / CLOCK_TICKS;
-        cpuSource = 'rusage';
-        rmSync(report, { force: true });
-      }
-      resolve({ wallMs, cpuMs, cpuSource, ticksCpuMs, status, signal, stdout, stderr });
+      resolve({ wallMs, ...childCpu(report, ticksBefore), status, signal, stdout, stderr });
     });
   });
   return { pid: child.pid, started, elapsed: () => performance.now() - started, done };

@@ -32,8 +32,10 @@ import {
   interleave,
   loadAverage,
   printTable,
+  QUIET_NODE_START_MS,
   repoRoot,
   runMeasured,
+  scaledStartTarget,
   scratchDir,
   summarize,
   verdict,
@@ -108,9 +110,6 @@ function runOnce(variant) {
   return result;
 }
 
-/** Clean `node -e 0` on a quiet machine (issue 23): the scale the targets' milliseconds are in. */
-const QUIET_NODE_START_MS = 23;
-
 const loadBefore = loadAverage();
 const samples = interleave(variants, ROUNDS, runOnce);
 const loadAfter = loadAverage();
@@ -123,7 +122,7 @@ const rows = variants.map((variant) => {
   const over = difference(summary, bare);
   const row = { name: variant.name, summary, ratioWall: over.wall, ratioCpu: over.cpu, unit: ' ms' };
   if (variant.target !== undefined) {
-    const target = { max: (variant.target * bare.cpu.median) / QUIET_NODE_START_MS };
+    const target = scaledStartTarget(variant.target, bare.cpu.median);
     const result = verdict({
       name: `${variant.name} over clean node -e 0`,
       ratioCpu: over.cpu,

@@ -50,8 +50,10 @@ import {
   loadAverage,
   printTable,
   processTreeCpuMs,
+  QUIET_NODE_START_MS,
   repoRoot,
   runMeasured,
+  scaledStartTarget,
   scratchDir,
   spawnMeasured,
   summarize,
@@ -67,8 +69,6 @@ const BASE_URL =
   process.env.FLOWER_BENCH_POSTGRES_URL ||
   process.env.FLOWER_TEST_POSTGRES_URL ||
   'postgres://postgres@127.0.0.1:5432/test';
-/** Clean `node -e 0` on a quiet machine (issue 23): the scale the target's milliseconds are in. */
-const QUIET_NODE_START_MS = 23;
 const TARGET_MS = 30;
 const bin = path.join(repoRoot, 'dist', 'cli', 'bin.js');
 const directory = mkdtempSync(path.join(scratchDir(), 'open-'));
@@ -151,7 +151,7 @@ async function levelStart() {
       .map((variant) => summarize(samples.get(variant.name), tree));
     const over = difference(store, plain);
     const overTree = difference(storeTree, plainTree);
-    const target = { max: (TARGET_MS * bare.cpu.median) / QUIET_NODE_START_MS };
+    const target = scaledStartTarget(TARGET_MS, bare.cpu.median);
     const result = verdict({
       name: '--store level start over plain',
       ratioCpu: over.cpu,

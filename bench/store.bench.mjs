@@ -28,7 +28,7 @@
  *
  * Targets (at 20k entries, both kinds; times on CPU, wall shown beside): first resume ≤ 1.5× the
  * floor, later resume ≤ 1.3×, peak memory ≤ 1.2×, append throughput at batch 1 ≥ 0.9× the raw
- * insert; and, for the project kind (the mix the trim targets were set on; the realistic kind's
+ * insert for the backend and ≥ 0.85× for the layered store (issue 23); and, for the project kind (the mix the trim targets were set on; the realistic kind's
  * figures are printed for information), resume JSONL ≤ 30% of the raw and ≥ 80% fewer characters
  * to the model.
  *
@@ -322,16 +322,13 @@ if (APPEND_COUNT > 0) {
       for (const store of ['backend', 'layered']) {
         const { name, r } = throughput(store);
         const row = { name, summary: of(store), ratioWall: r.wall, ratioCpu: r.cpu };
-        if (store === 'backend' && batch === 1) {
-          const result = verdict({
-            name,
-            ratioCpu: r.cpu,
-            ratioWall: r.wall,
-            target: { min: 0.9 },
-            quiet: true,
-          });
+        // At batch 1 (the SDK's eager flush): the backend alone ≥ 0.9×, and the layered store
+        // the Runtime appends through ≥ 0.85× (issue 23).
+        if (batch === 1) {
+          const target = { min: store === 'backend' ? 0.9 : 0.85 };
+          const result = verdict({ name, ratioCpu: r.cpu, ratioWall: r.wall, target, quiet: true });
           if (!result.pass) pass = false;
-          Object.assign(row, { target: { min: 0.9 }, verdict: result.text });
+          Object.assign(row, { target, verdict: result.text });
         }
         if (store === 'layered')
           row.name += ` (writes ${spillFiles.get(`${kind} append batch ${batch} layered`)} spill files)`;

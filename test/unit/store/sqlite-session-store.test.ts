@@ -640,8 +640,17 @@ describe('SqliteSessionStore: opening a file', () => {
     s.close();
     const other = raw();
     other.prepare('BEGIN IMMEDIATE').run();
-    // No wait allowed: an open that asked for the write lock would fail at once as busy.
-    const opened = store({ busyTimeoutMs: 0 });
+    // An open that asked for the write lock would wait for the writer (its failure is swallowed:
+    // the fold is best effort), so what it must not do is begin a transaction at all.
+    const run = vi.spyOn(statementMethods(), 'run');
+    let opened: SqliteSessionStore;
+    try {
+      opened = store({ busyTimeoutMs: 0 });
+      const begun = run.mock.contexts.map((statement) => (statement as Database.Statement).source);
+      expect(begun.filter((source) => source.startsWith('BEGIN'))).toEqual([]);
+    } finally {
+      run.mockRestore();
+    }
     expect(await opened.load(key)).toEqual([{ type: 'user', uuid: 'a' }]);
     other.prepare('ROLLBACK').run();
   });

@@ -9,7 +9,7 @@
 /**
  * What is mutated, and the least score each must keep (killed and timed out over every mutant
  * not disabled as equivalent): 100 % for the locks, leases and transcript safety, 90 % elsewhere.
- * `scripts/mutation-scores.mjs` prints the scores per module and fails a run below its target.
+ * `test/mutation/scores.mjs` prints the scores per module and fails a run below its target.
  * A `path:from-to` entry mutates those lines only (the rest of the module predates StrykerJS).
  */
 export const mutatedModules = [

@@ -30,11 +30,19 @@ export function mergeResults(recorded, run) {
   for (const [path, file] of Object.entries(run.files ?? {})) {
     const ranges = rangesOf(path, run.config?.mutate ?? []);
     const before = files[path];
-    // A run over some lines of an unchanged file replaces those lines' mutants only.
+    // A run over some lines of an unchanged file replaces those lines' mutants only. Its report
+    // may hold the rest of the file too, carried over from the record unchanged (StrykerJS's
+    // incremental mode does that): those are taken from the record, once.
     files[path] =
       ranges === undefined || before === undefined || before.source !== file.source
         ? file
-        : { ...file, mutants: [...before.mutants.filter((m) => !within(m, ranges)), ...file.mutants] };
+        : {
+            ...file,
+            mutants: [
+              ...before.mutants.filter((m) => !within(m, ranges)),
+              ...file.mutants.filter((m) => within(m, ranges)),
+            ],
+          };
   }
   for (const [path, file] of Object.entries(files)) {
     files[path] = { ...file, mutants: (file.mutants ?? []).map(({ statusReason, ...mutant }) => mutant) };

@@ -182,6 +182,15 @@ describe('the committed record', () => {
       mutant('Killed', 30),
       mutant('Killed', 5),
     ]);
+    // A report of the lines' run that carries the rest of the file over counts it once.
+    const whole = {
+      ...run,
+      files: { 'src/a.ts': { source: 'same', mutants: [mutant('Killed', 5), mutant('Killed', 30)] } },
+    };
+    expect(mergeResults(recorded, whole).files?.['src/a.ts']?.mutants).toEqual([
+      mutant('Killed', 30),
+      mutant('Killed', 5),
+    ]);
     const changed = { ...run, files: { 'src/a.ts': { source: 'edited', mutants: [mutant('Killed', 5)] } } };
     expect(mergeResults(recorded, changed).files?.['src/a.ts']?.mutants).toEqual([mutant('Killed', 5)]);
   });

@@ -229,15 +229,24 @@ describe.runIf(sandboxAvailability().available)('a walled check (real bubblewrap
 });
 
 describe('a wall that cannot be built', () => {
-  /** A directory whose `bwrap` says what bubblewrap says in a container without user namespaces. */
-  function refusingBwrap(): string {
+  /**
+   * A directory whose `bwrap` prints `stderr` (a printf format) and fails; by default what
+   * bubblewrap says in a container without user namespaces.
+   */
+  function refusingBwrap(
+    stderr = 'bwrap: Creating new namespace failed: Operation not permitted\\n',
+  ): string {
     const bin = mkdtempSync(join(tmpdir(), 'flower-fake-bwrap-'));
     const fake = join(bin, 'bwrap');
-    writeFileSync(
-      fake,
-      '#!/bin/sh\necho "bwrap: Creating new namespace failed: Operation not permitted" >&2\nexit 1\n',
-    );
+    writeFileSync(fake, `#!/bin/sh\nprintf "${stderr}" >&2\nexit 1\n`);
     chmodSync(fake, 0o755);
+    return bin;
+  }
+
+  /** A directory holding only the shells, for a PATH on which `bwrap` is whatever the test adds. */
+  function shellsOnly(): string {
+    const bin = mkdtempSync(join(tmpdir(), 'flower-shells-only-'));
+    for (const tool of ['bash', 'sh']) symlinkSync(`/bin/${tool}`, join(bin, tool));
     return bin;
   }
 
@@ -259,12 +268,9 @@ describe('a wall that cannot be built', () => {
 
   it('finds the complaint with blanks around it, and shows it without them', async () => {
     const { workspace, env, places } = task();
-    const bin = mkdtempSync(join(tmpdir(), 'flower-fake-bwrap-'));
-    writeFileSync(
-      join(bin, 'bwrap'),
-      '#!/bin/sh\nprintf "warming up\\n\\tbwrap: Creating new namespace failed: Operation not permitted \\r\\n" >&2\nexit 1\n',
+    const bin = refusingBwrap(
+      'warming up\\n\\tbwrap: Creating new namespace failed: Operation not permitted \\r\\n',
     );
-    chmodSync(join(bin, 'bwrap'), 0o755);
     const run = await runCheck('item', check('true'), {
       cwd: workspace,
       outputPath: join(workspace, 'blanks.log'),
@@ -304,8 +310,7 @@ describe('a wall that cannot be built', () => {
 
   it('says why bubblewrap could not be started when it is there but cannot be run', async () => {
     const { workspace, env, places } = task();
-    const bin = mkdtempSync(join(tmpdir(), 'flower-unrunnable-bwrap-'));
-    for (const tool of ['bash', 'sh']) symlinkSync(`/bin/${tool}`, join(bin, tool));
+    const bin = shellsOnly();
     // A directory named bwrap is found on PATH and cannot be executed.
     mkdirSync(join(bin, 'bwrap'));
     const run = await runCheck('item', check('true'), {
@@ -320,8 +325,7 @@ describe('a wall that cannot be built', () => {
 
   it('names bubblewrap when it is not on PATH', async () => {
     const { workspace, env, places } = task();
-    const bin = mkdtempSync(join(tmpdir(), 'flower-no-bwrap-'));
-    for (const tool of ['bash', 'sh']) symlinkSync(`/bin/${tool}`, join(bin, tool));
+    const bin = shellsOnly();
     const run = await runCheck('item', check('true'), {
       cwd: workspace,
       outputPath: join(workspace, 'missing.log'),

@@ -504,8 +504,8 @@ describe('runCheck: its input and its last output', () => {
       cwd,
       outputPath: join(cwd, 'stdin.log'),
     });
+    // A command left waiting on an open input would be ended at its limit: timedOut, not passed.
     expect(run).toMatchObject({ passed: true, timedOut: false, tail: 'read-all' });
-    expect(run.durationS).toBeLessThan(3);
   });
 
   it('waits for output still coming after the shell exits (up to a bound) before it closes the log', async () => {

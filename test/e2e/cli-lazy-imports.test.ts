@@ -140,7 +140,7 @@ describe('flower start-up loads only what the command needs', () => {
     writeFileSync(join(notes, 'brief.md'), `## Goal\n\n${'把菜单翻译成日语，保留原来的版式。'.repeat(8)}\n`);
     const result = tracedFlower('status');
     expect(result.status).toBe(0);
-    // Wrapped to 100 columns, each of these characters two wide: 50 of them on the first line.
+    // Wrapped to 100 columns, each of these characters two wide: 47 of them after 'Task: ' (6 columns).
     const first = result.stdout.split('\n')[0] as string;
     expect(first.startsWith('Task: ')).toBe(true);
     expect([...first.slice('Task: '.length)]).toHaveLength(47);

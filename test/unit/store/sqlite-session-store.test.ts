@@ -47,6 +47,16 @@ const plant = (rows: Array<[storeKey: string, seq: number, uid: string | null, p
   for (const [storeKey, seq, uid, payload] of rows)
     insert.run(storeKey, seq, uid, typeof payload === 'string' ? payload : JSON.stringify(payload));
 };
+/** A store holding entries a and b of `key`, with b's row (seq 1) made unreadable behind its back. */
+async function withUnreadableSecond(): Promise<SqliteSessionStore> {
+  const s = store();
+  await s.append(key, [
+    { type: 'user', uuid: 'a' },
+    { type: 'user', uuid: 'b' },
+  ]);
+  raw().prepare("UPDATE entries SET payload = 'not json' WHERE seq = 1").run();
+  return s;
+}
 /** The statements' shared prototype: spying on it sees every statement the store runs. */
 const statementMethods = () =>
   Object.getPrototypeOf(raw().prepare('SELECT 1')) as Record<
@@ -803,12 +813,7 @@ db.prepare('COMMIT').run();`,
   });
 
   it('readTranscript reports an unreadable row that another process deleted meanwhile at its position', async () => {
-    const s = store();
-    await s.append(key, [
-      { type: 'user', uuid: 'a' },
-      { type: 'user', uuid: 'b' },
-    ]);
-    raw().prepare("UPDATE entries SET payload = 'not json' WHERE seq = 1").run();
+    const s = await withUnreadableSecond();
     // The row is gone by the time its seq is looked up.
     const gone = vi.spyOn(statementMethods(), 'get').mockReturnValueOnce(undefined);
     const read = s.readTranscriptNow(key);
@@ -1137,12 +1142,7 @@ describe("SqliteSessionStore: SQLite's failures, said with what to do", () => {
   });
 
   it('a lookup SQLite fails while naming an unreadable row says it was loading the key', async () => {
-    const s = store();
-    await s.append(key, [
-      { type: 'user', uuid: 'a' },
-      { type: 'user', uuid: 'b' },
-    ]);
-    raw().prepare("UPDATE entries SET payload = 'not json' WHERE seq = 1").run();
+    const s = await withUnreadableSecond();
     const get = vi.spyOn(statementMethods(), 'get').mockImplementationOnce(() => {
       throw new Database.SqliteError('disk I/O error', 'SQLITE_IOERR');
     });

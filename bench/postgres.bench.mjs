@@ -239,24 +239,18 @@ async function main() {
       const rawSummary = h.summarize(raw);
       // Throughput relative to the raw insert: raw time / store time, on medians.
       const throughput = h.ratio(rawSummary, storeSummary);
-      const target = { min: 0.8 };
-      const result = h.verdict({
-        name: `append, batch ${batch}: throughput over the raw insert`,
-        ratioCpu: throughput.cpu,
-        ratioWall: throughput.wall,
-        target,
-        quiet: true,
-      });
-      if (!result.pass) pass = false;
+      const { pass: met, ...judgement } = h.judged(
+        `append, batch ${batch}: throughput over the raw insert`,
+        throughput,
+        { min: 0.8 },
+      );
+      if (!met) pass = false;
       rows.push(
         { name: `append batch ${batch} (${entries} entries): raw INSERT`, summary: rawSummary },
         {
           name: `append batch ${batch} (${entries} entries): store (ratio = throughput, raw/store)`,
           summary: storeSummary,
-          ratioCpu: throughput.cpu,
-          ratioWall: throughput.wall,
-          target,
-          verdict: result.text,
+          ...judgement,
         },
       );
       notes.push(
@@ -282,15 +276,8 @@ async function main() {
     const samples = h.interleave(variants, ROUNDS, (variant) => child(variant.name, { schema }));
     const [raw, store] = variants.map((variant) => h.summarize(samples.get(variant.name)));
     const over = h.ratio(store, raw);
-    const target = { max: 1.5 };
-    const result = h.verdict({
-      name: 'resume',
-      ratioCpu: over.cpu,
-      ratioWall: over.wall,
-      target,
-      quiet: true,
-    });
-    if (!result.pass) pass = false;
+    const { pass: met, ...judgement } = h.judged('resume', over, { max: 1.5 });
+    if (!met) pass = false;
     const [rawProcess, storeProcess] = variants.map((variant) =>
       h.summarize(samples.get(variant.name), { wall: 'processWallMs', cpu: 'processCpuMs' }),
     );
@@ -300,10 +287,7 @@ async function main() {
       {
         name: variants[1].label,
         summary: store,
-        ratioCpu: over.cpu,
-        ratioWall: over.wall,
-        target,
-        verdict: result.text,
+        ...judgement,
       },
       { name: 'resume, whole process (info): raw', summary: rawProcess },
       {

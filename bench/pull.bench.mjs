@@ -211,14 +211,7 @@ async function main() {
     const [levelPull, count] = levelStart.map((variant) => h.summarize(levelSamples.get(variant.name)));
     const over = h.ratio(pull, copy);
     const levelOver = h.ratio(levelPull, count);
-    const target = { max: 1.5 };
-    const result = h.verdict({
-      name: 'new-machine pull over a raw copy',
-      ratioCpu: over.cpu,
-      ratioWall: over.wall,
-      target,
-      quiet: true,
-    });
+    const { pass: met, ...judgement } = h.judged('new-machine pull over a raw copy', over, { max: 1.5 });
     const list = (samples) => samples.map((sample) => Math.round(sample.cpuMs)).join(', ');
     h.printTable({
       title: `pull at start from PostgreSQL: ${ROUNDS} alternated rounds per side, fresh processes`,
@@ -229,10 +222,7 @@ async function main() {
         {
           name: newMachine[0].name,
           summary: pull,
-          ratioCpu: over.cpu,
-          ratioWall: over.wall,
-          target,
-          verdict: result.text,
+          ...judgement,
         },
         { name: levelStart[1].name, summary: count },
         {
@@ -248,7 +238,7 @@ async function main() {
         `CPU per round (ms): pull [${list(firstSamples.get(newMachine[0].name))}], raw copy [${list(firstSamples.get(newMachine[1].name))}]; level pull [${list(levelSamples.get(levelStart[0].name))}], raw counts [${list(levelSamples.get(levelStart[1].name))}]`,
       ],
     });
-    h.finish(result.pass);
+    h.finish(met);
   } finally {
     await admin.query(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`).catch(() => {});
     await admin.end();

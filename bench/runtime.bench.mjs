@@ -54,6 +54,7 @@ import {
   cleanEnv,
   finish,
   interleaveAsync,
+  judged,
   loadAverage,
   printTable,
   processTreeCpuMs,
@@ -62,7 +63,6 @@ import {
   scratchDir,
   spawnMeasured,
   summarize,
-  verdict,
 } from './support/measure.mjs';
 import { generateTranscript } from './transcript-generator.mjs';
 
@@ -258,11 +258,10 @@ const loadBefore = loadAverage();
 const rows = [];
 const notes = [];
 let pass = true;
-const judge = (name, ours, theirs, max, fields) => {
-  const over = ratio(ours, theirs);
-  const result = verdict({ name, ratioCpu: over.cpu, ratioWall: over.wall, target: { max }, quiet: true });
-  if (!result.pass) pass = false;
-  return { ratioCpu: over.cpu, ratioWall: over.wall, target: { max }, verdict: result.text, fields };
+const judge = (name, ours, theirs, max) => {
+  const { pass: met, ...judgement } = judged(name, ratio(ours, theirs), { max });
+  if (!met) pass = false;
+  return judgement;
 };
 const firstOf = { wall: 'firstWallMs', cpu: 'firstCpuMs' };
 const cpuList = (samples, field = 'cpuMs') => samples.map((sample) => Math.round(sample[field])).join(', ');

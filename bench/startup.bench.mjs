@@ -30,6 +30,7 @@ import {
   difference,
   finish,
   interleave,
+  judged,
   loadAverage,
   printTable,
   QUIET_NODE_START_MS,
@@ -38,7 +39,6 @@ import {
   scaledStartTarget,
   scratchDir,
   summarize,
-  verdict,
 } from './support/measure.mjs';
 
 const bin = path.join(repoRoot, 'dist', 'cli', 'bin.js');
@@ -122,17 +122,14 @@ const rows = variants.map((variant) => {
   const over = difference(summary, bare);
   const row = { name: variant.name, summary, ratioWall: over.wall, ratioCpu: over.cpu, unit: ' ms' };
   if (variant.target !== undefined) {
-    const target = scaledStartTarget(variant.target, bare.cpu.median);
-    const result = verdict({
-      name: `${variant.name} over clean node -e 0`,
-      ratioCpu: over.cpu,
-      ratioWall: over.wall,
-      target,
-      unit: ' ms',
-      quiet: true,
-    });
-    if (!result.pass) pass = false;
-    Object.assign(row, { target, verdict: result.text });
+    const { pass: met, ...judgement } = judged(
+      `${variant.name} over clean node -e 0`,
+      over,
+      scaledStartTarget(variant.target, bare.cpu.median),
+      ' ms',
+    );
+    if (!met) pass = false;
+    Object.assign(row, judgement);
   }
   return row;
 });

@@ -47,6 +47,7 @@ import {
   finish,
   interleave,
   interleaveAsync,
+  judged,
   loadAverage,
   printTable,
   processTreeCpuMs,
@@ -57,7 +58,6 @@ import {
   scratchDir,
   spawnMeasured,
   summarize,
-  verdict,
 } from './support/measure.mjs';
 import { generateTranscript } from './transcript-generator.mjs';
 
@@ -151,27 +151,20 @@ async function levelStart() {
       .map((variant) => summarize(samples.get(variant.name), tree));
     const over = difference(store, plain);
     const overTree = difference(storeTree, plainTree);
-    const target = scaledStartTarget(TARGET_MS, bare.cpu.median);
-    const result = verdict({
-      name: '--store level start over plain',
-      ratioCpu: over.cpu,
-      ratioWall: over.wall,
-      target,
-      unit: ' ms',
-      quiet: true,
-    });
-    if (!result.pass) pass = false;
+    const { pass: met, ...judgement } = judged(
+      '--store level start over plain',
+      over,
+      scaledStartTarget(TARGET_MS, bare.cpu.median),
+      ' ms',
+    );
+    if (!met) pass = false;
     rows.push(
       { name: variants[0].name, summary: bare },
       { name: `${variants[1].name}: flower process, to 1st request`, summary: plain },
       {
         name: `${variants[2].name}: flower process, to 1st request`,
         summary: store,
-        ratioCpu: over.cpu,
-        ratioWall: over.wall,
-        unit: ' ms',
-        target,
-        verdict: result.text,
+        ...judgement,
       },
       { name: `${variants[1].name}: whole tree, to 1st request (info)`, summary: plainTree },
       {

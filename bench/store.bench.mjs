@@ -49,6 +49,7 @@ import {
   finish,
   formatTarget,
   interleave,
+  judged,
   loadAverage,
   median,
   printTable,
@@ -57,7 +58,6 @@ import {
   runMeasured,
   scratchDir,
   summarize,
-  verdict,
 } from './support/measure.mjs';
 import { generateTranscript } from './transcript-generator.mjs';
 
@@ -167,9 +167,9 @@ function timed(name, summary, against, target, { checked = true } = {}) {
   const r = ratio(summary, against);
   const row = { name, summary, ratioWall: r.wall, ratioCpu: r.cpu };
   if (target && checked) {
-    const result = verdict({ name, ratioCpu: r.cpu, ratioWall: r.wall, target, quiet: true });
-    if (!result.pass) pass = false;
-    Object.assign(row, { target, verdict: result.text });
+    const { pass: met, ...judgement } = judged(name, r, target);
+    if (!met) pass = false;
+    Object.assign(row, judgement);
   }
   rows.push(row);
 }
@@ -326,9 +326,9 @@ if (APPEND_COUNT > 0) {
         // the Runtime appends through ≥ 0.85× (issue 23).
         if (batch === 1) {
           const target = { min: store === 'backend' ? 0.9 : 0.85 };
-          const result = verdict({ name, ratioCpu: r.cpu, ratioWall: r.wall, target, quiet: true });
-          if (!result.pass) pass = false;
-          Object.assign(row, { target, verdict: result.text });
+          const { pass: met, ...judgement } = judged(name, r, target);
+          if (!met) pass = false;
+          Object.assign(row, judgement);
         }
         if (store === 'layered')
           row.name += ` (writes ${spillFiles.get(`${kind} append batch ${batch} layered`)} spill files)`;

@@ -288,6 +288,15 @@ export function verdict({ name, ratioCpu, ratioWall, target, unit = '×', quiet 
   return { pass, text, targetText };
 }
 
+/**
+ * `over` (a ratio or a difference: `{ cpu, wall }`) judged on CPU against `target`: the fields of a
+ * table row (ratios, unit, target, verdict) and `pass`, which `printTable` does not read.
+ */
+export function judged(name, over, target, unit = '×') {
+  const result = verdict({ name, ratioCpu: over.cpu, ratioWall: over.wall, target, unit, quiet: true });
+  return { ratioCpu: over.cpu, ratioWall: over.wall, unit, target, verdict: result.text, pass: result.pass };
+}
+
 export function formatTarget(target, unit = '×') {
   return target.max !== undefined
     ? `≤ ${formatValue(target.max, unit)}`

@@ -10,6 +10,12 @@
  *   scratch copy in reports/ and the record is merged here.)
  * - The run reuses the record (StrykerJS's incremental mode): only mutants whose code or covering
  *   tests changed are tested again; `--force` tests all of them.
+ * - Tests are named the same way in every report of the record: a test's id is its file and name
+ *   (`withStableTestIds`). StrykerJS numbers tests afresh in each run, and a mutant names the tests
+ *   that covered and killed it by those numbers; merging one run's test files into a record whose
+ *   other modules came from other runs pointed their mutants at whatever test now had their
+ *   number (transcript-safety's mutants "killed by" later-turns.test.ts), so incremental mode
+ *   found their killing tests gone and tested 2 563 of 4 635 mutants again.
  * - `--merge <file>` merges the results file of a run made by `npx stryker run` directly (with its
  *   own `--incrementalFile`) into the record, and runs nothing.
  * - The exit code is StrykerJS's when it failed, else 1 when a module of this run is under its target.
@@ -25,7 +31,9 @@ import { belowTarget, formatRows, matchesPattern, parseEntry, RECORD, scoreRows 
  * enough to commit: what incremental mode reuses (sources, tests, each mutant's status, location
  * and tests), without the run's configuration or each failure's message and stack.
  */
-export function mergeResults(recorded, run) {
+export function mergeResults(recordedReport, runReport) {
+  const recorded = recordedReport === undefined ? undefined : withStableTestIds(recordedReport);
+  const run = withStableTestIds(runReport);
   const files = { ...(recorded?.files ?? {}) };
   for (const [path, file] of Object.entries(run.files ?? {})) {
     const ranges = rangesOf(path, run.config?.mutate ?? []);
@@ -54,6 +62,46 @@ export function mergeResults(recorded, run) {
     files,
     testFiles: { ...(recorded?.testFiles ?? {}), ...(run.testFiles ?? {}) },
   };
+}
+
+/**
+ * The report with each test's id replaced by its file and name (`#2`, `#3` after a name repeated
+ * in one file), in its test files and in every mutant's `coveredBy` and `killedBy`; an id no test
+ * file of the report holds is dropped. A report already named this way comes back unchanged.
+ */
+export function withStableTestIds(report) {
+  const stableIds = new Map();
+  const testFiles = {};
+  for (const [file, testFile] of Object.entries(report.testFiles ?? {})) {
+    const seen = new Map();
+    if (testFile.tests === undefined) {
+      testFiles[file] = testFile;
+      continue;
+    }
+    const tests = testFile.tests.map((test) => {
+      const name = `${file} › ${test.name}`;
+      const count = (seen.get(name) ?? 0) + 1;
+      seen.set(name, count);
+      const id = count === 1 ? name : `${name} #${count}`;
+      stableIds.set(test.id, id);
+      return { ...test, id };
+    });
+    testFiles[file] = { ...testFile, tests };
+  }
+  const rename = (ids) => ids?.map((id) => stableIds.get(id)).filter((id) => id !== undefined);
+  const files = {};
+  for (const [path, file] of Object.entries(report.files ?? {})) {
+    files[path] = {
+      ...file,
+      mutants: (file.mutants ?? []).map((mutant) => {
+        const renamed = { ...mutant };
+        if (mutant.coveredBy !== undefined) renamed.coveredBy = rename(mutant.coveredBy);
+        if (mutant.killedBy !== undefined) renamed.killedBy = rename(mutant.killedBy);
+        return renamed;
+      }),
+    };
+  }
+  return { ...report, files, testFiles };
 }
 
 /** The line ranges a run's `mutate` list gave for `path`; undefined when it mutated the whole file. */

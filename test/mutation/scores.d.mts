@@ -16,10 +16,18 @@ export interface ScoreRow {
 export interface MutationReport {
   config?: { mutate?: string[] };
   schemaVersion?: string;
-  testFiles?: Record<string, unknown>;
+  testFiles?: Record<string, { source?: string; tests?: { id: string; name: string }[] }>;
   files?: Record<
     string,
-    { source?: string; mutants?: { status: string; location?: { start?: { line?: number } } }[] }
+    {
+      source?: string;
+      mutants?: {
+        status: string;
+        location?: { start?: { line?: number } };
+        coveredBy?: string[];
+        killedBy?: string[];
+      }[];
+    }
   >;
 }
 export function parseEntry(entry: string): {

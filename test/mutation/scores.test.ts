@@ -7,7 +7,7 @@ import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { mergeResults } from './run.mjs';
+import { mergeResults, withStableTestIds } from './run.mjs';
 import { belowTarget, changedEntries, formatRows, scoreRows } from './scores.mjs';
 
 const mutant = (status: string, line = 1) => ({ status, location: { start: { line } } });
@@ -193,5 +193,76 @@ describe('the committed record', () => {
     ]);
     const changed = { ...run, files: { 'src/a.ts': { source: 'edited', mutants: [mutant('Killed', 5)] } } };
     expect(mergeResults(recorded, changed).files?.['src/a.ts']?.mutants).toEqual([mutant('Killed', 5)]);
+  });
+
+  it('a mutant keeps naming the tests that killed it after another run, numbered afresh, is merged', () => {
+    // StrykerJS numbers tests per run: run A's test 1 is in a.test.ts, run B's test 1 in b.test.ts.
+    const recorded = {
+      files: {
+        'src/a.ts': {
+          source: 'a',
+          mutants: [{ ...mutant('Killed'), killedBy: ['1'], coveredBy: ['1', '2'] }],
+        },
+      },
+      testFiles: {
+        'test/a.test.ts': {
+          source: 'a-tests',
+          tests: [
+            { id: '1', name: 'a kills' },
+            { id: '2', name: 'a covers' },
+          ],
+        },
+      },
+    };
+    const run = {
+      config: { mutate: ['src/b.ts'] },
+      files: {
+        'src/b.ts': {
+          source: 'b',
+          mutants: [{ ...mutant('Killed'), killedBy: ['1'], coveredBy: ['1', '9'] }],
+        },
+      },
+      testFiles: { 'test/b.test.ts': { source: 'b-tests', tests: [{ id: '1', name: 'b kills' }] } },
+    };
+    const merged = mergeResults(recorded, run);
+    expect(merged.files?.['src/a.ts']?.mutants?.[0]).toMatchObject({
+      killedBy: ['test/a.test.ts › a kills'],
+      coveredBy: ['test/a.test.ts › a kills', 'test/a.test.ts › a covers'],
+    });
+    // An id no test file holds names no test.
+    expect(merged.files?.['src/b.ts']?.mutants?.[0]).toMatchObject({
+      killedBy: ['test/b.test.ts › b kills'],
+      coveredBy: ['test/b.test.ts › b kills'],
+    });
+    expect(merged.testFiles?.['test/a.test.ts']?.tests?.map((test) => test.id)).toEqual([
+      'test/a.test.ts › a kills',
+      'test/a.test.ts › a covers',
+    ]);
+    expect(merged.testFiles?.['test/b.test.ts']?.tests).toEqual([
+      { id: 'test/b.test.ts › b kills', name: 'b kills' },
+    ]);
+  });
+
+  it('tests of one name in one file get distinct ids, and naming a named report changes nothing', () => {
+    const report = {
+      files: { 'src/a.ts': { mutants: [{ ...mutant('Killed'), killedBy: ['8'], coveredBy: ['7', '8'] }] } },
+      testFiles: {
+        'test/a.test.ts': {
+          tests: [
+            { id: '7', name: 'same' },
+            { id: '8', name: 'same' },
+          ],
+        },
+      },
+    };
+    const named = withStableTestIds(report);
+    expect(named.files?.['src/a.ts']?.mutants?.[0]).toMatchObject({
+      killedBy: ['test/a.test.ts › same #2'],
+      coveredBy: ['test/a.test.ts › same', 'test/a.test.ts › same #2'],
+    });
+    expect(withStableTestIds(named)).toEqual(named);
+    // A mutant StrykerJS wrote without test lists keeps none.
+    const bare = withStableTestIds({ files: { 'src/a.ts': { mutants: [mutant('Killed')] } } });
+    expect(bare.files?.['src/a.ts']?.mutants?.[0]).toEqual(mutant('Killed'));
   });
 });

@@ -17,7 +17,8 @@
  *   guard made there is never left out.
  * - `fork` and `resumeAt` mean nothing without `resume`; they are dropped rather than passed on.
  * - The agent process is started by `spawnAgentProcess`, which ends it when flower ends (even on
- *   SIGKILL) and names an environment variable too large to start it with.
+ *   SIGKILL) and names an environment variable too large to start it with; a setup's
+ *   `beforeSpawn` runs first (where flower starts the process itself, `startsAgentProcess`).
  */
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
@@ -63,7 +64,16 @@ export interface SessionSetup {
    * or a policy that is not enabled: no sandbox.
    */
   sandbox?: SessionSandbox;
+  /**
+   * Runs just before the agent process starts, with the environment it gets (a resume from a
+   * store: the config directory the SDK prepared, see resume-files.ts). Only where flower starts
+   * the process itself (`startsAgentProcess`); a throw fails the start.
+   */
+  beforeSpawn?: (env: Readonly<Record<string, string | undefined>>) => void;
 }
+
+/** Whether flower starts the agent process itself (`spawnAgentProcess`: POSIX only). */
+export const startsAgentProcess: boolean = process.platform !== 'win32';
 
 /**
  * How long the binary waits for background subagents before killing them. Its own default is 10
@@ -131,11 +141,13 @@ export function buildOptions(spec: AgentSpec, setup: SessionSetup): Options {
   }
   if (setup.abortController) options.abortController = setup.abortController;
   if (setup.stderr) options.stderr = setup.stderr;
-  if (process.platform !== 'win32') {
+  if (startsAgentProcess) {
     // The agent must not outlive flower (see agent-process.ts).
-    const onStderr = setup.stderr;
-    options.spawnClaudeCodeProcess = (spawnOptions) =>
-      spawnAgentProcess(spawnOptions, onStderr ? { onStderr } : {});
+    const { stderr: onStderr, beforeSpawn } = setup;
+    options.spawnClaudeCodeProcess = (spawnOptions) => {
+      beforeSpawn?.(spawnOptions.env);
+      return spawnAgentProcess(spawnOptions, onStderr ? { onStderr } : {});
+    };
     // What the SDK's own spawn does with MCP server settings, said explicitly: left unset with a
     // spawner of our own, the SDK prints a deprecation warning to the user's terminal.
     options.mcpServersDelivery = 'argv';

@@ -56,7 +56,7 @@ import { ledgerCost, ledgerForStep, stepSessions } from './ledger.js';
 import { settleLeftovers } from './leftovers.js';
 import { Lineage } from './lineage.js';
 import { manifestPath, saveManifestRows } from './manifest.js';
-import { buildOptions, childEnvironment } from './options.js';
+import { buildOptions, childEnvironment, startsAgentProcess } from './options.js';
 import {
   backoffDelay,
   classifyFailure,
@@ -70,6 +70,7 @@ import {
   shouldRetry,
   waitOnline,
 } from './resilience.js';
+import { ResumeFiles } from './resume-files.js';
 import { prepareRunDirectory } from './run-directory.js';
 import { newRunId } from './run-id.js';
 import { type SandboxPlaces, sandboxPlaces } from './sandbox/places.js';
@@ -684,9 +685,11 @@ export class Runtime {
       endpoints: this.endpoints,
       probeTimeoutMs: this.resilience.probeTimeoutMs,
     });
+    const resumeFiles = target.resume ? await this.resumeFilesFor(target.resume) : undefined;
     const options = buildOptions(effective, {
       cwd: this.workspace,
-      sessionStore: this.transcripts.sessionStore,
+      sessionStore: resumeFiles?.sessionStore(this.transcripts.sessionStore) ?? this.transcripts.sessionStore,
+      ...(resumeFiles ? { beforeSpawn: (env) => resumeFiles.place(env) } : {}),
       resume: target.resume,
       fork: target.fork,
       resumeAt: target.resumeAt,
@@ -742,7 +745,8 @@ export class Runtime {
     if (result.sessionId) this.sessionTotals.set(result.sessionId, total);
     const rewrite =
       target.resume &&
-      this.resumeStore.lastLoadReport({ projectKey: this.projectKey, sessionId: target.resume });
+      (resumeFiles?.report ??
+        this.resumeStore.lastLoadReport({ projectKey: this.projectKey, sessionId: target.resume }));
     if (target.resume && rewrite && !this.recordedRewrites.has(rewrite)) {
       this.recordedRewrites.add(rewrite);
       result.rewrites = [...(result.rewrites ?? []), resumeRewrite(target.resume, rewrite)];
@@ -751,6 +755,27 @@ export class Runtime {
     if (stop === undefined) return;
     result.error = stop.message;
     this.stops.set(result, stop);
+  }
+
+  /**
+   * The transcript files of a resume, written by flower instead of the SDK (resume-files.ts);
+   * undefined where flower does not start the agent itself, the store does not hold the session,
+   * or its rows could not be read here.
+   */
+  private async resumeFilesFor(sessionId: string): Promise<ResumeFiles | undefined> {
+    if (!startsAgentProcess) return undefined;
+    try {
+      return await ResumeFiles.prepare({
+        store: this.store,
+        workspace: this.workspace,
+        rewrite: this.resumeStore.policies,
+        ...(this.options.onWarning ? { onWarning: this.options.onWarning } : {}),
+        key: { projectKey: this.projectKey, sessionId },
+      });
+    } catch {
+      // The SDK's own path reads the same rows through the store, and reports what fails there.
+      return undefined;
+    }
   }
 
   /**

@@ -6,7 +6,8 @@
  * layer's business (rewriting-store.ts), which wraps this store or any other backend (backend.ts).
  *
  * Invariants:
- * - Stored rows are the entries exactly as appended; nothing ever rewrites them.
+ * - Stored rows are the entries exactly as appended; nothing ever rewrites them. Rows copied from
+ *   another backend (`appendRows`) keep the text they came with (stored-row.ts).
  * - Durability: `append` resolves only after its rows are committed, so an entry it acknowledged
  *   is on disk (WAL with `synchronous = NORMAL`: it survives a crash or SIGKILL of flower and of
  *   the agent, not a power cut — the agent's own JSONL is the primary copy).
@@ -24,7 +25,8 @@
  *   so concurrent writers cannot collide). `mtime` is epoch milliseconds, strictly increasing per
  *   key and per store instance; a session summary carries its key's mtime. The SDK compares it
  *   against local files to decide which copy is newer.
- * - A summary is folded with the SDK's `foldSessionSummary` (`data` kept verbatim) inside the
+ * - A summary is folded with the SDK's `foldSessionSummary` (our copy of it, session-summary.ts,
+ *   so that storing loads no SDK; `data` kept verbatim) inside the
  *   transaction that writes it, from the stored summary, so concurrent writers cannot interleave
  *   a read-fold-write; the row is written only when the fold changed it.
  * - The newest `cost-state` entry of a key is found without reading the transcript: `meta`
@@ -40,19 +42,21 @@
  *   every error names the database file.
  */
 import path from 'node:path';
-import {
-  foldSessionSummary,
-  type SessionKey,
-  type SessionStore,
-  type SessionStoreEntry,
-  type SessionSummaryEntry,
+import type {
+  SessionKey,
+  SessionStore,
+  SessionStoreEntry,
+  SessionSummaryEntry,
 } from '@anthropic-ai/claude-agent-sdk';
 import type Database from 'better-sqlite3';
 import type { StoredTranscript, UnreadableRow } from './backend.js';
 import { COST_STATE_TYPE } from './cost-state.js';
 import { checkSessionKey, isStorableSubpath, type SessionKeyParts, storeKeyOf } from './session-key.js';
+// Not the SDK's: the same fold without loading the SDK's module (session-summary.ts says why).
+import { foldSessionSummary } from './session-summary.js';
 import { openDatabase } from './sqlite-database.js';
 import { stampCleanClose } from './sqlite-integrity.js';
+import { rowText, type StoredRow } from './stored-row.js';
 
 /**
  * How long `meta` and summaries may trail the rows after an append. Long enough that a burst of
@@ -237,6 +241,24 @@ export class SqliteSessionStore implements Required<SessionStore> {
 
   /** Synchronous body of `append` (the SDK's interface is async; SQLite here is not). */
   appendNow(given: SessionKey, entries: readonly SessionStoreEntry[]): void {
+    this.write(given, entries, (entry) => JSON.stringify(entry));
+  }
+
+  /** `append` of rows whose text, when given, is stored as it is (stored-row.ts). */
+  async appendRows(given: SessionKey, rows: readonly StoredRow[]): Promise<void> {
+    this.write(
+      given,
+      rows.map((row) => row.entry),
+      (_, index) => rowText(rows[index] as StoredRow),
+    );
+  }
+
+  /** Stores `entries`, each as the text `textOf` gives for it. */
+  private write(
+    given: SessionKey,
+    entries: readonly SessionStoreEntry[],
+    textOf: (entry: SessionStoreEntry, index: number) => string,
+  ): void {
     const key = this.checked(given, 'store entries under');
     if (entries.length === 0) return;
     const storeKey = storeKeyOf(key);
@@ -248,7 +270,7 @@ export class SqliteSessionStore implements Required<SessionStore> {
           `Refusing to store entry ${index} of a batch for ${storeKey} in ${this.path}: it is not a JSON object. Nothing from this batch was written.`,
         );
       }
-      return JSON.stringify(entry);
+      return textOf(entry, index);
     });
     this.guard(`append to ${storeKey}`, () => {
       if (!this.established.has(storeKey)) {
@@ -410,21 +432,41 @@ export class SqliteSessionStore implements Required<SessionStore> {
   }
 
   readTranscriptNow(given: SessionKey): StoredTranscript | null {
-    const storeKey = storeKeyOf(this.checked(given, 'load'));
+    const stored = this.readStored(this.checked(given, 'load'), (entry) => entry);
+    return stored === null ? null : { entries: stored.items, unreadable: stored.unreadable, owned: true };
+  }
+
+  /** `load` with each entry's stored text (stored-row.ts); throws on a damaged row, as `loadRaw` does. */
+  async loadRows(given: SessionKey): Promise<StoredRow[] | null> {
+    const key = this.checked(given, 'load');
+    const stored = this.readStored(key, (entry, text): StoredRow => ({ entry, text }));
+    if (stored === null) return null;
+    const [damaged] = stored.unreadable;
+    if (damaged !== undefined) throw this.unreadableRowError(storeKeyOf(key), damaged);
+    return stored.items;
+  }
+
+  /** The key's readable rows in append order, each made by `make`, and the rows that are not. */
+  private readStored<Item>(
+    key: SessionKey,
+    make: (entry: SessionStoreEntry, text: string) => Item,
+  ): { items: Item[]; unreadable: UnreadableRow[] } | null {
+    const storeKey = storeKeyOf(key);
     const payloads = this.guard(`load ${storeKey}`, () => this.statements.payloads.all(storeKey));
     if (payloads.length === 0) return null;
-    const entries: SessionStoreEntry[] = [];
+    const items: Item[] = [];
     const unreadable: UnreadableRow[] = [];
     for (let index = 0; index < payloads.length; index += 1) {
-      const entry = parseEntry(payloads[index] as string);
+      const text = payloads[index] as string;
+      const entry = parseEntry(text);
       if (entry !== undefined) {
-        entries.push(entry);
+        items.push(make(entry, text));
         continue;
       }
       const row = this.guard(`load ${storeKey}`, () => this.statements.rowAt.get(storeKey, index));
-      unreadable.push({ seq: row?.seq ?? index, uuid: row?.uid ?? null, position: entries.length });
+      unreadable.push({ seq: row?.seq ?? index, uuid: row?.uid ?? null, position: items.length });
     }
-    return { entries, unreadable, owned: true };
+    return { items, unreadable };
   }
 
   /** The newest `cost-state` entry of `key`, found from the end (see the module header). */

@@ -237,6 +237,7 @@ export async function pullTaskState(
         : {
             entryCounts: (key: string) => shared.sessions.entryCounts(key),
             load: (key: SessionKey) => shared.sessions.load(key),
+            loadRows: (key: SessionKey) => shared.sessions.loadRows(key),
             append: async (key: SessionKey, entries: SessionStoreEntry[]) => {
               const name = taskNameOf(task);
               const done = await shared.sessions.appendFenced(key, entries, name, sessionFence);
@@ -253,6 +254,9 @@ export async function pullTaskState(
         entryCounts: (key) => local_.entryCounts(key),
         load: (key) => local_.load(key),
         append: (key, entries) => local_.append(key, entries),
+        // The database's rows are stored here as the text it sent, not serialised again.
+        loadRows: (key) => local_.loadRows(key),
+        appendRows: (key, rows) => local_.appendRows(key, rows),
       },
       upward,
       projectKey,

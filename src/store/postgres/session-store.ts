@@ -26,7 +26,8 @@
  * - `mtime` is epoch milliseconds, strictly increasing per key across every process and machine
  *   (each fold keeps it above the stored value even when clocks disagree) and per store instance.
  *   It moves with the fold, never backwards; a fold that finds nothing new leaves it alone.
- * - A main transcript's summary is folded with the SDK's `foldSessionSummary` (`data` kept
+ * - A main transcript's summary is folded with the SDK's `foldSessionSummary` (our copy of it,
+ *   ../session-summary.ts, so that storing loads no SDK; `data` kept
  *   verbatim) onto the stored summary under the row's lock, over every unfolded entry in seq
  *   order (this instance's from memory, others' read back), so concurrent writers cannot lose each
  *   other's fields. The summary's mtime is the key's mtime (one column, written together), so
@@ -45,18 +46,20 @@
  *   reading the transcript; `readTranscript` reports damaged rows instead of failing the load
  *   (the optional fast paths of the rewriting layer's backend seam).
  */
-import {
-  foldSessionSummary,
-  type SessionKey,
-  type SessionStore,
-  type SessionStoreEntry,
-  type SessionSummaryEntry,
+import type {
+  SessionKey,
+  SessionStore,
+  SessionStoreEntry,
+  SessionSummaryEntry,
 } from '@anthropic-ai/claude-agent-sdk';
 import type pg from 'pg';
 import { maskStoreUrl, type PostgresTarget, parseStoreTarget } from '../../config/store-url.js';
-import type { StoredTranscript } from '../backend.js';
+import type { StoredTranscript, UnreadableRow } from '../backend.js';
 import { COST_STATE_TYPE } from '../cost-state.js';
 import { checkSessionKey, isStorableSubpath, type SessionKeyParts, storeKeyOf } from '../session-key.js';
+// Not the SDK's: the same fold without loading the SDK's module (session-summary.ts says why).
+import { foldSessionSummary } from '../session-summary.js';
+import type { StoredRow } from '../stored-row.js';
 import { createPool, defaultPoolPolicy, type PostgresPoolPolicy } from './connection.js';
 import { PostgresStoreError, storeFailure } from './errors.js';
 import { ensureSchema, keyLock } from './schema.js';
@@ -374,17 +377,29 @@ export class PostgresSessionStore implements SessionStore {
    * with a row that is not a JSON object is not returned at all (`readTranscript` reports it).
    */
   async load(given: SessionKey): Promise<SessionStoreEntry[] | null> {
+    return (await this.loadRows(given))?.map((row) => row.entry) ?? null;
+  }
+
+  /** `load` with each entry's stored text beside it (stored-row.ts), for a copy into another backend. */
+  async loadRows(given: SessionKey): Promise<StoredRow[] | null> {
     const key = this.checked(given, 'load');
-    const stored = await this.readTranscript(key);
+    const stored = await this.readStored(key);
     if (stored === null) return null;
     const [first] = stored.unreadable;
     if (first !== undefined) throw this.unreadable(key, String(first.seq), stored.unreadable.length);
-    return stored.entries;
+    return stored.rows;
   }
 
   /** The transcript with its damaged rows reported (seq, uuid, position) rather than thrown. */
   async readTranscript(given: SessionKey): Promise<StoredTranscript | null> {
-    const key = this.checked(given, 'load');
+    const stored = await this.readStored(this.checked(given, 'load'));
+    if (stored === null) return null;
+    return { entries: stored.rows.map((row) => row.entry), unreadable: stored.unreadable, owned: true };
+  }
+
+  private async readStored(
+    key: SessionKey,
+  ): Promise<{ rows: StoredRow[]; unreadable: UnreadableRow[] } | null> {
     await this.flush();
     const rows = await this.query<[string, string | null, string]>(`load ${storeKeyOf(key)}`, {
       text: `SELECT seq, uuid, entry FROM ${this.tables.entries}
@@ -396,14 +411,14 @@ export class PostgresSessionStore implements SessionStore {
     });
     if (rows.length === 0) return null;
     // Each row is parsed afresh for this call: the rewriting layer may edit the entries in place.
-    const transcript: StoredTranscript = { entries: [], unreadable: [], owned: true };
+    const stored: { rows: StoredRow[]; unreadable: UnreadableRow[] } = { rows: [], unreadable: [] };
     for (const [seq, uuid, text] of rows) {
       const entry = parseObject(text);
       if (entry === undefined)
-        transcript.unreadable.push({ seq: Number(seq), uuid, position: transcript.entries.length });
-      else transcript.entries.push(entry as SessionStoreEntry);
+        stored.unreadable.push({ seq: Number(seq), uuid, position: stored.rows.length });
+      else stored.rows.push({ entry: entry as SessionStoreEntry, text });
     }
-    return transcript;
+    return stored;
   }
 
   /** The newest `cost-state` entry of the transcript (kept by seq on append); null when it has none. */

@@ -12,16 +12,23 @@
  *   and run again sends the rest and nothing twice.
  * - Nothing is deleted or rewritten: both sides only gain entries, in the source's order.
  * - Idempotent: a second sync right after the first finds equal counts and changes nothing.
+ * - Entries travel as stored text where both sides can (`loadRows`/`appendRows`, stored-row.ts):
+ *   the source's text is what the target stores, so an entry is not serialised again on the way.
  * - A session `only` rules out is neither loaded nor sent, either way: the pull passes what
  *   `flower gc` dropped (its tombstones, runtime/retention/tombstones.ts), so a copy one side
  *   still holds never brings a dropped session back to the other.
  */
 import type { SessionKey, SessionStoreEntry } from '@anthropic-ai/claude-agent-sdk';
+import type { StoredRow } from '../stored-row.js';
 
 export interface CountedBackend {
   entryCounts(projectKey: string): Promise<EntryCount[]> | EntryCount[];
   load(key: SessionKey): Promise<SessionStoreEntry[] | null>;
   append(key: SessionKey, entries: SessionStoreEntry[]): Promise<void>;
+  /** `load` with each entry's stored text, when the backend can give it. */
+  loadRows?(key: SessionKey): Promise<StoredRow[] | null>;
+  /** `append` that stores each row's text as given, when the backend can take it. */
+  appendRows?(key: SessionKey, rows: readonly StoredRow[]): Promise<void>;
 }
 
 export interface EntryCount {
@@ -44,35 +51,61 @@ export interface SessionSyncReport {
 
 const keyText = (count: Pick<EntryCount, 'sessionId' | 'subpath'>) => `${count.sessionId}\n${count.subpath}`;
 
-/** The entries of `from` that `into` lacks, in `from`'s order. */
-export function missingEntries(
-  from: readonly SessionStoreEntry[],
-  into: readonly SessionStoreEntry[],
-): SessionStoreEntry[] {
+/**
+ * The items of `from` whose entries `into` lacks, in `from`'s order (entries, or rows through
+ * `entryOf`). Uuid-less entries compare by their entries serialised afresh, never by stored text:
+ * two backends (or an older writer) may keep the same entry as different text.
+ */
+export function missingEntries<Item = SessionStoreEntry>(
+  from: readonly Item[],
+  into: readonly Item[],
+  entryOf: (item: Item) => SessionStoreEntry = (item) => item as SessionStoreEntry,
+): Item[] {
   const uuids = new Set<string>();
   const plain = new Map<string, number>();
-  for (const entry of into) {
+  for (const item of into) {
+    const entry = entryOf(item);
     if (typeof entry.uuid === 'string') uuids.add(entry.uuid);
     else {
       const text = JSON.stringify(entry);
       plain.set(text, (plain.get(text) ?? 0) + 1);
     }
   }
-  const missing: SessionStoreEntry[] = [];
-  for (const entry of from) {
+  const missing: Item[] = [];
+  for (const item of from) {
+    const entry = entryOf(item);
     if (typeof entry.uuid === 'string') {
       if (!uuids.has(entry.uuid)) {
         uuids.add(entry.uuid);
-        missing.push(entry);
+        missing.push(item);
       }
       continue;
     }
     const text = JSON.stringify(entry);
     const left = plain.get(text) ?? 0;
     if (left > 0) plain.set(text, left - 1);
-    else missing.push(entry);
+    else missing.push(item);
   }
   return missing;
+}
+
+/** The transcript of `key` as rows (text kept when the backend gives it); empty when it has none. */
+async function loadRows(backend: CountedBackend, key: SessionKey, count: number): Promise<StoredRow[]> {
+  if (count === 0) return [];
+  if (backend.loadRows) return (await backend.loadRows(key)) ?? [];
+  return ((await backend.load(key)) ?? []).map((entry) => ({ entry }));
+}
+
+const rowEntry = (row: StoredRow): SessionStoreEntry => row.entry;
+
+/** Appends rows, as text where the backend takes it. */
+function appendRows(backend: CountedBackend, key: SessionKey, sent: StoredRow[]): Promise<void> {
+  return backend.appendRows
+    ? backend.appendRows(key, sent)
+    : backend.append(
+        key,
+        sent.map((row) => row.entry),
+      );
 }
 
 /**
@@ -120,13 +153,13 @@ export async function syncSessions(
         ? { projectKey, sessionId: count.sessionId }
         : { projectKey, sessionId: count.sessionId, subpath: count.subpath };
     const [mine, theirs] = await Promise.all([
-      count.local > 0 ? local.load(key) : Promise.resolve(null),
-      count.shared > 0 ? shared.load(key) : Promise.resolve(null),
+      loadRows(local, key, count.local),
+      loadRows(shared, key, count.shared),
     ]);
-    const toLocal = missingEntries(theirs ?? [], mine ?? []);
-    const toShared = missingEntries(mine ?? [], theirs ?? []);
-    if (toLocal.length > 0) await local.append(key, toLocal);
-    if (toShared.length > 0) await shared.append(key, toShared);
+    const toLocal = missingEntries(theirs, mine, rowEntry);
+    const toShared = missingEntries(mine, theirs, rowEntry);
+    if (toLocal.length > 0) await appendRows(local, key, toLocal);
+    if (toShared.length > 0) await appendRows(shared, key, toShared);
     pulled += toLocal.length;
     pushed += toShared.length;
   }

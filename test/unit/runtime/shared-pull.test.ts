@@ -17,6 +17,7 @@ import {
 } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import Database from 'better-sqlite3';
 import { afterEach, describe, expect, it } from 'vitest';
 import { type PostgresTarget, parseStoreTarget } from '../../../src/config/store-url.js';
 import { EndpointHistory } from '../../../src/runtime/endpoint-history.js';
@@ -175,6 +176,50 @@ describe('pullTaskState', () => {
     expect(again).toMatchObject({ replayed: 0, recordsPulled: 0, recordsPushed: 0 });
     expect(again.sessions).toMatchObject({ differing: 0, pulled: 0, pushed: 0 });
     expect(snapshot(workspace)).toEqual(before);
+  });
+
+  it("stores the database's entries on a new machine as the text the database holds, not serialised again", async () => {
+    const { store, schema, root } = await setUp();
+    const workspace = join(root, 'work');
+    const task = { workspace, runDir: join(workspace, 'runs') };
+    const projectKey = projectKeyFor(workspace);
+    const main = { projectKey, sessionId: 's-1' };
+    const sub = { ...main, subpath: 'subagents/agent-x' };
+    await store.sessions.append(main, [{ type: 'user', uuid: 'u1', message: { content: 'hi' } }]);
+    await store.sessions.append(sub, [{ type: 'user', uuid: 'w1' }]);
+    // Text another writer kept as valid JSON, though not as JSON.stringify writes it.
+    const spaced = {
+      u1: '{"type": "user", "uuid": "u1", "message": {"content": "hi"}}',
+      w1: '{ "uuid": "w1", "type": "user" }',
+    };
+    for (const [uuid, text] of Object.entries(spaced))
+      await postgres.admin(`UPDATE "${schema.schema}".session_entries SET entry = $1 WHERE uuid = $2`, [
+        text,
+        uuid,
+      ]);
+
+    const report = await pullTaskState(store, task);
+    expect(report.sessions).toMatchObject({ pulled: 2, pushed: 0 });
+    const db = new Database(join(task.runDir, 'sessions.db'), { readonly: true });
+    try {
+      expect(db.prepare('SELECT uid, payload FROM entries ORDER BY uid').all()).toEqual([
+        { uid: 'u1', payload: spaced.u1 },
+        { uid: 'w1', payload: spaced.w1 },
+      ]);
+    } finally {
+      db.close();
+    }
+    // The entries read back as the database's, and the session is indexed as any other.
+    const local = new SqliteSessionStore(join(task.runDir, 'sessions.db'));
+    try {
+      expect(local.loadRaw(main)).toEqual([{ type: 'user', uuid: 'u1', message: { content: 'hi' } }]);
+      expect(local.loadRaw(sub)).toEqual([{ uuid: 'w1', type: 'user' }]);
+      expect(
+        (await local.listSessionSummaries(projectKey)).map((summary) => summary.data.firstPrompt),
+      ).toEqual(['hi']);
+    } finally {
+      local.close();
+    }
   });
 
   it('sends an earlier process outbox first, so its newer value is not overwritten by the older one', async () => {

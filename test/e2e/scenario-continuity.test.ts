@@ -71,7 +71,7 @@ function continuityScript(): MockScript {
 function startFlowerProcess(current: Scenario, request: string, ready: RegExp): Promise<ChildProcess> {
   const script = `
     const { Runtime } = await import(${JSON.stringify(dist('runtime/runtime.js'))});
-    const { starterFlow } = await import(${JSON.stringify(dist('workflow/index.js'))});
+    const { starterFlow } = await import(${JSON.stringify(dist('index.js'))});
     const [workspace, request, env] = [process.argv[1], process.argv[2], JSON.parse(process.argv[3])];
     const flow = starterFlow({ workspace, request, timeoutSeconds: 600 });
     const runtime = new Runtime({ workspace, env, resilience: false, notesDir: flow.workbench.notes });
@@ -147,7 +147,7 @@ async function killGroup(process_: ChildProcess, signal: NodeJS.Signals): Promis
 
 describe('scenario 5: crash and continue', () => {
   it('continues after SIGKILL without asking again, and a wake remark reaches brief, goal and work', async () => {
-    expect(existsSync(join(repoRoot, 'dist', 'workflow', 'index.js'))).toBe(true);
+    expect(existsSync(join(repoRoot, 'dist', 'index.js'))).toBe(true);
     scenario = await startScenario(continuityScript());
     const { workspace } = scenario;
 

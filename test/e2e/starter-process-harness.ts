@@ -20,7 +20,7 @@ const dist = (path: string) => pathToFileURL(join(repoRoot, 'dist', path)).href;
 /** Prints `warning <line>` for each of the runtime's warnings and `done <json>` at the end. */
 const DRIVER = `
 const { Runtime } = await import(${JSON.stringify(dist('runtime/runtime.js'))});
-const { starterFlow } = await import(${JSON.stringify(dist('workflow/index.js'))});
+const { starterFlow } = await import(${JSON.stringify(dist('index.js'))});
 const workspace = process.argv[1];
 const flow = starterFlow({ workspace, timeoutSeconds: 0, rounds: 5 });
 const runtime = new Runtime({

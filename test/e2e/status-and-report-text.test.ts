@@ -121,7 +121,7 @@ describe('status while a flower holds the task and nothing is recorded yet', () 
     const workspace = tempDir('status-first-step');
     // A real flower process's lock, as go, run and once take it before anything else.
     const holder = `
-const { lockTask } = await import(${JSON.stringify(join(distRoot, 'index.js'))});
+const { lockTask } = await import(${JSON.stringify(join(distRoot, 'runtime', 'task-lock.js'))});
 await lockTask({ workspace: process.argv[1], runDir: process.argv[1] + '/runs' });
 console.log('locked');
 await new Promise((resolve) => setTimeout(resolve, 60_000));

@@ -1,7 +1,7 @@
 /**
  * The changes this process makes to a task's files, as they happen: a manifest save, a booked
  * row, a lineage step or wake, an in-flight marker set or cleared, an endpoint's first answer.
- * The shared store's sync (runtime/shared/task-sync.ts) listens here and sends them to
+ * A shared task (runtime/shared/shared-task.ts) listens here and sends them to
  * PostgreSQL; without a listener nothing happens.
  *
  * Why a registry and not an object handed around: the writers are synchronous functions called

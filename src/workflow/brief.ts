@@ -87,7 +87,10 @@ export class Brief {
     this.unknowns = (fields.unknowns ?? '').trim();
   }
 
-  /** Reads a brief out of free model output (see sections.ts for what counts as a heading). */
+  /**
+   * Reads a brief out of free model output (runtime/markdown-sections.ts says what counts as a
+   * heading).
+   */
   static parse(text: string): Brief {
     return new Brief(readSections(text, ALIASES));
   }

@@ -168,8 +168,8 @@ async function go(
         const achieved = waking && isAchieved(state);
         // Off a terminal, input that simply ends reads as Enter when waking (request-prompt.ts).
         request = achieved
-          ? await readRequest(terminal, true, paint.cyan, ACHIEVED_PROMPT)
-          : await readRequest(terminal, waking, paint.cyan);
+          ? await readRequest(terminal, { waking: true, paint: paint.cyan, header: ACHIEVED_PROMPT })
+          : await readRequest(terminal, { waking, paint: paint.cyan });
         if (achieved && request === '') {
           terminal.close();
           output.say(`${NOTHING_TO_DO}\n`);
@@ -180,7 +180,11 @@ async function go(
       } else if (waking) {
         if (terminal.inputIsTerminal) {
           if (
-            (await readRequest(terminal, true, paint.cyan, addOrNewQuestion(state))) === START_OVER_COMMAND
+            (await readRequest(terminal, {
+              waking: true,
+              paint: paint.cyan,
+              header: addOrNewQuestion(state),
+            })) === START_OVER_COMMAND
           ) {
             startOver = true;
             waking = false;
@@ -192,7 +196,7 @@ async function go(
       while (request === START_OVER_COMMAND) {
         startOver = true;
         waking = false;
-        request = await readRequest(terminal, false, paint.cyan);
+        request = await readRequest(terminal, { waking: false, paint: paint.cyan });
       }
       if (wait.notice) terminal.print([paint.dim(wait.notice)]);
       // Archived here rather than inside starterFlow, so the screen can say where the old task went.

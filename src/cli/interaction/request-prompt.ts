@@ -43,13 +43,21 @@ export const CONTINUING_NOTICE =
   '- standard input is not a terminal: continuing the task, as Enter would. To add to it, give ' +
   'the words as the request (flower "…"); --new starts a separate task.';
 
-export async function readRequest(
-  terminal: Terminal,
-  waking: boolean,
-  paint: (text: string) => string,
-  header: string = waking ? REQUEST_HEADERS.waking : REQUEST_HEADERS.fresh,
-  pipeWaitMs: number = WAKE_PIPE_WAIT_MS,
-): Promise<string> {
+/** How `readRequest` asks. */
+export interface RequestAsk {
+  /** A task is there to continue: an empty answer (Enter) continues it instead of failing. */
+  waking: boolean;
+  /** Colours the header on a terminal. */
+  paint: (text: string) => string;
+  /** The line above the prompt. Default: the fresh or waking header. */
+  header?: string;
+  /** How long a wake off a terminal waits for piped words. Default: WAKE_PIPE_WAIT_MS. */
+  pipeWaitMs?: number;
+}
+
+export async function readRequest(terminal: Terminal, ask: RequestAsk): Promise<string> {
+  const { waking, paint, pipeWaitMs = WAKE_PIPE_WAIT_MS } = ask;
+  const header = ask.header ?? (waking ? REQUEST_HEADERS.waking : REQUEST_HEADERS.fresh);
   if (terminal.inputIsTerminal) terminal.print([paint(header)]);
   terminal.start();
   terminal.showPrompt(() => '> ');

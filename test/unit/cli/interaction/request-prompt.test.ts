@@ -43,18 +43,18 @@ class KeyboardInput extends EventEmitter {
 
 describe('readRequest off a terminal', () => {
   it('reads the end of input at a wake as "carry on" (an empty request)', async () => {
-    await expect(readRequest(piped(''), true, plain)).resolves.toBe('');
+    await expect(readRequest(piped(''), { waking: true, paint: plain })).resolves.toBe('');
   });
 
   it('still cancels a fresh start when the input ends: there is nothing to carry on with', async () => {
-    await expect(readRequest(piped(''), false, plain)).rejects.toThrow('cancelled');
+    await expect(readRequest(piped(''), { waking: false, paint: plain })).rejects.toThrow('cancelled');
   });
 
   it('carries on at a wake when a pipe stays open and silent (a CI runner), keeping later words', async () => {
     const input = new PassThrough();
     const terminal = new Terminal({ input, output: output() });
     terminals.push(terminal);
-    await expect(readRequest(terminal, true, plain, undefined, 50)).resolves.toBe('');
+    await expect(readRequest(terminal, { waking: true, paint: plain, pipeWaitMs: 50 })).resolves.toBe('');
     input.write('said too late for the prompt\n');
     // Not lost: the run reads it (as mail) like any line typed while it works.
     await expect(terminal.next()).resolves.toEqual({ kind: 'submit', line: 'said too late for the prompt' });
@@ -64,14 +64,14 @@ describe('readRequest off a terminal', () => {
     const input = new PassThrough();
     const terminal = new Terminal({ input, output: output() });
     terminals.push(terminal);
-    const asked = readRequest(terminal, false, plain, undefined, 20);
+    const asked = readRequest(terminal, { waking: false, paint: plain, pipeWaitMs: 20 });
     await new Promise((resolve) => setTimeout(resolve, 100));
     input.write('build the thing\n');
     await expect(asked).resolves.toBe('build the thing');
   });
 
   it('takes piped words at a wake as the request, as before', async () => {
-    await expect(readRequest(piped('also print the date\n'), true, plain)).resolves.toBe(
+    await expect(readRequest(piped('also print the date\n'), { waking: true, paint: plain })).resolves.toBe(
       'also print the date',
     );
   });
@@ -83,7 +83,7 @@ describe('readRequest on a terminal', () => {
     const screen = { ...output(), isTTY: true };
     const terminal = new Terminal({ input, output: screen });
     terminals.push(terminal);
-    const asked = readRequest(terminal, true, plain);
+    const asked = readRequest(terminal, { waking: true, paint: plain });
     input.emit('data', Buffer.from('\x04'));
     await expect(asked).rejects.toThrow('cancelled');
   });

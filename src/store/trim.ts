@@ -11,8 +11,9 @@
  *   or documents, and protected entries (compact summaries, meta), are never touched.
  * - The tool_result block stays; only its content becomes the pointer, and the entry's duplicate
  *   copy of the text goes with it (see transcript-edits.ts).
- * - Spill files are normally written when the result is appended (rewriting-store.ts); at load
- *   the writer finds them and only writes what an older writer or a failed attempt left out.
+ * - Spill files are normally written just behind the append of their result (rewriting-store.ts);
+ *   at load the writer finds them and only writes what an older writer, a crash inside the write
+ *   behind or a failed attempt left out.
  * - If the spill file cannot be written, that result stays as it is (counted in
  *   `spillFailures`): a pointer to nothing would lose the text.
  * - Pure apart from the injected spill writer: the input is never modified.
@@ -67,15 +68,24 @@ export interface TrimResult extends TrimCounts {
   entries: Entry[];
 }
 
+/** A result the trim layer may one day replace, and the tool call it answers. */
+export interface LargeResult {
+  toolUseId: string;
+  text: string;
+}
+
 /**
  * The results of an entry that the trim layer may one day replace: plain-text results of at
- * least `minChars` in an unprotected entry. The rewriting store spills them as they are appended.
+ * least `minChars` in an unprotected conversation entry. The rewriting store spills them behind
+ * the append, so this runs once per appended entry: the type is checked first, as the load's
+ * index does, and entries of other types (progress, attachments, snapshots) cost one read.
  */
-export function largeResults(entry: Entry, policy: TrimPolicy): Array<{ toolUseId: string; text: string }> {
-  if (isProtected(entry)) return [];
+export function largeResults(entry: Entry, policy: TrimPolicy): LargeResult[] {
+  const type = entry.type;
+  if ((type !== 'user' && type !== 'assistant') || isProtected(entry)) return [];
   const content = messageOf(entry)?.content;
   if (!Array.isArray(content)) return [];
-  const results: Array<{ toolUseId: string; text: string }> = [];
+  const results: LargeResult[] = [];
   for (const block of content) {
     if (!isToolResult(block)) continue;
     const text = toolResultText(block);

@@ -398,8 +398,11 @@ describe('RewritingSessionStore: spill records', () => {
   });
 });
 
-describe('RewritingSessionStore: spill files are written with the append', () => {
-  it('an appended large result has its spill file before any load, and the first load writes nothing', async () => {
+/** Longer than the write behind's delay (50 ms), with room for a loaded machine. */
+const afterWriteBehind = () => new Promise((resolve) => setTimeout(resolve, 300));
+
+describe('RewritingSessionStore: spill files are written behind the append', () => {
+  it('an appended large result gets its spill file after the append, without a close or load; a resume writes nothing', async () => {
     const { store } = layered({ trim: { enabled: true, keepRecent: 0 } });
     const t = new TranscriptBuilder();
     t.prompt('go');
@@ -407,8 +410,10 @@ describe('RewritingSessionStore: spill files are written with the append', () =>
     t.tool('Read', { file_path: 'log' }, text);
     t.tool('Read', { file_path: 'small' }, 'tiny');
     await store.append(key, t.entries.slice(0, 2));
-    expect(spillFiles()).toEqual([]);
     await store.append(key, t.entries.slice(2));
+    // Not on the append's path: the append resolved before the file was written.
+    expect(spillFiles()).toEqual([]);
+    await afterWriteBehind();
     expect(spillFiles()).toEqual([spillFileName(text)]);
     const target = path.join(spillDir(), spillFileName(text));
     expect(readFileSync(target, 'utf8')).toBe(text);
@@ -422,15 +427,56 @@ describe('RewritingSessionStore: spill files are written with the append', () =>
     expect(statSync(target).mtimeMs).toBe(written);
   });
 
+  it('a load writes what waits first, even the results it keeps verbatim', async () => {
+    const { store } = layered({ trim: { enabled: true, keepRecent: 1 } });
+    const t = new TranscriptBuilder();
+    const texts = ['A'.repeat(2500), 'B'.repeat(2600)];
+    const ids = texts.map((text, index) => t.tool('Read', { file_path: `f${index}` }, text));
+    await store.append(key, t.entries.slice(0, 2));
+    await store.append(key, t.entries.slice(2));
+    const loaded = (await store.load(key)) ?? [];
+    expect(resultOf(loaded, ids[1] as string)?.content).toBe(texts[1]);
+    // The newest result is kept, so only the write behind can have written its file.
+    expect(spillFiles()).toEqual(texts.map(spillFileName).sort());
+    expect(recordFiles()).toHaveLength(1);
+  });
+
+  it('a crash before the write behind loses nothing: the next load writes the file from the stored entry', async () => {
+    const { store } = layered({ trim: { enabled: true, keepRecent: 0 } });
+    const t = new TranscriptBuilder();
+    const text = 'K'.repeat(2800);
+    const id = t.tool('Read', { file_path: 'log' }, text);
+    await store.append(key, t.entries);
+    expect(spillFiles()).toEqual([]);
+    const { store: resumed } = layered({ trim: { enabled: true, keepRecent: 0 } });
+    const loaded = (await resumed.load(key)) ?? [];
+    expect(resultOf(loaded, id)?.content).toContain(
+      `Full text at ${path.join(spillDir(), spillFileName(text))}`,
+    );
+    expect(readFileSync(path.join(spillDir(), spillFileName(text)), 'utf8')).toBe(text);
+  });
+
+  it('a batch the backend refuses leaves nothing to write behind', async () => {
+    const { store } = layered({ trim: { enabled: true, keepRecent: 0 } });
+    const t = new TranscriptBuilder();
+    t.tool('Read', { file_path: 'log' }, 'N'.repeat(3000));
+    await expect(store.append(key, [...t.entries, 'not an object' as never])).rejects.toThrow(
+      /not a JSON object/,
+    );
+    await store.close();
+    expect(spillFiles()).toEqual([]);
+  });
+
   it('with trim off, appends write no spill files', async () => {
     const { store } = layered();
     const t = new TranscriptBuilder();
     t.tool('Read', { file_path: 'log' }, 'L'.repeat(3000));
     await store.append(key, t.entries);
+    await store.close();
     expect(spillFiles()).toEqual([]);
   });
 
-  it('a transcript appended before spill-at-write still gets its files on load', async () => {
+  it('a transcript appended without this layer still gets its files on load', async () => {
     const backend = new SqliteSessionStore(file);
     open.push(backend);
     const t = new TranscriptBuilder();
@@ -476,7 +522,7 @@ describe('RewritingSessionStore: over any backend', () => {
       expect(await each.lastCostState(key)).toEqual(cost(2.5));
     }
   });
-  it('lists, deletes and closes through the backend; close writes the spill records still waiting', async () => {
+  it('lists, deletes and closes through the backend; close writes the spill files and records still waiting', async () => {
     const backend = new InMemorySessionStore();
     const store = new RewritingSessionStore(backend, { workspace, trim: { enabled: true, keepRecent: 0 } });
     const t = new TranscriptBuilder();
@@ -492,8 +538,9 @@ describe('RewritingSessionStore: over any backend', () => {
       await backend.listSessionSummaries(key.projectKey),
     );
     expect(await store.listSubkeys(key)).toEqual(['subagents/agent-1']);
-    expect(readdirSync(spillDir()).filter((name) => !name.endsWith('.txt'))).toEqual([]);
-    expect(store.close()).toBeUndefined(); // the SDK's store has no close; the records are written
+    expect(spillFiles()).toEqual([]);
+    expect(store.close()).toBeUndefined(); // the SDK's store has no close; the files are written
+    expect(spillFiles()).toEqual([spillFileName(text)]);
     expect(readdirSync(spillDir()).filter((name) => !name.endsWith('.txt'))).not.toEqual([]);
     await store.delete(key);
     expect(await backend.load(key)).toBeNull();

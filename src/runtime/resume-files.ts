@@ -59,7 +59,8 @@ const WRITE_CHUNK = 1 << 20;
 interface PreparedTranscript {
   /** Undefined for the main transcript. */
   subpath?: string;
-  lines: string[];
+  /** Each line's text without its line break: an unchanged entry's stored bytes, else its JSON. */
+  lines: Array<Buffer | string>;
   meta?: string;
 }
 
@@ -188,23 +189,31 @@ export class ResumeFiles {
 }
 
 /** Each entry's stored text when the layer left it unchanged, else the entry serialised. */
-function linesOf(entries: readonly SessionStoreEntry[], rows: TextKeptTranscripts): string[] {
+function linesOf(entries: readonly SessionStoreEntry[], rows: TextKeptTranscripts): Array<Buffer | string> {
   return entries.map((entry) => rows.storedText(entry) ?? JSON.stringify(entry));
 }
 
+const LINE_BREAK = Buffer.from('\n');
+
 /** Writes `lines` as a JSONL file (owner-only when created), in chunks. */
-function writeLines(file: string, lines: readonly string[]): void {
+function writeLines(file: string, lines: ReadonlyArray<Buffer | string>): void {
   const fd = openSync(file, 'w', PRIVATE_FILE_MODE);
   try {
-    let chunk = '';
-    for (const line of lines) {
-      chunk += `${line}\n`;
-      if (chunk.length < WRITE_CHUNK) continue;
+    let parts: Buffer[] = [];
+    let size = 0;
+    const flush = () => {
       // writeFileSync on a descriptor writes all of it (a bare writeSync may write less).
-      writeFileSync(fd, chunk);
-      chunk = '';
+      writeFileSync(fd, Buffer.concat(parts, size));
+      parts = [];
+      size = 0;
+    };
+    for (const line of lines) {
+      const bytes = typeof line === 'string' ? Buffer.from(line) : line;
+      parts.push(bytes, LINE_BREAK);
+      size += bytes.length + 1;
+      if (size >= WRITE_CHUNK) flush();
     }
-    if (chunk !== '') writeFileSync(fd, chunk);
+    if (size > 0) flush();
   } finally {
     closeSync(fd);
   }

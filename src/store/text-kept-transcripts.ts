@@ -30,35 +30,38 @@ import type { SessionBackend, StoredTranscript, UnreadableRow } from './backend.
 import { storeKeyOf } from './session-key.js';
 import type { SqliteSessionStore } from './sqlite-session-store.js';
 
-interface StoredRow {
-  seq: number;
-  uid: string | null;
-  payload: string;
-}
+/** A row as read: its seq, its uid, and its text as the bytes stored (no string made for the copy). */
+type StoredRow = [seq: number, uid: string | null, payload: Buffer];
+
+/** A line break, which `JSON.stringify` never writes inside an entry. */
+const LINE_BREAK = 0x0a;
 
 export class TextKeptTranscripts implements SessionBackend {
   readonly location: string;
   private readonly store: SqliteSessionStore;
   private readonly db: Database.Database;
   private readonly rows: Database.Statement<[string], StoredRow>;
-  private readonly texts = new WeakMap<object, string>();
+  private readonly texts = new Map<object, Buffer>();
 
   constructor(store: SqliteSessionStore) {
     this.store = store;
     this.location = store.location;
     this.db = new Database(store.path, { readonly: true, fileMustExist: true });
     try {
-      this.rows = this.db.prepare<[string], StoredRow>(
-        'SELECT seq, uid, payload FROM entries WHERE store_key = ? ORDER BY seq',
-      );
+      // As a blob: the bytes are copied once, and written out again without being encoded.
+      this.rows = this.db
+        .prepare<[string], StoredRow>(
+          'SELECT seq, uid, CAST(payload AS BLOB) FROM entries WHERE store_key = ? ORDER BY seq',
+        )
+        .raw(true);
     } catch (error) {
       this.db.close();
       throw error;
     }
   }
 
-  /** The row text `entry` was parsed from, when it is one of this reader's entries. */
-  storedText(entry: object): string | undefined {
+  /** The row text (UTF-8) `entry` was parsed from, when it is one of this reader's entries. */
+  storedText(entry: object): Buffer | undefined {
     return this.texts.get(entry);
   }
 
@@ -67,13 +70,13 @@ export class TextKeptTranscripts implements SessionBackend {
     if (rows.length === 0) return null;
     const entries: SessionStoreEntry[] = [];
     const unreadable: UnreadableRow[] = [];
-    for (const row of rows) {
-      const entry = parseObject(row.payload);
+    for (const [seq, uid, payload] of rows) {
+      const entry = parseObject(payload.toString('utf8'));
       if (entry === undefined) {
-        unreadable.push({ seq: row.seq, uuid: row.uid, position: entries.length });
+        unreadable.push({ seq, uuid: uid, position: entries.length });
         continue;
       }
-      if (!row.payload.includes('\n')) this.texts.set(entry, row.payload);
+      if (payload.indexOf(LINE_BREAK) === -1) this.texts.set(entry, payload);
       entries.push(entry);
     }
     return { entries, unreadable, owned: false };
@@ -107,7 +110,9 @@ export class TextKeptTranscripts implements SessionBackend {
     return this.store.lastCostState(key);
   }
 
+  /** Closes this connection and lets go of the texts. */
   close(): void {
+    this.texts.clear();
     this.db.close();
   }
 }

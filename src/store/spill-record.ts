@@ -2,9 +2,9 @@
  * The spill record of a transcript: which spill file holds each of its large results, by
  * tool_use id, kept beside the spill files (`<spill dir>/records/<16 hex of the store key's
  * SHA-256>.tsv`, one `id<TAB>chars<TAB>name` line per result). The rewriting store appends to it
- * as it spills results at write time and reads it once per resume, so the thousands of results a
- * ten-hour transcript points at are not hashed again on every resume (measured: hashing them was
- * the largest single cost of a resume after parsing the rows).
+ * as it spills results behind their append and reads it once per resume, so the thousands of
+ * results a ten-hour transcript points at are not hashed again on every resume (measured: hashing
+ * them was the largest single cost of a resume after parsing the rows).
  *
  * Invariants:
  * - A cache, never the truth: the spill writer uses a line only when its length matches the

@@ -8,10 +8,10 @@
  *   `connectTimeoutMs` or connection.ts's policy, closed before returning.
  * - Never throws: the answer is one line, either what was found or what to fix.
  */
-import pg from 'pg';
 import type { PostgresTarget } from '../../config/store-url.js';
 import { clientConfig, endClient, guardClient } from './connection.js';
 import { adviceFor, errorCode, errorText } from './errors.js';
+import { pg } from './pg-driver.js';
 import { FAMILIES } from './schema.js';
 
 export interface StoreCheck {

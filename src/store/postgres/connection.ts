@@ -30,8 +30,9 @@
  * - Only the policy is public. Everything that names a pg type is `@internal`: the build strips it
  *   from the published .d.ts, whose readers have pg but not @types/pg (a devDependency).
  */
-import pg from 'pg';
+import type pg from 'pg';
 import type { PostgresTarget } from '../../config/store-url.js';
+import { pg as driver } from './pg-driver.js';
 
 export interface PostgresPoolPolicy {
   /** Connections per process. Appends of the main thread and of parallel subagents overlap, but
@@ -148,7 +149,7 @@ export async function endClient(
  * whose goodbye is never acknowledged) is destroyed. `destroyConnections()` does that at once.
  * @internal
  */
-export class GuardedPool extends pg.Pool {
+export class GuardedPool extends driver.Pool {
   /** Every client the pool made whose connection has not ended yet, from the moment it is made:
    * pg reports a client only once it has connected, and one still connecting to a frozen server
    * would otherwise outlive the pool's end by the whole connect timeout (observed at exit). */
@@ -163,7 +164,7 @@ export class GuardedPool extends pg.Pool {
     const closedWaiters: Array<() => void> = [];
     super({
       ...config,
-      Client: class TrackedClient extends pg.Client {
+      Client: class TrackedClient extends driver.Client {
         constructor(clientConfig?: string | pg.ClientConfig) {
           super(clientConfig);
           live.add(this);

@@ -2,9 +2,9 @@
  * A read-only view of `runs/sessions.db` for the commands that only look (`flower status`,
  * `report`, `log`), safe while a flower writes the same file.
  *
- * Why not `SqliteSessionStore`: that class is the SDK's `SessionStore` and imports the SDK for its
- * summary folding, which costs a viewer a third of a second before it reads a byte (measured with
- * `npm run bench:report`); and it opens the file for writing. This reader depends only on the
+ * Why not `SqliteSessionStore`: it opens the file for writing, checks it and prepares every
+ * statement it has; it also used to load the SDK, which cost a viewer a third of a second before
+ * it read a byte (measured with `npm run bench:report`). This reader depends only on the
  * on-disk schema, which is kept compatible with the reference's on purpose (see
  * `sqlite-session-store.ts`).
  *

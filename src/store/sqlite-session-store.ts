@@ -54,7 +54,7 @@ import { COST_STATE_TYPE } from './cost-state.js';
 import { checkSessionKey, isStorableSubpath, type SessionKeyParts, storeKeyOf } from './session-key.js';
 // Not the SDK's: the same fold without loading the SDK's module (session-summary.ts says why).
 import { foldSessionSummary } from './session-summary.js';
-import { openDatabase } from './sqlite-database.js';
+import { COUNTS_IN_RANGE, type KeyCount, keyCounts, openDatabase, prefixRange } from './sqlite-database.js';
 import { stampCleanClose } from './sqlite-integrity.js';
 import { rowText, type StoredRow } from './stored-row.js';
 
@@ -165,9 +165,7 @@ function prepareStatements(db: Database.Database) {
       'DELETE FROM summaries WHERE project_key = ? AND session_id = ?',
     ),
     hasKey: db.prepare<[string], number>('SELECT 1 FROM meta WHERE store_key = ?').pluck(),
-    countsInRange: db.prepare<[string, string], { store_key: string; entries: number }>(
-      'SELECT store_key, count(*) AS entries FROM entries WHERE store_key >= ? AND store_key < ? GROUP BY store_key',
-    ),
+    countsInRange: db.prepare<[string, string], { store_key: string; entries: number }>(COUNTS_IN_RANGE),
     projects: db
       .prepare<[], string>(
         "SELECT DISTINCT substr(store_key, 1, instr(store_key, '/') - 1) AS project FROM meta ORDER BY project",
@@ -188,12 +186,6 @@ interface Row {
 interface Pending {
   key: SessionKey;
   rows: Row[];
-}
-
-/** Keys sharing `prefix` form one contiguous range: [prefix, prefix with its last char + 1). */
-function prefixRange(prefix: string): [string, string] {
-  const last = prefix.charCodeAt(prefix.length - 1);
-  return [prefix, prefix.slice(0, -1) + String.fromCharCode(last + 1)];
 }
 
 export class SqliteSessionStore implements Required<SessionStore> {
@@ -549,22 +541,13 @@ export class SqliteSessionStore implements Required<SessionStore> {
    * How many entries each key of `projectKey` holds (main transcripts and subagents), without
    * reading them: what the shared store's reconcile compares (store/shared/session-sync.ts).
    */
-  entryCounts(projectKey: string): Array<{ sessionId: string; subpath: string; entries: number }> {
+  entryCounts(projectKey: string): KeyCount[] {
     this.checked({ projectKey }, 'count the entries of');
     this.sync();
-    const prefix = `${projectKey}/`;
-    return this.guard('count entries', () =>
-      this.statements.countsInRange.all(...prefixRange(prefix)),
-    ).flatMap((row) => {
-      // `split` gives at least one part.
-      const [sessionId, ...rest] = row.store_key.slice(prefix.length).split('/') as [string, ...string[]];
-      const subpath = rest.join('/');
-      // A key outside the rules (an older version's: a bad subpath, an empty session id) is no
-      // transcript a reader could ask for.
-      return typeof checkSessionKey({ projectKey, sessionId, subpath }) === 'string'
-        ? []
-        : [{ sessionId, subpath, entries: row.entries }];
-    });
+    const rows = this.guard('count entries', () =>
+      this.statements.countsInRange.all(...prefixRange(`${projectKey}/`)),
+    );
+    return keyCounts(projectKey, rows);
   }
 
   /**

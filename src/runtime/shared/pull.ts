@@ -38,10 +38,11 @@ import {
   taskNameOf,
 } from '../../store/postgres/task-records.js';
 import { projectKeyFor } from '../../store/session-key.js';
-import { type SessionSyncReport, syncSessions } from '../../store/shared/session-sync.js';
+import { type EntryCount, type SessionSyncReport, syncSessions } from '../../store/shared/session-sync.js';
 import type { SharedStore } from '../../store/shared/shared-store.js';
 import type { TaskRef } from '../../store/shared/task-lock-types.js';
 import { spillDirectory } from '../../store/spill.js';
+import { countEntries } from '../../store/sqlite-database.js';
 import { SqliteSessionStore } from '../../store/sqlite-session-store.js';
 import { defaultTrimPolicy } from '../../store/trim.js';
 import { addEndpoints, readEndpoints } from '../endpoint-history.js';
@@ -111,13 +112,13 @@ export async function pullTaskState(
     replayed += entry.changes.length;
   }
   if (outbox.length > 0) clearOutbox(runDir);
-  const [{ task: stored, records: current }, spills, fenced] = await Promise.all([
-    shared.records.read(task, {
-      kinds: ['manifest-run', 'manifest-added', 'lineage-step', 'woke', 'in-flight', 'endpoint'],
-    }),
-    shared.records.read(task, { kinds: ['spill'], keysOnly: true }),
-    shared.records.readFenced(task),
-  ]);
+  // One after another on one connection: side by side, the pool opened a connection per read,
+  // which costs more CPU than the round trips it saves (issue 23: a level start has 30 ms).
+  const { task: stored, records: current } = await shared.records.read(task, {
+    kinds: ['manifest-run', 'manifest-added', 'lineage-step', 'woke', 'in-flight', 'endpoint'],
+  });
+  const spills = await shared.records.read(task, { kinds: ['spill'], keysOnly: true });
+  const fenced = await shared.records.readFenced(task);
   // Manifest rows that a fenced-out owner sent are the books of real work (its spend is spend):
   // they join the local manifest, marked, and are never sent up as this run directory's own.
   const records = [...current, ...fencedManifestRecords(fenced)];
@@ -223,7 +224,7 @@ export async function pullTaskState(
     keptAside.changes += pushes.length;
 
   // Sessions: entry counts per key, both ways.
-  const local_ = new SqliteSessionStore(join(runDir, 'sessions.db'), fileOptions);
+  const local_ = new LocalSessions(join(runDir, 'sessions.db'), fileOptions);
   let sessions: SessionSyncReport;
   try {
     const projectKey = projectKeyFor(workspace);
@@ -248,15 +249,24 @@ export async function pullTaskState(
             },
           };
     // What gc dropped stays out of the sync (tombstones), and out of this run directory.
-    const dropped = await settleTombstones(shared, runDir, projectKeyFor(workspace), local_, options);
+    const dropped = await settleTombstones(
+      shared,
+      runDir,
+      projectKeyFor(workspace),
+      {
+        hasSession: (project, sessionId) => local_.store().hasSession(project, sessionId),
+        delete: (key) => local_.store().delete(key),
+      },
+      options,
+    );
     sessions = await syncSessions(
       {
         entryCounts: (key) => local_.entryCounts(key),
-        load: (key) => local_.load(key),
-        append: (key, entries) => local_.append(key, entries),
+        load: (key) => local_.store().load(key),
+        append: (key, entries) => local_.store().append(key, entries),
         // The database's rows are stored here as the text it sent, not serialised again.
-        loadRows: (key) => local_.loadRows(key),
-        appendRows: (key, rows) => local_.appendRows(key, rows),
+        loadRows: (key) => local_.store().loadRows(key),
+        appendRows: (key, rows) => local_.store().appendRows(key, rows),
       },
       upward,
       projectKey,
@@ -265,7 +275,7 @@ export async function pullTaskState(
     // Everything local is now in the database, applied or kept aside: the keys holding
     // kept-aside work take the database's version.
     for (const key of await keysHoldingFenced(local_, fenced, projectKey)) overtaken.add(key);
-    await resetLocalKeys(local_, shared, [...overtaken]);
+    if (overtaken.size > 0) await resetLocalKeys(local_.store(), shared, [...overtaken]);
   } finally {
     local_.close();
   }
@@ -399,9 +409,47 @@ export function fencedManifestRecords(fenced: FencedWork): TaskRecord[] {
 
 type LocalStore = InstanceType<typeof SqliteSessionStore>;
 
-/** The local keys that hold an entry the database kept aside. */
+/**
+ * The run directory's session store, opened only when a transcript is read or written: at a level
+ * start the counts (`countEntries`, one plain connection) agree with the database's and that is
+ * all the pull reads here. Opening the store (a write connection, its checks, every statement prepared)
+ * cost about 6 ms of CPU, a fifth of what a level start with `--store` may add (issue 23); the
+ * Runtime opens it anyway after the pull.
+ */
+class LocalSessions {
+  private opened: LocalStore | undefined;
+
+  constructor(
+    private readonly file: string,
+    private readonly options: { onWarning?: (line: string) => void },
+  ) {}
+
+  store(): LocalStore {
+    this.opened ??= new SqliteSessionStore(this.file, this.options);
+    return this.opened;
+  }
+
+  /** Counted over a plain connection while the store is not open; a file that cannot be read so
+   * is opened as the store, which sets a damaged file aside and says so. */
+  entryCounts(projectKey: string): EntryCount[] {
+    if (this.opened === undefined) {
+      try {
+        return countEntries(this.file, projectKey);
+      } catch {
+        // Read by the store below.
+      }
+    }
+    return this.store().entryCounts(projectKey);
+  }
+
+  close(): void {
+    this.opened?.close();
+  }
+}
+
+/** The local keys that hold an entry the database kept aside (no fenced entries: none, nothing read). */
 async function keysHoldingFenced(
-  local: LocalStore,
+  local: LocalSessions,
   fenced: FencedWork,
   projectKey: string,
 ): Promise<string[]> {
@@ -414,7 +462,7 @@ async function keysHoldingFenced(
   }
   const affected: string[] = [];
   for (const [key, uuids] of keys) {
-    const entries = (await local.load(keyFrom(key))) ?? [];
+    const entries = (await local.store().load(keyFrom(key))) ?? [];
     if (entries.some((entry) => typeof entry.uuid === 'string' && uuids.has(entry.uuid))) affected.push(key);
   }
   return affected;

@@ -13,6 +13,7 @@ import {
   readdirSync,
   readFileSync,
   rmSync,
+  statSync,
   writeFileSync,
 } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -220,6 +221,38 @@ describe('pullTaskState', () => {
     } finally {
       local.close();
     }
+  });
+
+  it("at a level start reads the run directory's transcripts without opening them for writing", async () => {
+    const { store, root } = await setUp();
+    const workspace = join(root, 'work');
+    writeState(workspace);
+    const task = { workspace, runDir: join(workspace, 'runs') };
+    await pullTaskState(store, task);
+    const file = join(task.runDir, 'sessions.db');
+    // The store's clean close leaves a stamp (sqlite-integrity.ts); an open for writing renews it.
+    const stamp = () => statSync(`${file}.verified`, { bigint: true }).mtimeNs;
+    const before = stamp();
+    const level = await pullTaskState(store, task);
+    expect(level.sessions).toMatchObject({ differing: 0, pulled: 0, pushed: 0 });
+    expect(stamp()).toBe(before);
+    expect(existsSync(`${file}-wal`)).toBe(false);
+  });
+
+  it('sets a damaged sessions.db aside with one line and pulls the transcripts into a fresh one', async () => {
+    const { store, root } = await setUp();
+    const workspace = join(root, 'work');
+    writeState(workspace);
+    const task = { workspace, runDir: join(workspace, 'runs') };
+    await pullTaskState(store, task);
+    const file = join(task.runDir, 'sessions.db');
+    writeFileSync(file, 'not a database, though long enough to be looked at as one');
+    rmSync(`${file}.verified`, { force: true });
+    const warnings: string[] = [];
+    const report = await pullTaskState(store, task, { onWarning: (line) => warnings.push(line) });
+    expect(report.sessions).toMatchObject({ pulled: 3, pushed: 0 });
+    expect(warnings.join('\n')).toContain('sessions.db');
+    expect(readdirSync(task.runDir).some((name) => name.startsWith('sessions.db.corrupt-'))).toBe(true);
   });
 
   it('sends an earlier process outbox first, so its newer value is not overwritten by the older one', async () => {

@@ -193,24 +193,36 @@ function linesOf(entries: readonly SessionStoreEntry[], rows: TextKeptTranscript
   return entries.map((entry) => rows.storedText(entry) ?? JSON.stringify(entry));
 }
 
-const LINE_BREAK = Buffer.from('\n');
-
-/** Writes `lines` as a JSONL file (owner-only when created), in chunks. */
+/**
+ * Writes `lines` as a JSONL file (owner-only when created), about `WRITE_CHUNK` bytes at a time:
+ * runs of string lines are encoded together, stored bytes are written as they are.
+ */
 function writeLines(file: string, lines: ReadonlyArray<Buffer | string>): void {
   const fd = openSync(file, 'w', PRIVATE_FILE_MODE);
   try {
     let parts: Buffer[] = [];
+    let text = '';
     let size = 0;
+    const endText = () => {
+      if (text === '') return;
+      parts.push(Buffer.from(text));
+      text = '';
+    };
     const flush = () => {
+      endText();
       // writeFileSync on a descriptor writes all of it (a bare writeSync may write less).
-      writeFileSync(fd, Buffer.concat(parts, size));
+      writeFileSync(fd, parts.length === 1 ? (parts[0] as Buffer) : Buffer.concat(parts));
       parts = [];
       size = 0;
     };
     for (const line of lines) {
-      const bytes = typeof line === 'string' ? Buffer.from(line) : line;
-      parts.push(bytes, LINE_BREAK);
-      size += bytes.length + 1;
+      if (typeof line === 'string') {
+        text += `${line}\n`;
+      } else {
+        endText();
+        parts.push(line, LINE_BREAK);
+      }
+      size += line.length + 1;
       if (size >= WRITE_CHUNK) flush();
     }
     if (size > 0) flush();
@@ -218,6 +230,8 @@ function writeLines(file: string, lines: ReadonlyArray<Buffer | string>): void {
     closeSync(fd);
   }
 }
+
+const LINE_BREAK = Buffer.from('\n');
 
 /** The names in a directory; none when it cannot be read. */
 function namesIn(directory: string): string[] {

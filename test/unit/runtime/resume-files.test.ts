@@ -125,6 +125,37 @@ describe('ResumeFiles', () => {
     expect(files.report).toMatchObject({ trimmed: 1 });
   });
 
+  it('copies a large unchanged row as its stored bytes, and resumes around a row that is not JSON', async () => {
+    const { workspace, store, key } = await storeWithSession();
+    const large = `{ "type": "user", "uuid": "u1", "parentUuid": null, "message": { "role": "user", "content": "${'é'.repeat(3000)}" } }`;
+    setRowText(store, `${PROJECT}/${SESSION}`, 0, large);
+    setRowText(store, `${PROJECT}/${SESSION}`, 3, 'not json');
+    const warnings: string[] = [];
+    const expected = await new RewritingSessionStore(store, {
+      workspace,
+      ...rewrite,
+      onWarning: () => {},
+    }).load(key);
+    const files = await ResumeFiles.prepare({
+      store,
+      workspace,
+      rewrite,
+      key,
+      onWarning: (line) => warnings.push(line),
+    });
+    if (files === undefined) throw new Error('not prepared');
+    await files.sessionStore(store).load(key);
+    const { configDir, session } = sdkCopy();
+    files.place({ CLAUDE_CONFIG_DIR: configDir });
+
+    const written = lines(`${session}.jsonl`);
+    expect(written[0]).toBe(large);
+    expect(written.map((line) => JSON.parse(line))).toEqual(expected);
+    expect(written).toHaveLength(3);
+    expect(warnings).toEqual([expect.stringMatching(/a row that is not valid JSON \(seq 3\)/)]);
+    expect(files.report).toMatchObject({ unreadableRows: 1 });
+  });
+
   it('writes each subagent transcript without its sidecar entries, and the newest sidecar beside it', async () => {
     const { workspace, store, key } = await storeWithSession();
     const files = await ResumeFiles.prepare({ store, workspace, rewrite, key });

@@ -17,14 +17,19 @@
  */
 import type { SessionKey, SessionStoreEntry, SessionSummaryEntry } from '@anthropic-ai/claude-agent-sdk';
 
-/** Entry fields copied into the summary whenever an entry carries them as text, and their names there. */
-const COPIED_FIELDS: Readonly<Record<string, string>> = {
-  customTitle: 'customTitle',
-  aiTitle: 'aiTitle',
-  lastPrompt: 'lastPrompt',
-  summary: 'summaryHint',
-  gitBranch: 'gitBranch',
-};
+/**
+ * Entry fields copied into the summary whenever an entry carries them as text, under these names
+ * (`summary` as `summaryHint`), in this order. Read by name, one line each: a lookup through a
+ * variable key on entries of many shapes cost most of the fold's time (measured, a realistic
+ * 12 000-entry transcript).
+ */
+function copyFields(data: SummaryData, entry: SessionStoreEntry): void {
+  if (typeof entry.customTitle === 'string') data.customTitle = entry.customTitle;
+  if (typeof entry.aiTitle === 'string') data.aiTitle = entry.aiTitle;
+  if (typeof entry.lastPrompt === 'string') data.lastPrompt = entry.lastPrompt;
+  if (typeof entry.summary === 'string') data.summaryHint = entry.summary;
+  if (typeof entry.gitBranch === 'string') data.gitBranch = entry.gitBranch;
+}
 
 /** Longest first prompt kept, in UTF-16 code units, before an ellipsis. */
 const FIRST_PROMPT_MAX = 200;
@@ -45,15 +50,15 @@ export function foldSessionSummary(
       : { sessionId: previous.sessionId, mtime, data: { ...previous.data } };
   const data = summary.data as SummaryData;
   for (const entry of entries) {
-    const created = epochMs(entry.timestamp);
     if (data.isSidechain === undefined) data.isSidechain = entry.isSidechain === true;
-    if (data.createdAt === undefined && created !== undefined) data.createdAt = created;
+    // Parsed only while no creation time is known (the SDK parses every entry's; same result).
+    if (data.createdAt === undefined) {
+      const created = epochMs(entry.timestamp);
+      if (created !== undefined) data.createdAt = created;
+    }
     if (data.cwd === undefined && typeof entry.cwd === 'string' && entry.cwd) data.cwd = entry.cwd;
     foldFirstPrompt(data, entry);
-    for (const [field, name] of Object.entries(COPIED_FIELDS)) {
-      const value = entry[field];
-      if (typeof value === 'string') data[name] = value;
-    }
+    copyFields(data, entry);
     if (entry.type === 'tag') {
       if (typeof entry.tag === 'string' && entry.tag) data.tag = entry.tag;
       else delete data.tag;

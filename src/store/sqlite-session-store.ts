@@ -87,9 +87,11 @@ type MetaRow = { mtime: number; next_seq: number; cost_seq: number | null; index
 function prepareStatements(db: Database.Database) {
   return {
     // One statement per appended entry: the seq comes from the primary key in the same step.
-    insert: db.prepare<{ key: string; uid: string | null; payload: string }, { seq: number }>(
+    // Parameters by position (the key twice), not by name: better-sqlite3 binds names through a
+    // lookup per parameter, which cost a sixth of a raw insert's CPU per entry (measured).
+    insert: db.prepare<[string, string, string | null, string], { seq: number }>(
       `INSERT INTO entries (store_key, seq, uid, payload)
-         VALUES (@key, (SELECT coalesce(max(seq), -1) + 1 FROM entries WHERE store_key = @key), @uid, @payload)
+         VALUES (?, (SELECT coalesce(max(seq), -1) + 1 FROM entries WHERE store_key = ?), ?, ?)
        ON CONFLICT (store_key, uid) WHERE uid IS NOT NULL DO NOTHING
        RETURNING seq`,
     ),
@@ -302,7 +304,7 @@ export class SqliteSessionStore implements Required<SessionStore> {
     // transaction commits only when the statement is stepped to its end; `get` stops early and
     // better-sqlite3's reset swallows the commit's SQLITE_FULL, so on a full disk every append
     // "succeeded" and none was stored (measured: 50 acknowledged, 0 in the file).
-    const [inserted] = this.statements.insert.all({ key: storeKey, uid, payload: payloads[0] as string });
+    const [inserted] = this.statements.insert.all(storeKey, storeKey, uid, payloads[0] as string);
     return inserted === undefined ? [] : [{ seq: inserted.seq, entry }];
   }
 

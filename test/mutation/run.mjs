@@ -4,7 +4,8 @@
  *
  * Invariants:
  * - The committed record (`test/mutation/results.json`) keeps every mutated module's results: a
- *   narrowed run (`--mutate <module>`) replaces that module's results and keeps the others'; a run
+ *   narrowed run (`--mutate <module>`) replaces that module's results and keeps the others' as
+ *   the record held them, source included; a run
  *   over some lines (`<module>:10-20`) of a file the record holds unchanged replaces those lines'.
  *   (StrykerJS writes its incremental file with the results of its own run only, so it writes a
  *   scratch copy in reports/ and the record is merged here.)
@@ -36,6 +37,10 @@ export function mergeResults(recordedReport, runReport) {
   const run = withStableTestIds(runReport);
   const files = { ...(recorded?.files ?? {}) };
   for (const [path, file] of Object.entries(run.files ?? {})) {
+    // StrykerJS's report also carries the record's other files over, each with its current
+    // source and the results of its unchanged code: taken, a module edited since the record
+    // would look tested (CI's `--changed` saw nothing to mutate after a narrowed run elsewhere).
+    if (!inScope(path, run.config?.mutate)) continue;
     const ranges = rangesOf(path, run.config?.mutate ?? []);
     const before = files[path];
     // A run over some lines of an unchanged file replaces those lines' mutants only. Its report
@@ -102,6 +107,13 @@ export function withStableTestIds(report) {
     };
   }
   return { ...report, files, testFiles };
+}
+
+/** Whether a run mutated `path` (a run whose report names no `mutate` list mutated everything). */
+function inScope(path, mutate) {
+  if (mutate === undefined) return true;
+  const file = path.replace(/^\.\//, '');
+  return mutate.some((entry) => matchesPattern(parseEntry(entry).pattern, file));
 }
 
 /** The line ranges a run's `mutate` list gave for `path`; undefined when it mutated the whole file. */

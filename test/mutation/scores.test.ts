@@ -170,6 +170,35 @@ describe('the committed record', () => {
     });
   });
 
+  it("a narrowed run leaves the record's other modules as recorded, though its report carries them with their new source", () => {
+    const recorded = {
+      files: {
+        'src/a.ts': { source: 'a', mutants: [mutant('Killed')] },
+        'src/b.ts': { source: 'b-old', mutants: [mutant('Killed', 1), mutant('Killed', 2)] },
+      },
+    };
+    const run = {
+      config: { mutate: ['src/a.ts'] },
+      files: {
+        'src/a.ts': { source: 'a', mutants: [mutant('Survived')] },
+        'src/b.ts': { source: 'b-new', mutants: [mutant('Killed', 1)] },
+        'src/c.ts': { source: 'c', mutants: [mutant('Killed')] },
+      },
+    };
+    expect(mergeResults(recorded, run).files).toEqual({
+      'src/a.ts': { source: 'a', mutants: [mutant('Survived')] },
+      'src/b.ts': recorded.files['src/b.ts'],
+    });
+    // A report without its configuration mutated everything it holds.
+    const { config: _config, ...whole } = run;
+    expect(Object.keys(mergeResults(recorded, whole).files ?? {})).toEqual([
+      'src/a.ts',
+      'src/b.ts',
+      'src/c.ts',
+    ]);
+    expect(mergeResults(recorded, whole).files?.['src/b.ts']?.source).toBe('b-new');
+  });
+
   it("a run over some lines of an unchanged file replaces those lines' mutants and keeps the rest", () => {
     const recorded = {
       files: { 'src/a.ts': { source: 'same', mutants: [mutant('Survived', 5), mutant('Killed', 30)] } },

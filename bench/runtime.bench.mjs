@@ -12,7 +12,8 @@
  *   child's exit: CPU is the node process's own (preload, µs) plus its reaped children's cutime —
  *   the Claude Code binary's, which is why every child script waits, before it ends, until it has
  *   no child left (zombie or running) so that node has reaped the binary. Target: flower / bare
- *   ≤ 1.2× on CPU.
+ *   ≤ 1.2× on CPU. A third side, flower with Claude Code's sandbox off, is printed for information:
+ *   the bare side runs without the sandbox, whose set-up in the binary is part of flower's figure.
  * - `start`: spawn to the mock's first model request, `flower once hi -w <fresh>` against a bare
  *   `query()` script. For information (no target).
  * - `resume`: a ten-hour session (20,000 entries of `transcript-generator.mjs`, written through
@@ -133,8 +134,9 @@ if (!ok) { console.error('bare session failed'); process.exitCode = 1; }
 
 const flowerSession = `
 const { Runtime } = await import(${distFile('runtime/runtime.js')});
-const [workspace, prompt, turns] = process.argv.slice(1);
-const runtime = new Runtime({ workspace, env: { ...process.env } });
+const { defaultSandboxPolicy } = await import(${distFile('runtime/sandbox/policy.js')});
+const [workspace, prompt, turns, sandbox] = process.argv.slice(1);
+const runtime = new Runtime({ workspace, env: { ...process.env }, ...(sandbox === 'off' ? { sandbox: { ...defaultSandboxPolicy, enabled: false } } : {}) });
 const result = await runtime.run({ name: 'bench', instructions: '', allowedTools: ['Read', 'Glob', 'Grep'], permissionMode: 'default' }, prompt);
 runtime.close();
 ${reapChildren}
@@ -315,21 +317,40 @@ try {
     const variants = [
       { name: 'session: bare `query()`', code: bareSession },
       { name: 'session: `Runtime.run`', code: flowerSession },
+      { name: 'session: `Runtime.run`, sandbox off', code: flowerSession, sandbox: 'off' },
     ];
     const samples = await interleaveAsync(variants, ROUNDS, (variant) =>
-      measuredRun(['--input-type=module', '-e', variant.code, freshWorkspace(), PROMPT, String(TURNS)], {
-        steps: script(),
-      }),
+      measuredRun(
+        [
+          '--input-type=module',
+          '-e',
+          variant.code,
+          freshWorkspace(),
+          PROMPT,
+          String(TURNS),
+          variant.sandbox ?? 'on',
+        ],
+        { steps: script() },
+      ),
     );
-    const [bare, flower] = variants.map((variant) => summarize(samples.get(variant.name)));
+    const [bare, flower, unsandboxed] = variants.map((variant) => summarize(samples.get(variant.name)));
     rows.push({ name: `${variants[0].name}, spawn to exit`, summary: bare });
     rows.push({
       name: `${variants[1].name}, spawn to exit`,
       summary: flower,
       ...judge('session overhead', flower, bare, 1.2),
     });
+    // The bare side runs without Claude Code's sandbox, which flower turns on by default: this row
+    // shows how much of the overhead is the binary setting its sandbox up.
+    const withoutSandbox = ratio(unsandboxed, bare);
+    rows.push({
+      name: `${variants[2].name}, spawn to exit (info)`,
+      summary: unsandboxed,
+      ratioCpu: withoutSandbox.cpu,
+      ratioWall: withoutSandbox.wall,
+    });
     notes.push(
-      `session (${TURNS} turns, ${TURNS - 1} tool calls; CPU = node child + the binary it reaped): bare CPU [${cpuList(samples.get(variants[0].name))}] ms, flower [${cpuList(samples.get(variants[1].name))}] ms`,
+      `session (${TURNS} turns, ${TURNS - 1} tool calls; CPU = node child + the binary it reaped): bare CPU [${cpuList(samples.get(variants[0].name))}] ms, flower [${cpuList(samples.get(variants[1].name))}] ms, flower with the sandbox off [${cpuList(samples.get(variants[2].name))}] ms`,
     );
   }
   if (runs('start')) {

@@ -28,7 +28,8 @@
  *   binary exits, and a copy a SIGKILL left behind is recovered from as before (leftovers.ts).
  * - The binary never starts on the placeholder: `place` finds it where the SDK wrote it (under
  *   the CLAUDE_CONFIG_DIR the binary gets) and replaces it, or throws, which fails the attempt
- *   before the binary runs, with a message saying why. Where flower does not start the binary
+ *   before the binary runs, with a message saying why. A transcript file holding anything but
+ *   the placeholder is never written over. Where flower does not start the binary
  *   itself (Windows: no `spawnClaudeCodeProcess`) this path is not taken (`options.ts`).
  * - The placeholder is served once, for this session's main key only; every other call goes to
  *   the inner store. If the SDK never asked, `place` writes nothing anywhere.
@@ -36,7 +37,7 @@
  *   then does what it always did (the binary resumes from its own config directory).
  * - The prepared text is let go once it is written (a long session's history is large).
  */
-import { closeSync, existsSync, mkdirSync, openSync, readdirSync, writeFileSync } from 'node:fs';
+import { closeSync, mkdirSync, openSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import type { SessionKey, SessionStore, SessionStoreEntry } from '@anthropic-ai/claude-agent-sdk';
 import { PRIVATE_DIRECTORY_MODE, PRIVATE_FILE_MODE } from '../config/private-files.js';
@@ -161,9 +162,11 @@ export class ResumeFiles {
     const configDir = env.CLAUDE_CONFIG_DIR;
     const projects = configDir === undefined ? undefined : join(configDir, 'projects');
     // The SDK names the project directory itself (its own key rules, CLAUDE_CODE_PROJECT_DIR_NAME):
-    // the directory is the one it wrote the placeholder into.
+    // the directory is the one it wrote the placeholder into. A file holding anything else (a
+    // transcript of the binary's own) is never written over.
     const project =
-      projects && namesIn(projects).find((name) => existsSync(join(projects, name, `${sessionId}.jsonl`)));
+      projects &&
+      namesIn(projects).find((name) => holdsPlaceholder(join(projects, name, `${sessionId}.jsonl`)));
     if (projects === undefined || project === undefined) {
       throw new Error(
         `flower could not find the copy of session ${sessionId} that the Claude Agent SDK prepares for a resume (CLAUDE_CONFIG_DIR=${configDir ?? 'unset'}), so it cannot put the history in place; the session was not started. This SDK version resumes differently from the one flower was built for: report it.`,
@@ -232,6 +235,20 @@ function writeLines(file: string, lines: ReadonlyArray<Buffer | string>): void {
 }
 
 const LINE_BREAK = Buffer.from('\n');
+
+const PLACEHOLDER_LINE = `${JSON.stringify(RESUME_PLACEHOLDER)}\n`;
+
+/** Whether `file` holds the placeholder and nothing else (read only when it is that small). */
+function holdsPlaceholder(file: string): boolean {
+  try {
+    return (
+      statSync(file).size === Buffer.byteLength(PLACEHOLDER_LINE) &&
+      readFileSync(file, 'utf8') === PLACEHOLDER_LINE
+    );
+  } catch {
+    return false;
+  }
+}
 
 /** The names in a directory; none when it cannot be read. */
 function namesIn(directory: string): string[] {

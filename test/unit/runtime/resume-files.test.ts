@@ -209,6 +209,11 @@ describe('ResumeFiles', () => {
     );
     expect(() => files.place({})).toThrow(/CLAUDE_CONFIG_DIR=unset/);
     expect(readdirSync(empty)).toEqual([]);
+    // A transcript of the binary's own where the copy was expected is left as it is.
+    const { configDir: own, session: ownSession } = sdkCopy();
+    writeFileSync(`${ownSession}.jsonl`, `${JSON.stringify(main[0])}\n`);
+    expect(() => files.place({ CLAUDE_CONFIG_DIR: own })).toThrow(/could not find the copy/);
+    expect(lines(`${ownSession}.jsonl`)).toEqual([JSON.stringify(main[0])]);
   });
 
   it('prepares nothing for a session the store does not hold', async () => {

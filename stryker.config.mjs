@@ -18,7 +18,7 @@ export const mutatedModules = [
   { path: 'src/config/credential-stores.ts', target: 100 },
   { path: 'src/output/*.ts', target: 100 },
   { path: 'src/agents/guards/delegate.ts:60-155', target: 100 },
-  { path: 'src/runtime/options.ts:119-126', target: 100 },
+  { path: 'src/runtime/options.ts:129-136', target: 100 },
   // The fenced lease (issue 18): one owner per task across machines.
   { path: 'src/store/postgres/task-lease.ts', target: 100 },
   { path: 'src/runtime/ownership/lease-keeper.ts', target: 100 },

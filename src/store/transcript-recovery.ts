@@ -16,10 +16,11 @@
  * - Missing entries appended after later ones resume exactly like the original order: the binary
  *   rebuilds the conversation from `parentUuid` links (checked: the request history of a session
  *   resumed from a store repaired this way equals that of one resumed from a complete copy).
- * - A resumed session is not written to the agent's config directory at all: the SDK writes the
- *   transcript it loaded from the store (through flower's rewriting layer) into a fresh directory
- *   under the OS temp directory, points the binary's CLAUDE_CONFIG_DIR at it, and deletes it when
- *   the query ends. A SIGKILL skips the delete, so that copy is the only place that still has the
+ * - A resumed session is not written to the agent's config directory at all: the SDK makes a
+ *   fresh directory under the OS temp directory, the transcript loaded from the store (through
+ *   flower's rewriting layer) is written into it (by flower itself, runtime/resume-files.ts, or
+ *   by the SDK), the binary's CLAUDE_CONFIG_DIR points at it, and the SDK deletes it when the
+ *   query ends. A SIGKILL skips the delete, so that copy is the only place that still has the
  *   entries the SDK had not handed over (measured: a killed resumed step's last replies were in
  *   no other file, and its books missed them). Its first part is the loaded transcript as
  *   rewritten (expired and trimmed results, heal entries that the store never held), so only

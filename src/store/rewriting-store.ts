@@ -20,8 +20,10 @@
  *   appended at 0.4–0.7× a raw insert), and the SDK awaits every eager append; behind it, the
  *   files are written while the session waits for the model. The stored entry is the truth, so a
  *   crash inside the window loses nothing: the next load writes the file from it (as it does for
- *   transcripts from before, or from a time the directory was not writable). Only entries the
- *   backend accepted are noted.
+ *   transcripts from before, or from a time the directory was not writable). Results are noted
+ *   as the batch goes to the backend: one the backend refuses is retried (by the SDK, by the
+ *   mirror guard) and usually lands, and a file for one that never does is a stray copy of text
+ *   the agent's own JSONL holds, never a pointer to nothing.
  * - Durability is the backend's: `append` resolves when the backend's append resolved (for
  *   SQLite: committed); spill files are a copy of what it holds, written behind it.
  * - A spill directory that cannot be written (read-only, full) never fails an append or a load:
@@ -49,7 +51,7 @@ import { type RewriteOptions, type RewritePolicies, resolvePolicies, rewriteForR
 import { storeKeyOf } from './session-key.js';
 import { createSpillWriter, type SpilledName, type SpillWriter, spillDirectory } from './spill.js';
 import { appendSpillRecord, readSpillRecord } from './spill-record.js';
-import { type Entry, isRecord, unreadableRowPlaceholder } from './transcript.js';
+import { type Entry, unreadableRowPlaceholder } from './transcript.js';
 import { type LargeResult, largeResults } from './trim.js';
 
 export interface RewritingSessionStoreOptions extends RewriteOptions {
@@ -107,12 +109,13 @@ export class RewritingSessionStore<Backend extends SessionBackend = SessionBacke
     this.spill = this.spillWriter();
   }
 
-  async append(key: SessionKey, entries: SessionStoreEntry[]): Promise<void> {
+  /** Not `async`: the backend's own promise is the answer (one hop less per eager append). */
+  append(key: SessionKey, entries: SessionStoreEntry[]): Promise<void> {
     // An empty batch is a no-op by contract; not every backend honours that (the SDK's
     // InMemorySessionStore creates an empty transcript), so it never reaches one.
-    if (entries.length === 0) return;
-    await this.backend.append(key, entries);
+    if (entries.length === 0) return Promise.resolve();
     if (this.policies.trim.enabled) this.noteLargeResults(key, entries);
+    return this.backend.append(key, entries);
   }
 
   /** The transcript as a resume should see it (see the module header); null for an unknown key. */
@@ -175,13 +178,19 @@ export class RewritingSessionStore<Backend extends SessionBackend = SessionBacke
     return this.backend.close?.();
   }
 
-  /** Note the large results of entries the backend took, for the write behind. */
+  /**
+   * Note the large results of a batch for the write behind. Indexed loops: this runs on every
+   * eager append, mostly before the code is optimised, where they cost less than iterators.
+   */
   private noteLargeResults(key: SessionKey, entries: readonly SessionStoreEntry[]): void {
-    for (const entry of entries) {
-      // A backend may take what is not an object (the SDK's in-memory store takes anything).
-      if (!isRecord(entry)) continue;
-      for (const result of largeResults(entry, this.policies.trim)) {
-        this.unspilledOf(storeKeyOf(key)).push(result);
+    for (let index = 0; index < entries.length; index += 1) {
+      const entry = entries[index];
+      // Not an object: the backend's to refuse, with its own message. Only these two would throw
+      // below; any other value has no `type` and no results.
+      if (entry === null || entry === undefined) continue;
+      const results = largeResults(entry, this.policies.trim);
+      for (let at = 0; at < results.length; at += 1) {
+        this.unspilledOf(storeKeyOf(key)).push(results[at] as LargeResult);
         this.scheduleWriteBehind();
       }
     }

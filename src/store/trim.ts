@@ -74,22 +74,25 @@ export interface LargeResult {
   text: string;
 }
 
+/** What most entries hold: one shared answer, so the append path allocates nothing for them. */
+const NO_RESULTS: readonly LargeResult[] = Object.freeze([]);
+
 /**
  * The results of an entry that the trim layer may one day replace: plain-text results of at
- * least `minChars` in an unprotected conversation entry. The rewriting store spills them behind
- * the append, so this runs once per appended entry: the type is checked first, as the load's
- * index does, and entries of other types (progress, attachments, snapshots) cost one read.
+ * least `minChars` in an unprotected user entry (the Messages API takes tool results in user
+ * messages only). The rewriting store runs this on every appended entry, so the type is checked
+ * first: the other half of a transcript costs one property read.
  */
-export function largeResults(entry: Entry, policy: TrimPolicy): LargeResult[] {
-  const type = entry.type;
-  if ((type !== 'user' && type !== 'assistant') || isProtected(entry)) return [];
+export function largeResults(entry: Entry, policy: TrimPolicy): readonly LargeResult[] {
+  if (entry.type !== 'user') return NO_RESULTS;
   const content = messageOf(entry)?.content;
-  if (!Array.isArray(content)) return [];
-  const results: LargeResult[] = [];
+  if (!Array.isArray(content) || isProtected(entry)) return NO_RESULTS;
+  let results = NO_RESULTS;
   for (const block of content) {
     if (!isToolResult(block)) continue;
     const text = toolResultText(block);
-    if (text !== null && text.length >= policy.minChars) results.push({ toolUseId: block.tool_use_id, text });
+    if (text !== null && text.length >= policy.minChars)
+      results = [...results, { toolUseId: block.tool_use_id, text }];
   }
   return results;
 }

@@ -349,8 +349,8 @@ describe('RewritingSessionStore: unreadable rows, in-place edits, warnings', () 
       }),
       { workspace, trim: { enabled: true, keepRecent: 0 } },
     );
-    await store.append(key, [null, 42, 'text'] as never);
-    expect(appended).toEqual([null, 42, 'text']);
+    await store.append(key, [null, 42, 'text', undefined, [1]] as never);
+    expect(appended).toEqual([null, 42, 'text', undefined, [1]]);
   });
 });
 
@@ -456,15 +456,16 @@ describe('RewritingSessionStore: spill files are written behind the append', () 
     expect(readFileSync(path.join(spillDir(), spillFileName(text)), 'utf8')).toBe(text);
   });
 
-  it('a batch the backend refuses leaves nothing to write behind', async () => {
+  it('a batch the backend refuses: the append fails with its message, the file is still written (a copy, no pointer)', async () => {
     const { store } = layered({ trim: { enabled: true, keepRecent: 0 } });
     const t = new TranscriptBuilder();
-    t.tool('Read', { file_path: 'log' }, 'N'.repeat(3000));
+    const text = 'N'.repeat(3000);
+    t.tool('Read', { file_path: 'log' }, text);
     await expect(store.append(key, [...t.entries, 'not an object' as never])).rejects.toThrow(
       /not a JSON object/,
     );
     await store.close();
-    expect(spillFiles()).toEqual([]);
+    expect(spillFiles()).toEqual([spillFileName(text)]);
   });
 
   it('with trim off, appends write no spill files', async () => {

@@ -15,7 +15,7 @@ import {
 } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { foldSessionSummary, type SessionKey } from '@anthropic-ai/claude-agent-sdk';
+import { foldSessionSummary, type SessionKey, type SessionStoreEntry } from '@anthropic-ai/claude-agent-sdk';
 import Database from 'better-sqlite3';
 import { afterAll, afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { projectKeyFor, storeKeyOf } from '../../../src/store/session-key.js';
@@ -372,6 +372,51 @@ describe('SqliteSessionStore: queries flower needs', () => {
     expect(uuids(3, 2)).toEqual(['a', 'b', 'd', 'e']);
     expect(uuids(3, -1)).toEqual(['d', 'e']);
     expect(s.entriesFrom({ ...key, sessionId: 'none' }, 0)).toBeNull();
+  });
+
+  it('loadRows gives each entry with its text as stored, and fails on an unreadable row as loadRaw does', async () => {
+    const s = await withUnreadableSecond();
+    const loadRawError = (() => {
+      try {
+        s.loadRaw(key);
+      } catch (error) {
+        return error as Error;
+      }
+      throw new Error('loadRaw read an unreadable row');
+    })();
+    await expect(s.loadRows(key)).rejects.toThrow(loadRawError.message);
+    const spaced = '{ "type": "user", "uuid": "b" }';
+    raw().prepare('UPDATE entries SET payload = ? WHERE seq = 1').run(spaced);
+    expect(await s.loadRows(key)).toEqual([
+      { entry: { type: 'user', uuid: 'a' }, text: '{"type":"user","uuid":"a"}' },
+      { entry: { type: 'user', uuid: 'b' }, text: spaced },
+    ]);
+    expect(await s.loadRows({ ...key, sessionId: 'never' })).toBeNull();
+  });
+
+  it("appendRows stores a row's text as given, an entry without one serialised, and refuses a row that is no object", async () => {
+    const s = store();
+    const spaced = '{ "type": "user", "uuid": "a" }';
+    await s.appendRows(key, [
+      { entry: { type: 'user', uuid: 'a' }, text: spaced },
+      { entry: { type: 'user', uuid: 'b' } },
+    ]);
+    expect(raw().prepare('SELECT payload FROM entries ORDER BY seq').pluck().all()).toEqual([
+      spaced,
+      '{"type":"user","uuid":"b"}',
+    ]);
+    // Idempotent by uuid, as append is; the summary is folded from the entries.
+    await s.appendRows(key, [{ entry: { type: 'user', uuid: 'a' }, text: spaced }]);
+    expect(s.entryCounts(key.projectKey)).toEqual([{ sessionId: key.sessionId, subpath: '', entries: 2 }]);
+    await expect(
+      s.appendRows(key, [
+        { entry: { type: 'user', uuid: 'c' } },
+        { entry: [] as unknown as SessionStoreEntry, text: '[]' },
+      ]),
+    ).rejects.toThrow(
+      /Refusing to store entry 1 of a batch for -tmp-x-ws\/a1b2 .*not a JSON object\. Nothing from this batch was written\./,
+    );
+    expect(s.entryCounts(key.projectKey)).toEqual([{ sessionId: key.sessionId, subpath: '', entries: 2 }]);
   });
 
   it('entriesFrom fails on an unreadable row with the message loadRaw gives, naming the key and seq', async () => {

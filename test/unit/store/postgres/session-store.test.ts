@@ -453,6 +453,23 @@ describe('failures are whole', () => {
     expect(error.message).not.toContain('\n');
   });
 
+  it('loadRows gives each entry with its text as stored, and fails on an unreadable row as load does', async () => {
+    const db = await store();
+    const entries = [entry('a'), entry('b')];
+    await db.append(main, entries);
+    const spaced = `{ "type": "user", "uuid": "${entries[1]?.uuid}" }`;
+    await postgres.admin(`UPDATE ${table('session_entries')} SET entry = $1 WHERE seq = 1`, [spaced]);
+    expect(await db.loadRows(main)).toEqual([
+      { entry: entries[0], text: JSON.stringify(entries[0]) },
+      { entry: { type: 'user', uuid: entries[1]?.uuid }, text: spaced },
+    ]);
+    expect(await db.loadRows({ ...main, sessionId: 'never' })).toBeNull();
+    await postgres.admin(`UPDATE ${table('session_entries')} SET entry = 'null' WHERE seq = 1`);
+    const loadError = await db.load(main).catch((reason: Error) => reason);
+    expect(loadError).toBeInstanceOf(PostgresStoreError);
+    await expect(db.loadRows(main)).rejects.toThrow((loadError as Error).message);
+  });
+
   it('readTranscript returns the readable entries and names each damaged row with its seq, uuid and position', async () => {
     const db = await store();
     const entries = [entry('a'), entry('b'), entry('c'), entry('d')];

@@ -23,7 +23,8 @@
  *   transcripts from before, or from a time the directory was not writable). Results are noted
  *   as the batch goes to the backend: one the backend refuses is retried (by the SDK, by the
  *   mirror guard) and usually lands, and a file for one that never does is a stray copy of text
- *   the agent's own JSONL holds, never a pointer to nothing.
+ *   the agent's own JSONL holds, never a pointer to nothing. The noted texts are held until
+ *   written (a caller appending in a loop that never yields holds them until `close` or a load).
  * - Durability is the backend's: `append` resolves when the backend's append resolved (for
  *   SQLite: committed); spill files are a copy of what it holds, written behind it.
  * - A spill directory that cannot be written (read-only, full) never fails an append or a load:

@@ -184,6 +184,7 @@ export class RewritingSessionStore<Backend extends SessionBackend = SessionBacke
    * eager append, mostly before the code is optimised, where they cost less than iterators.
    */
   private noteLargeResults(key: SessionKey, entries: readonly SessionStoreEntry[]): void {
+    // Stryker disable next-line EqualityOperator: one past the end is undefined, skipped below
     for (let index = 0; index < entries.length; index += 1) {
       const entry = entries[index];
       // Not an object: the backend's to refuse, with its own message. Only these two would throw

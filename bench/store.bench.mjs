@@ -217,7 +217,7 @@ for (const each of prepared) {
   const atTarget = each.size === TARGET_SIZE;
   const pick = (list, field) => median(list.map((item) => item[field]));
   notes.push(
-    `${each.label}: ${each.entries} entries in ${each.keys.length} key(s), ${(each.rawBytes / 1e6).toFixed(1)} MB, ${each.spillFiles} spill files written at append; first resume wrote ${Math.max(...resume.map((item) => item.spillWritten))}, legacy ${Math.max(...legacy.map((item) => item.spillWritten))}`,
+    `${each.label}: ${each.entries} entries in ${each.keys.length} key(s), ${(each.rawBytes / 1e6).toFixed(1)} MB, ${each.spillFiles} spill files written behind the appends; first resume wrote ${Math.max(...resume.map((item) => item.spillWritten))}, legacy ${Math.max(...legacy.map((item) => item.spillWritten))}`,
   );
   timed(`${each.label}: floor, first read`, summarize(floor, FIRST), summarize(floor, FIRST));
   timed(

@@ -223,13 +223,18 @@ describe('pullTaskState', () => {
     }
   });
 
-  it("at a level start reads the run directory's transcripts without opening them for writing", async () => {
+  /** A task pulled once onto this machine: its store, its directories and its sessions.db. */
+  async function pulledTask() {
     const { store, root } = await setUp();
     const workspace = join(root, 'work');
     writeState(workspace);
     const task = { workspace, runDir: join(workspace, 'runs') };
     await pullTaskState(store, task);
-    const file = join(task.runDir, 'sessions.db');
+    return { store, task, file: join(task.runDir, 'sessions.db') };
+  }
+
+  it("at a level start reads the run directory's transcripts without opening them for writing", async () => {
+    const { store, task, file } = await pulledTask();
     // The store's clean close leaves a stamp (sqlite-integrity.ts); an open for writing renews it.
     const stamp = () => statSync(`${file}.verified`, { bigint: true }).mtimeNs;
     const before = stamp();
@@ -240,12 +245,7 @@ describe('pullTaskState', () => {
   });
 
   it('sets a damaged sessions.db aside with one line and pulls the transcripts into a fresh one', async () => {
-    const { store, root } = await setUp();
-    const workspace = join(root, 'work');
-    writeState(workspace);
-    const task = { workspace, runDir: join(workspace, 'runs') };
-    await pullTaskState(store, task);
-    const file = join(task.runDir, 'sessions.db');
+    const { store, task, file } = await pulledTask();
     writeFileSync(file, 'not a database, though long enough to be looked at as one');
     rmSync(`${file}.verified`, { force: true });
     const warnings: string[] = [];

@@ -260,6 +260,15 @@ describe('the advisory lock: the rest of its promises', () => {
     expect(JSON.parse(readFileSync(lockOf(), 'utf8')).token).toBe('other');
   });
 
+  it('releases quietly when its lock is already gone, and the action keeps its result', () => {
+    const result = withFileLock(file, () => {
+      rmSync(lockOf());
+      return 'done';
+    });
+    expect(result).toBe('done');
+    expect(existsSync(lockOf())).toBe(false);
+  });
+
   it('a full disk while writing the lock leaves no empty lock behind, and says why', () => {
     withFs(
       'writeSync',

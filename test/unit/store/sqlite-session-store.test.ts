@@ -392,6 +392,9 @@ describe('SqliteSessionStore: queries flower needs', () => {
       { entry: { type: 'user', uuid: 'b' }, text: spaced },
     ]);
     expect(await s.loadRows({ ...key, sessionId: 'never' })).toBeNull();
+    await expect(s.loadRows({ projectKey: 'a/b', sessionId: 'x' })).rejects.toThrow(
+      /^Refusing to load the session key \{/,
+    );
   });
 
   it("appendRows stores a row's text as given, an entry without one serialised, and refuses a row that is no object", async () => {

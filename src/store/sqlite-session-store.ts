@@ -446,20 +446,25 @@ export class SqliteSessionStore implements Required<SessionStore> {
     make: (entry: SessionStoreEntry, text: string) => Item,
   ): { items: Item[]; unreadable: UnreadableRow[] } | null {
     const storeKey = storeKeyOf(key);
-    const payloads = this.guard(`load ${storeKey}`, () => this.statements.payloads.all(storeKey));
-    if (payloads.length === 0) return null;
     const items: Item[] = [];
-    const unreadable: UnreadableRow[] = [];
-    for (let index = 0; index < payloads.length; index += 1) {
-      const text = payloads[index] as string;
-      const entry = parseEntry(text);
-      if (entry !== undefined) {
-        items.push(make(entry, text));
-        continue;
+    const damaged: { index: number; position: number }[] = [];
+    let index = 0;
+    // Row by row, not `.all()`: each text is garbage as soon as it is parsed, so the texts never
+    // reach the old generation (with them all held, a later load's peak ran into a mark-compact).
+    this.guard(`load ${storeKey}`, () => {
+      for (const text of this.statements.payloads.iterate(storeKey)) {
+        const entry = parseEntry(text);
+        if (entry === undefined) damaged.push({ index, position: items.length });
+        else items.push(make(entry, text));
+        index += 1;
       }
-      const row = this.guard(`load ${storeKey}`, () => this.statements.rowAt.get(storeKey, index));
-      unreadable.push({ seq: row?.seq ?? index, uuid: row?.uid ?? null, position: items.length });
-    }
+    });
+    if (index === 0) return null;
+    // After the read: the connection is busy while it iterates.
+    const unreadable = damaged.map(({ index: at, position }): UnreadableRow => {
+      const row = this.guard(`load ${storeKey}`, () => this.statements.rowAt.get(storeKey, at));
+      return { seq: row?.seq ?? at, uuid: row?.uid ?? null, position };
+    });
     return { items, unreadable };
   }
 

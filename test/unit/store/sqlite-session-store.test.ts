@@ -1074,18 +1074,18 @@ describe('SqliteSessionStore: two writers and a crash, for the derived index', (
 });
 
 describe("SqliteSessionStore: SQLite's failures, said with what to do", () => {
-  /** Makes the next statement `all` (every load runs one) fail as SQLite would with `failure`. */
+  /** Makes the next statement `iterate` (every load runs one) fail as SQLite would with `failure`. */
   const failNextRead = (failure: unknown) => {
     const statement = Object.getPrototypeOf(raw().prepare('SELECT 1')) as {
-      all: (...args: unknown[]) => unknown;
+      iterate: (...args: unknown[]) => unknown;
     };
-    const all = statement.all;
-    const spy = vi.spyOn(statement, 'all').mockImplementationOnce(() => {
+    const iterate = statement.iterate;
+    const spy = vi.spyOn(statement, 'iterate').mockImplementationOnce(() => {
       throw failure;
     });
     return () => {
       spy.mockRestore();
-      statement.all = all;
+      statement.iterate = iterate;
     };
   };
   const sqliteError = (code: string) => new Database.SqliteError(`${code} happened`, code);
@@ -1160,11 +1160,11 @@ describe("SqliteSessionStore: SQLite's failures, said with what to do", () => {
       ['list projects', '', () => s.projects()],
     ];
     const statement = Object.getPrototypeOf(raw().prepare('SELECT 1')) as Record<
-      'all' | 'get' | 'run',
+      'all' | 'get' | 'iterate' | 'run',
       () => unknown
     >;
     for (const [action, refusal, operation] of operations) {
-      const spies = (['all', 'get', 'run'] as const).map((method) =>
+      const spies = (['all', 'get', 'iterate', 'run'] as const).map((method) =>
         vi.spyOn(statement, method).mockImplementation(() => {
           throw new Database.SqliteError('disk I/O error', 'SQLITE_IOERR');
         }),

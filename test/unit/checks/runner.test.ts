@@ -10,6 +10,7 @@ import {
   mkdirSync,
   mkdtempSync,
   readFileSync,
+  rmSync,
   statSync,
   writeFileSync,
 } from 'node:fs';
@@ -375,6 +376,23 @@ describe('runCheck: the rest of its promises', () => {
       env: { PATH: `:${join(cwd, 'nothing')}` },
     });
     expect(run).toMatchObject({ passed: true, tail: '/bin/sh' });
+  });
+
+  it("skips PATH's empty entry: a bash in flower's own directory is not the checks' shell", async () => {
+    const cwd = dir();
+    // An empty entry would mean the current directory, where anyone may have left a `bash`.
+    const planted = join(process.cwd(), 'bash');
+    writeFileSync(planted, '#!/bin/sh\necho planted\n', { mode: 0o755 });
+    try {
+      const run = await runCheck('item', check('echo "$0"'), {
+        cwd,
+        outputPath: join(cwd, 'sh.log'),
+        env: { PATH: `:${join(cwd, 'nothing')}` },
+      });
+      expect(run).toMatchObject({ passed: true, tail: '/bin/sh' });
+    } finally {
+      rmSync(planted, { force: true });
+    }
   });
 
   it('a check without its own limit gets the policy’s', async () => {

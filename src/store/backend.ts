@@ -25,6 +25,14 @@
 import type { SessionKey, SessionStore, SessionStoreEntry } from '@anthropic-ai/claude-agent-sdk';
 
 /** A stored row that is not a JSON object. */
+/** How many entries a key holds: what two stores compare before copying a transcript. */
+export interface EntryCount {
+  sessionId: string;
+  /** '' for the main transcript. */
+  subpath: string;
+  entries: number;
+}
+
 export interface UnreadableRow {
   /** The backend's order number for the row (SQLite: `entries.seq`), for the message. */
   seq: number;

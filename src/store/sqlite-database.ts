@@ -19,6 +19,7 @@
 import { existsSync, mkdirSync } from 'node:fs';
 import path from 'node:path';
 import Database from 'better-sqlite3';
+import type { EntryCount } from './backend.js';
 import { checkSessionKey } from './session-key.js';
 import { openCheckedDatabase } from './sqlite-integrity.js';
 
@@ -94,13 +95,6 @@ function addMissingColumns(db: Database.Database): void {
   }).immediate();
 }
 
-/** How many entries a key holds; `subpath` '' is the main transcript. */
-export interface KeyCount {
-  sessionId: string;
-  subpath: string;
-  entries: number;
-}
-
 /** Keys sharing `prefix` form one contiguous range: [prefix, prefix with its last char + 1). */
 export function prefixRange(prefix: string): [string, string] {
   const last = prefix.charCodeAt(prefix.length - 1);
@@ -114,7 +108,7 @@ export const COUNTS_IN_RANGE =
 export function keyCounts(
   projectKey: string,
   rows: ReadonlyArray<{ store_key: string; entries: number }>,
-): KeyCount[] {
+): EntryCount[] {
   const prefix = `${projectKey}/`;
   return rows.flatMap((row) => {
     // `split` gives at least one part.
@@ -136,7 +130,7 @@ export function keyCounts(
  * file costs the next open its whole-file check (sqlite-integrity.ts). Empty when there is no
  * file; throws SQLite's error when it cannot be read (the store's open says what to do).
  */
-export function countEntries(file: string, projectKey: string): KeyCount[] {
+export function countEntries(file: string, projectKey: string): EntryCount[] {
   if (!existsSync(file)) return [];
   const db = new Database(file, { fileMustExist: true });
   try {

@@ -49,12 +49,12 @@ import type {
   SessionSummaryEntry,
 } from '@anthropic-ai/claude-agent-sdk';
 import type Database from 'better-sqlite3';
-import type { StoredTranscript, UnreadableRow } from './backend.js';
+import type { EntryCount, StoredTranscript, UnreadableRow } from './backend.js';
 import { COST_STATE_TYPE } from './cost-state.js';
 import { checkSessionKey, isStorableSubpath, type SessionKeyParts, storeKeyOf } from './session-key.js';
 // Not the SDK's: the same fold without loading the SDK's module (session-summary.ts says why).
 import { foldSessionSummary } from './session-summary.js';
-import { COUNTS_IN_RANGE, type KeyCount, keyCounts, openDatabase, prefixRange } from './sqlite-database.js';
+import { COUNTS_IN_RANGE, keyCounts, openDatabase, prefixRange } from './sqlite-database.js';
 import { stampCleanClose } from './sqlite-integrity.js';
 import { rowText, type StoredRow } from './stored-row.js';
 
@@ -548,7 +548,7 @@ export class SqliteSessionStore implements Required<SessionStore> {
    * How many entries each key of `projectKey` holds (main transcripts and subagents), without
    * reading them: what the shared store's reconcile compares (store/shared/session-sync.ts).
    */
-  entryCounts(projectKey: string): KeyCount[] {
+  entryCounts(projectKey: string): EntryCount[] {
     this.checked({ projectKey }, 'count the entries of');
     this.sync();
     const rows = this.guard('count entries', () =>

@@ -19,6 +19,7 @@
  *   still holds never brings a dropped session back to the other.
  */
 import type { SessionKey, SessionStoreEntry } from '@anthropic-ai/claude-agent-sdk';
+import type { EntryCount } from '../backend.js';
 import type { StoredRow } from '../stored-row.js';
 
 export interface CountedBackend {
@@ -31,12 +32,7 @@ export interface CountedBackend {
   appendRows?(key: SessionKey, rows: readonly StoredRow[]): Promise<void>;
 }
 
-export interface EntryCount {
-  sessionId: string;
-  /** '' for the main transcript. */
-  subpath: string;
-  entries: number;
-}
+export type { EntryCount };
 
 export interface SessionSyncReport {
   /** Keys compared (the union of both sides). */

@@ -53,6 +53,8 @@ const STATE_WRITERS: Record<string, string> = {
   'src/runtime/in-flight.ts': 'in-flight markers (JSON)',
   'src/runtime/locked-json-file.ts': 'the locked JSON books (manifest, lineage)',
   'src/runtime/ownership/run-instance.ts': 'the run-instance record',
+  'src/runtime/resume-files.ts':
+    'the transcripts of a resume, in the copy the SDK made (must stay exactly as stored)',
   'src/runtime/run-directory.ts': 'creates runs/ and its private files',
   'src/runtime/sandbox/bubblewrap.ts': 'sandbox settings for the binary',
   'src/runtime/sandbox/walled-run.ts': 'sandbox settings for a check',

@@ -184,6 +184,7 @@ export class RewritingSessionStore<Backend extends SessionBackend = SessionBacke
    * eager append, mostly before the code is optimised, where they cost less than iterators.
    */
   private noteLargeResults(key: SessionKey, entries: readonly SessionStoreEntry[]): void {
+    let noted: LargeResult[] | undefined;
     // Stryker disable next-line EqualityOperator: one past the end is undefined, skipped below
     for (let index = 0; index < entries.length; index += 1) {
       const entry = entries[index];
@@ -191,11 +192,11 @@ export class RewritingSessionStore<Backend extends SessionBackend = SessionBacke
       // below; any other value has no `type` and no results.
       if (entry === null || entry === undefined) continue;
       const results = largeResults(entry, this.policies.trim);
-      for (let at = 0; at < results.length; at += 1) {
-        this.unspilledOf(storeKeyOf(key)).push(results[at] as LargeResult);
-        this.scheduleWriteBehind();
-      }
+      if (results.length === 0) continue;
+      noted ??= this.unspilledOf(storeKeyOf(key));
+      for (let at = 0; at < results.length; at += 1) noted.push(results[at] as LargeResult);
     }
+    if (noted !== undefined) this.scheduleWriteBehind();
   }
 
   private unspilledOf(storeKey: string): LargeResult[] {

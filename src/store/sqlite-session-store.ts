@@ -57,6 +57,7 @@ import { foldSessionSummary } from './session-summary.js';
 import { COUNTS_IN_RANGE, keyCounts, openDatabase, prefixRange } from './sqlite-database.js';
 import { stampCleanClose } from './sqlite-integrity.js';
 import { rowText, type StoredRow } from './stored-row.js';
+import { parseStoredEntry } from './transcript.js';
 
 /**
  * How long `meta` and summaries may trail the rows after an append. Long enough that a burst of
@@ -387,7 +388,7 @@ export class SqliteSessionStore implements Required<SessionStore> {
         .transaction(() => {
           for (const { store_key: storeKey, next_seq: from } of behind) {
             const rows = this.statements.rowsFrom.all(storeKey, from).flatMap((row) => {
-              const entry = parseEntry(row.payload);
+              const entry = parseStoredEntry(row.payload);
               return entry === undefined ? [] : [{ seq: row.seq, entry }];
             });
             this.fold(keyOf(storeKey), storeKey, rows);
@@ -453,7 +454,7 @@ export class SqliteSessionStore implements Required<SessionStore> {
     // reach the old generation (with them all held, a later load's peak ran into a mark-compact).
     this.guard(`load ${storeKey}`, () => {
       for (const text of this.statements.payloads.iterate(storeKey)) {
-        const entry = parseEntry(text);
+        const entry = parseStoredEntry(text);
         if (entry === undefined) damaged.push({ index, position: items.length });
         else items.push(make(entry, text));
         index += 1;
@@ -488,8 +489,8 @@ export class SqliteSessionStore implements Required<SessionStore> {
       // Stryker disable next-line ConditionalExpression: a NULL seq matches no row, so the payload is undefined and the answer null all the same
       if (seq === null) return null;
       const payload = this.statements.payloadAt.get(storeKey, seq);
-      // Stryker disable next-line ConditionalExpression: parseEntry(undefined) fails JSON.parse and gives undefined as well
-      const entry = payload === undefined ? undefined : parseEntry(payload);
+      // Stryker disable next-line ConditionalExpression: parseStoredEntry(undefined) fails JSON.parse and gives undefined as well
+      const entry = payload === undefined ? undefined : parseStoredEntry(payload);
       return entry?.type === COST_STATE_TYPE ? entry : null;
     });
   }
@@ -591,7 +592,7 @@ export class SqliteSessionStore implements Required<SessionStore> {
         ...this.statements.rowsFrom.all(storeKey, from),
       ];
       return rows.map((row, position) => {
-        const entry = parseEntry(row.payload);
+        const entry = parseStoredEntry(row.payload);
         if (entry === undefined)
           throw this.unreadableRowError(storeKey, { seq: row.seq, uuid: null, position });
         return entry;
@@ -616,7 +617,8 @@ export class SqliteSessionStore implements Required<SessionStore> {
     const storeKey = `${projectKey}/${sessionId}`;
     const payloads = this.guard(`read ${storeKey}`, () => this.statements.newestPayloads.all(storeKey, scan));
     for (const payload of payloads) {
-      const usage = (parseEntry(payload)?.message as { usage?: Record<string, unknown> } | undefined)?.usage;
+      const usage = (parseStoredEntry(payload)?.message as { usage?: Record<string, unknown> } | undefined)
+        ?.usage;
       if (typeof usage !== 'object' || usage === null) continue;
       const tokens = ['input_tokens', 'cache_read_input_tokens', 'cache_creation_input_tokens'].reduce(
         (sum, field) => sum + (typeof usage[field] === 'number' ? (usage[field] as number) : 0),
@@ -706,17 +708,4 @@ function keyOf(storeKey: string): SessionKey {
     ? { projectKey, sessionId }
     : // Stryker disable next-line StringLiteral: fold reads only whether a key has a subpath, never its text
       { projectKey, sessionId, subpath: subpath.join('/') };
-}
-
-/** The entry a payload holds, or undefined when it is not a JSON object. */
-function parseEntry(payload: string): SessionStoreEntry | undefined {
-  let value: unknown;
-  try {
-    value = JSON.parse(payload);
-  } catch {
-    // Not JSON: `value` stays undefined, which is no entry.
-  }
-  return typeof value === 'object' && value !== null && !Array.isArray(value)
-    ? (value as SessionStoreEntry)
-    : undefined;
 }

@@ -29,6 +29,7 @@ import Database from 'better-sqlite3';
 import type { SessionBackend, StoredTranscript, UnreadableRow } from './backend.js';
 import { storeKeyOf } from './session-key.js';
 import type { SqliteSessionStore } from './sqlite-session-store.js';
+import { parseStoredEntry } from './transcript.js';
 
 /**
  * Rows longer than this (in bytes) are read as their stored bytes, which are written out again
@@ -87,7 +88,7 @@ export class TextKeptTranscripts implements SessionBackend {
     for (let index = 0; index < payloads.length; index += 1) {
       const payload = payloads[index] as string | Buffer;
       const text = typeof payload === 'string';
-      const entry = parseObject(text ? payload : payload.toString('utf8'));
+      const entry = parseStoredEntry(text ? payload : payload.toString('utf8'));
       if (entry === undefined) {
         const row = this.rowAt.get(storeKey, index);
         unreadable.push({ seq: row?.seq ?? index, uuid: row?.uid ?? null, position: entries.length });
@@ -133,17 +134,4 @@ export class TextKeptTranscripts implements SessionBackend {
     this.texts.clear();
     this.db.close();
   }
-}
-
-/** The entry a row holds, or undefined when its text is not a JSON object. */
-function parseObject(payload: string): SessionStoreEntry | undefined {
-  let value: unknown;
-  try {
-    value = JSON.parse(payload);
-  } catch {
-    return undefined;
-  }
-  return typeof value === 'object' && value !== null && !Array.isArray(value)
-    ? (value as SessionStoreEntry)
-    : undefined;
 }

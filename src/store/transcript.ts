@@ -33,6 +33,17 @@ export type ToolResultBlock = ContentBlock & {
 export const isRecord = (value: unknown): value is Record<string, unknown> =>
   typeof value === 'object' && value !== null && !Array.isArray(value);
 
+/** The entry a stored row's text holds, or undefined when it is not a JSON object. */
+export function parseStoredEntry(text: string): SessionStoreEntry | undefined {
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch {
+    // Not JSON: `value` stays undefined, which is no entry.
+  }
+  return isRecord(value) ? (value as SessionStoreEntry) : undefined;
+}
+
 export function isProtected(entry: Entry): boolean {
   return entry.isCompactSummary === true || entry.isMeta === true;
 }

@@ -87,14 +87,15 @@ export function largeResults(entry: Entry, policy: TrimPolicy): readonly LargeRe
   if (entry.type !== 'user') return NO_RESULTS;
   const content = messageOf(entry)?.content;
   if (!Array.isArray(content) || isProtected(entry)) return NO_RESULTS;
-  let results = NO_RESULTS;
+  let results: LargeResult[] | undefined;
   for (const block of content) {
     if (!isToolResult(block)) continue;
     const text = toolResultText(block);
-    if (text !== null && text.length >= policy.minChars)
-      results = [...results, { toolUseId: block.tool_use_id, text }];
+    if (text === null || text.length < policy.minChars) continue;
+    results ??= [];
+    results.push({ toolUseId: block.tool_use_id, text });
   }
-  return results;
+  return results ?? NO_RESULTS;
 }
 
 /** Plan pointers for all but the newest `keepRecent` large results into `edits`. */

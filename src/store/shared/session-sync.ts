@@ -96,12 +96,7 @@ const rowEntry = (row: StoredRow): SessionStoreEntry => row.entry;
 
 /** Appends rows, as text where the backend takes it. */
 function appendRows(backend: CountedBackend, key: SessionKey, sent: StoredRow[]): Promise<void> {
-  return backend.appendRows
-    ? backend.appendRows(key, sent)
-    : backend.append(
-        key,
-        sent.map((row) => row.entry),
-      );
+  return backend.appendRows ? backend.appendRows(key, sent) : backend.append(key, sent.map(rowEntry));
 }
 
 /**

@@ -427,6 +427,28 @@ describe('RewritingSessionStore: spill files are written behind the append', () 
     expect(statSync(target).mtimeMs).toBe(written);
   });
 
+  it('an append without a large result sets no write behind going; one with a result sets one', async () => {
+    // A backend with no timers of its own (SQLite's folds its index behind the append too).
+    const store = new RewritingSessionStore(new InMemorySessionStore(), {
+      workspace,
+      trim: { enabled: true, keepRecent: 0 },
+    });
+    const t = new TranscriptBuilder();
+    t.prompt('go');
+    t.tool('Read', { file_path: 'small' }, 'tiny');
+    t.tool('Read', { file_path: 'log' }, 'L'.repeat(3000));
+    vi.useFakeTimers({ toFake: ['setTimeout'] });
+    try {
+      await store.append(key, t.entries.slice(0, 3));
+      expect(vi.getTimerCount()).toBe(0);
+      await store.append(key, t.entries.slice(3));
+      expect(vi.getTimerCount()).toBe(1);
+    } finally {
+      vi.useRealTimers();
+      await store.close();
+    }
+  });
+
   it('a load writes what waits first, even the results it keeps verbatim', async () => {
     const { store } = layered({ trim: { enabled: true, keepRecent: 1 } });
     const t = new TranscriptBuilder();
